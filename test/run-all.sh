@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# `npm test`: builds, checks, brings up the real test environment and runs every suite.
+# Prints one closing line "N passed, N failed" summed over all suites.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+results=$(mktemp)
+status=0
+step() {
+  local name=$1
+  shift
+  echo
+  echo "=== $name: $*"
+  local start=$SECONDS out
+  out=$(mktemp)
+  "$@" 2>&1 | tee "$out"
+  local rc=${PIPESTATUS[0]}
+  local pass fail
+  pass=$(grep -E '^ℹ pass [0-9]+' "$out" | awk '{s+=$3} END {print s+0}')
+  fail=$(grep -E '^ℹ fail [0-9]+' "$out" | awk '{s+=$3} END {print s+0}')
+  rm -f "$out"
+  echo "$name $pass $fail $rc $((SECONDS - start))" >>"$results"
+  if [ "$rc" -ne 0 ]; then
+    echo "=== $name FAILED (exit $rc)"
+    status=1
+  fi
+  return "$rc"
+}
+
+# Leave the environment as we found it: stop it at the end only if this run started it.
+env_was_up=0
+[ -f .env-run/test.env ] && env_was_up=1
+cleanup() {
+  if [ "$env_was_up" = 0 ] && [ "${QS_KEEP_ENV:-0}" != 1 ]; then npm run --silent env:down || true; fi
+}
+trap cleanup EXIT
+
+step build npm run --silent build || exit 1
+step typecheck npm run --silent typecheck
+step lint npm run --silent lint
+step env:up npm run --silent env:up || { echo "the test environment did not come up; suites that need it cannot run"; exit 1; }
+step unit npm run --silent test:unit
+step smoke npm run --silent test:smoke
+
+echo
+echo "=== summary (suite passed failed exit seconds)"
+column -t "$results"
+read -r passed failed < <(awk '{p+=$2; f+=$3} END {print p+0, f+0}' "$results")
+echo "$passed passed, $failed failed"
+exit "$status"

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs one test suite (a folder under test/) with Node's built-in runner through tsx.
+# Node 20's runner has no glob support, so the files are listed here.
+set -euo pipefail
+suite=${1:?usage: test/suite.sh <unit|smoke|...> [extra node --test flags]}
+shift
+cd "$(dirname "$0")/.."
+mapfile -t files < <(find "test/$suite" -name '*.test.ts' | sort)
+if [ ${#files[@]} -eq 0 ]; then
+  echo "test/$suite has no *.test.ts files: nothing would run, which is a failure" >&2
+  exit 1
+fi
+exec node --import tsx --test --test-reporter=spec "$@" "${files[@]}"

@@ -1,0 +1,34 @@
+// Loads the addresses `npm run env:up` wrote. Suites that need real services import this
+// first; when the environment is not up they fail loudly with the fix, never skip.
+import * as fs from 'node:fs';
+import { envFile } from '../env/paths';
+
+export interface Services {
+  kafkaBrokers: string[];
+  amqpUrl: string;
+  rabbitManagementUrl: string;
+}
+
+export function loadServices(): Services {
+  if (!fs.existsSync(envFile)) {
+    throw new Error(`The test environment is not up (${envFile} is missing). Run \`npm run env:up\` first.`);
+  }
+  for (const line of fs.readFileSync(envFile, 'utf8').split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq > 0) process.env[line.slice(0, eq)] ??= line.slice(eq + 1);
+  }
+  const need = (name: string): string => {
+    const value = process.env[name];
+    if (!value) throw new Error(`${name} is not set in ${envFile}; rerun \`npm run env:up\`.`);
+    return value;
+  };
+  return {
+    kafkaBrokers: need('KAFKA_BROKERS').split(','),
+    amqpUrl: need('AMQP_URL'),
+    rabbitManagementUrl: need('RABBITMQ_MANAGEMENT_URL'),
+  };
+}
+
+/** A name no earlier run used, so reruns against a long-lived broker never see old data. */
+export const uniqueName = (prefix: string) =>
+  `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;

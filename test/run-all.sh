@@ -41,6 +41,7 @@ step lint npm run --silent lint
 step env:up npm run --silent env:up || { echo "the test environment did not come up; suites that need it cannot run"; exit 1; }
 step unit npm run --silent test:unit
 step smoke npm run --silent test:smoke
+step cluster npm run --silent test:cluster
 
 echo
 echo "=== summary (suite passed failed exit seconds)"

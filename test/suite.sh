@@ -10,4 +10,4 @@ if [ ${#files[@]} -eq 0 ]; then
   echo "test/$suite has no *.test.ts files: nothing would run, which is a failure" >&2
   exit 1
 fi
-exec node --import tsx --test --test-reporter=spec "$@" "${files[@]}"
+exec node --import tsx --test --test-force-exit --test-timeout=600000 --test-reporter=spec "$@" "${files[@]}"

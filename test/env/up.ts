@@ -1,6 +1,7 @@
 // `npm run env:up`: starts (or finds running) every service the test suites need and writes
 // their addresses to one env file. Safe to run twice.
 import * as fs from 'node:fs';
+import { startControlPlane } from './k8s/controlPlane';
 import { startKafka } from './kafka';
 import { envFile, runDir } from './paths';
 import { startRabbitMq } from './rabbitmq';
@@ -8,7 +9,7 @@ import { startRabbitMq } from './rabbitmq';
 async function main(): Promise<void> {
   fs.mkdirSync(runDir, { recursive: true });
   const started = Date.now();
-  const results = await Promise.allSettled([startKafka(), startRabbitMq()]);
+  const results = await Promise.allSettled([startKafka(), startRabbitMq(), startControlPlane()]);
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failures.length > 0) {
     for (const f of failures)

@@ -1,4 +1,4 @@
-// Minimal reader of the RabbitMQ management HTTP API for tests.
+// Minimal client of the RabbitMQ management HTTP API for tests.
 export interface QueueInfo {
   name: string;
   type: string;
@@ -9,20 +9,59 @@ export interface QueueInfo {
   consumers?: number;
   messages_ready?: number;
   messages_unacknowledged?: number;
+  consumer_details?: { consumer_tag: string }[];
 }
 
-export async function getQueue(managementUrl: string, queue: string, vhost = '/'): Promise<QueueInfo> {
+interface ConnectionInfo {
+  name: string;
+  client_properties?: { connection_name?: string };
+}
+
+async function call(managementUrl: string, method: 'GET' | 'DELETE', path: string): Promise<Response> {
   const url = new URL(managementUrl);
   const auth = Buffer.from(
     `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`,
   ).toString('base64');
-  const res = await fetch(
-    `${url.origin}/api/queues/${encodeURIComponent(vhost)}/${encodeURIComponent(queue)}`,
-    {
-      headers: { authorization: `Basic ${auth}` },
-      signal: AbortSignal.timeout(5000),
-    },
+  return fetch(`${url.origin}${path}`, {
+    method,
+    headers: { authorization: `Basic ${auth}` },
+    signal: AbortSignal.timeout(5000),
+  });
+}
+
+export async function getQueue(managementUrl: string, queue: string, vhost = '/'): Promise<QueueInfo> {
+  const res = await call(
+    managementUrl,
+    'GET',
+    `/api/queues/${encodeURIComponent(vhost)}/${encodeURIComponent(queue)}`,
   );
   if (!res.ok) throw new Error(`management API GET queue ${queue}: HTTP ${res.status}`);
   return (await res.json()) as QueueInfo;
+}
+
+/** True when the queue exists (a 404 is false, any other failure throws). */
+export async function queueExists(managementUrl: string, queue: string, vhost = '/'): Promise<boolean> {
+  const res = await call(
+    managementUrl,
+    'GET',
+    `/api/queues/${encodeURIComponent(vhost)}/${encodeURIComponent(queue)}`,
+  );
+  await res.body?.cancel();
+  if (res.status === 404) return false;
+  if (!res.ok) throw new Error(`management API GET queue ${queue}: HTTP ${res.status}`);
+  return true;
+}
+
+/** Force-closes every connection whose client-provided name ends with `nameEnd` (as an
+ * operator or a network failure would end it); returns how many it closed. */
+export async function closeConnections(managementUrl: string, nameEnd: string): Promise<number> {
+  const res = await call(managementUrl, 'GET', '/api/connections?columns=name,client_properties');
+  if (!res.ok) throw new Error(`management API GET connections: HTTP ${res.status}`);
+  const all = (await res.json()) as ConnectionInfo[];
+  const targets = all.filter((c) => c.client_properties?.connection_name?.endsWith(nameEnd));
+  for (const c of targets) {
+    const del = await call(managementUrl, 'DELETE', `/api/connections/${encodeURIComponent(c.name)}`);
+    await del.body?.cancel();
+  }
+  return targets.length;
 }

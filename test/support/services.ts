@@ -7,6 +7,8 @@ export interface Services {
   kafkaBrokers: string[];
   amqpUrl: string;
   rabbitManagementUrl: string;
+  /** Admin kubeconfig of the local control plane. */
+  kubeconfig: string;
 }
 
 export function loadServices(): Services {
@@ -26,6 +28,7 @@ export function loadServices(): Services {
     kafkaBrokers: need('KAFKA_BROKERS').split(','),
     amqpUrl: need('AMQP_URL'),
     rabbitManagementUrl: need('RABBITMQ_MANAGEMENT_URL'),
+    kubeconfig: need('KUBECONFIG'),
   };
 }
 

@@ -173,7 +173,7 @@ fi
 mkdir -p "$CACHE_ROOT"
 exec 9>"$CACHE_ROOT/.$NAME.lock"
 if command -v flock >/dev/null; then
-    log "waiting for lock $CACHE_ROOT/.$NAME.lock"
+    log "acquiring lock $CACHE_ROOT/.$NAME.lock"
     flock 9
 fi
 if is_complete; then   # another process built it while we waited
@@ -185,6 +185,8 @@ fi
 rm -rf "$CACHE_ROOT/.tmp-$NAME".*   # leftovers of killed builds (we hold the lock)
 TMP="$(mktemp -d "$CACHE_ROOT/.tmp-$NAME.XXXXXX")"
 trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 chmod 755 "$TMP"
 mkdir -p "$TMP/bin"
 
@@ -193,7 +195,7 @@ T0=$SECONDS
 step() { # label cmd... : run a step with timing
     local label="$1" t=$SECONDS; shift
     log "$label ..."
-    "$@" || die "$label failed"
+    "$@" >&2 || die "$label failed"
     log "$label done ($((SECONDS - t))s)"
 }
 
@@ -204,9 +206,9 @@ KUBE_PKGS=()
 for c in "${KUBE_CMDS[@]}"; do KUBE_PKGS+=("k8s.io/kubernetes/cmd/$c"); done
 
 step "downloading kube modules" \
-    bash -c 'cd "$1" && shift && go list -mod=readonly -deps -f "" "$@"' _ "$KUBE_DIR" "${KUBE_PKGS[@]}"
+    bash -c 'cd "$1" && shift && go list -mod=readonly -deps "$@" >/dev/null' _ "$KUBE_DIR" "${KUBE_PKGS[@]}"
 step "downloading etcd modules" \
-    bash -c 'cd "$1" && go list -mod=readonly -deps -f "" .' _ "$ETCD_DIR"
+    bash -c 'cd "$1" && go list -mod=readonly -deps . >/dev/null' _ "$ETCD_DIR"
 
 # Version stamping as kubernetes' hack/lib/version.sh does. The build date is
 # the module's publication time, so the build is reproducible. The git commit

@@ -1,0 +1,115 @@
+// Helpers for tests against the local control plane: an admin client, throwaway namespaces,
+// and waits that read real pod and process state.
+import * as path from 'node:path';
+import { AppsV1Api, CoreV1Api, KubeConfig, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
+import { readRecords, type FixtureRecord } from '../fixtures/records';
+import { runDir } from '../env/paths';
+import { pollUntil } from './poll';
+import { uniqueName } from './services';
+
+export const recordDir = path.join(runDir, 'records');
+
+export function adminConfig(kubeconfig: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  return kc;
+}
+
+export async function createNamespace(kc: KubeConfig, prefix: string): Promise<string> {
+  const name = uniqueName(prefix).toLowerCase().slice(0, 63);
+  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  // Pods need the namespace's default service account, made by the controller-manager.
+  await pollUntil(
+    `service account default in ${name}`,
+    () => kc.makeApiClient(CoreV1Api).readNamespacedServiceAccount({ name: 'default', namespace: name }),
+    () => true,
+  );
+  return name;
+}
+
+export async function deleteNamespace(kc: KubeConfig, name: string): Promise<void> {
+  await kc
+    .makeApiClient(CoreV1Api)
+    .deleteNamespace({ name })
+    .catch(() => undefined);
+}
+
+export async function podsOf(kc: KubeConfig, namespace: string, app: string): Promise<V1Pod[]> {
+  const list = await kc
+    .makeApiClient(CoreV1Api)
+    .listNamespacedPod({ namespace, labelSelector: `app=${app}` });
+  return list.items;
+}
+
+/** The local process id the test kubelet reports for a running container. */
+export function pidOf(pod: V1Pod): number | undefined {
+  const id = pod.status?.containerStatuses?.[0]?.containerID;
+  return id?.startsWith('process://') ? Number(id.slice('process://'.length)) : undefined;
+}
+
+export async function waitForReadyPods(
+  kc: KubeConfig,
+  namespace: string,
+  app: string,
+  count: number,
+): Promise<V1Pod[]> {
+  return pollUntil(
+    `${count} ready, non-terminating pods of ${namespace}/${app}`,
+    async () => (await podsOf(kc, namespace, app)).filter((p) => !p.metadata?.deletionTimestamp),
+    (pods) =>
+      pods.length === count &&
+      pods.every((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')),
+    60_000,
+  );
+}
+
+export async function waitForNoPods(kc: KubeConfig, namespace: string, app: string): Promise<void> {
+  await pollUntil(
+    `no pods of ${namespace}/${app}`,
+    () => podsOf(kc, namespace, app),
+    (pods) => pods.length === 0,
+    60_000,
+  );
+}
+
+export async function scale(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  replicas: number,
+): Promise<void> {
+  await kc.makeApiClient(AppsV1Api).replaceNamespacedDeploymentScale({
+    name,
+    namespace,
+    body: { metadata: { name, namespace }, spec: { replicas } },
+  });
+}
+
+export function records(filter: (r: FixtureRecord) => boolean): FixtureRecord[] {
+  return readRecords(recordDir).filter(filter);
+}
+
+export function fixtureDeployment(options: {
+  name: string;
+  image: string;
+  replicas: number;
+  env: NonNullable<NonNullable<V1Deployment['spec']>['template']['spec']>['containers'][number]['env'];
+  annotations?: Record<string, string>;
+}): V1Deployment {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: options.name, annotations: options.annotations },
+    spec: {
+      replicas: options.replicas,
+      selector: { matchLabels: { app: options.name } },
+      template: {
+        metadata: { labels: { app: options.name } },
+        spec: {
+          terminationGracePeriodSeconds: 10,
+          containers: [{ name: 'app', image: options.image, env: options.env }],
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,130 @@
+// Derives the queue-agent's desired document from the controller's state: which step each
+// queue runs now, the route table with every shadow name, and the connection env names. It is
+// a pure function of the state (plus gates the controller checked), so writing it is idempotent.
+import type { AgentQueuePlan, AgentRoute, DesiredState } from '../../core/agentProtocol';
+import { kafkaQueueNames, kafkaRouteNames, rabbitQueueNames, rabbitRouteNames } from '../../core/names';
+import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
+import { pendingQueues } from '../../core/state/phaseActions';
+import type { WorkloadPhase } from '../../core/state/phases';
+import type { SplitState } from '../../core/state/stateDocument';
+
+/** Workload phases whose per-queue step the queue-agent runs (the others are the controller's). */
+export const AGENT_STEPS: readonly WorkloadPhase[] = [
+  'PREPARING',
+  'STARTING_PUMP',
+  'ABORTING_ACTIVATION',
+  'STOPPING_SOURCE',
+  'DRAINING_APP',
+  'QUIESCING_FOR_HANDBACK',
+  'COMMITTING_HANDOFF',
+  'CLEANING_UP',
+];
+
+export const activationIdOf = (state: SplitState) => `${state.installId}/${state.workload.uid}`;
+
+export interface QueueNames {
+  appShadow: string;
+  appShadowGroup?: string;
+  splitterGroup?: string;
+  transactionalId?: string;
+  lockQueue?: string;
+}
+
+export function queueNames(state: SplitState, queue: string): QueueNames {
+  const q = state.queues[queue];
+  const id = { installId: state.installId, workloadUid: state.workload.uid, queue, epoch: q?.epoch ?? 0 };
+  if (q?.provider === 'kafka') {
+    const n = kafkaQueueNames(id);
+    return {
+      appShadow: n.appShadowTopic,
+      appShadowGroup: n.appShadowGroup,
+      splitterGroup: n.splitterGroup,
+      transactionalId: n.transactionalId,
+    };
+  }
+  const n = rabbitQueueNames(id);
+  return { appShadow: n.appShadowQueue, lockQueue: n.lockQueue };
+}
+
+export function routeShadow(state: SplitState, queue: string, routeId: string) {
+  const q = state.queues[queue];
+  const id = {
+    installId: state.installId,
+    workloadUid: state.workload.uid,
+    queue,
+    epoch: q?.epoch ?? 0,
+    routeId,
+  };
+  if (q?.provider === 'kafka') {
+    const n = kafkaRouteNames(id);
+    return { shadow: n.sessionTopic, sessionGroup: n.sessionGroup, drainGroup: n.drainGroup };
+  }
+  return { shadow: rabbitRouteNames(id).sessionQueue };
+}
+
+interface StoredCheckpoint {
+  engine?: unknown;
+  handoff?: unknown;
+}
+
+export function storedCheckpoint(state: SplitState, queue: string): StoredCheckpoint {
+  const value = state.checkpoints[queue];
+  return typeof value === 'object' && value !== null ? (value as StoredCheckpoint) : {};
+}
+
+/**
+ * @param gated whether the controller-side precondition of the current step holds (e.g. the app
+ *   is at zero pods before a rollback republishes); when false no step is handed to the agent.
+ */
+export function desiredState(
+  state: SplitState,
+  resolved: readonly ResolvedQueue[],
+  gated: boolean,
+): DesiredState {
+  const stepQueues = AGENT_STEPS.includes(state.phase) && gated ? pendingQueues(state) : [];
+  const involved = new Set([...state.activeQueues, ...(state.workflow?.queues ?? [])]);
+  const queues: AgentQueuePlan[] = resolved
+    .filter((r) => involved.has(r.name))
+    .map((r) => {
+      const stored = storedCheckpoint(state, r.name);
+      const env = Object.fromEntries(
+        r.env.filter((e) => e.role !== 'dependency').map((e) => [e.role, e.name]),
+      ) as AgentQueuePlan['env'];
+      return {
+        name: r.name,
+        provider: r.provider,
+        source: r.source,
+        ...(r.provider === 'kafka'
+          ? {
+              group: r.group,
+              offsetReset: r.offsetReset,
+              ...(r.saslMechanism ? { saslMechanism: r.saslMechanism } : {}),
+            }
+          : {}),
+        ...(r.tls ? { tls: r.tls } : {}),
+        env,
+        epoch: state.queues[r.name]?.epoch ?? 0,
+        names: queueNames(state, r.name),
+        ...(stepQueues.includes(r.name) ? { step: state.phase } : {}),
+        ...(stored.handoff !== undefined ? { handoff: stored.handoff } : {}),
+        ...(stored.engine !== undefined ? { checkpoint: stored.engine } : {}),
+      };
+    });
+  const routes: AgentRoute[] = state.routes
+    .filter((r) => r.phase === 'ATTACHING' || r.phase === 'ACTIVE' || r.phase === 'DRAINING')
+    .map((r) => ({
+      routeId: r.routeId,
+      filter: r.filter,
+      queues: r.queues,
+      phase: r.phase as AgentRoute['phase'],
+      generation: r.generation,
+      shadows: Object.fromEntries(r.queues.map((q) => [q, routeShadow(state, q, r.routeId)])),
+    }));
+  return {
+    activationId: activationIdOf(state),
+    generation: state.generation,
+    phase: state.phase,
+    queues,
+    routes,
+  };
+}

@@ -1,0 +1,91 @@
+// One ownership Lease per broker source (DESIGN §6): two workloads declaring the same topic and
+// group (or the same queue) on the same broker must not be split at once — each would move the
+// other's messages. The key is a non-secret hash: the broker endpoint when it is a literal, the
+// Secret/ConfigMap reference when it is not (the controller never reads a Secret value).
+import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { digest } from '../../core/hash';
+import { kafkaOwnershipKey, rabbitOwnershipKey } from '../../core/ownership';
+import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
+import { isConflict, isNotFound } from '../kube/client';
+import type { Workload } from './workloads';
+
+export function ownershipKey(namespace: string, queue: ResolvedQueue): string {
+  const endpoint = queue.env.find((e) => e.role === (queue.provider === 'kafka' ? 'brokers' : 'url'));
+  const source = endpoint?.source;
+  if (source?.kind === 'value') {
+    const key =
+      queue.provider === 'kafka'
+        ? kafkaOwnershipKey({ brokers: source.value, topic: queue.source, group: queue.group })
+        : rabbitOwnershipKey({ url: source.value, queue: queue.source });
+    if (key.ok) return key.value;
+  }
+  const ref =
+    source?.kind === 'secretKeyRef'
+      ? `secret:${namespace}/${source.secret}/${source.key}`
+      : source?.kind === 'configMapKeyRef'
+        ? `configmap:${namespace}/${source.configMap}/${source.key}`
+        : 'unknown';
+  return digest(
+    ['ownership-ref', queue.provider, ref, queue.source, queue.provider === 'kafka' ? queue.group : ''],
+    24,
+  );
+}
+
+const leaseName = (key: string) => `qs-own-${digest(['lease', key], 24)}`;
+
+export class OwnershipLeases {
+  private readonly leases: CoordinationV1Api;
+
+  constructor(kc: KubeConfig) {
+    this.leases = kc.makeApiClient(CoordinationV1Api);
+  }
+
+  /** Takes every queue's source for the workload; returns a conflict message, or undefined. */
+  async acquire(
+    controllerNamespace: string,
+    namespace: string,
+    workload: Workload,
+    queues: readonly ResolvedQueue[],
+  ) {
+    const holder = `${namespace}/${workload.metadata?.name}/${workload.metadata?.uid}`;
+    for (const queue of queues) {
+      const name = leaseName(ownershipKey(namespace, queue));
+      try {
+        await this.leases.createNamespacedLease({
+          namespace: controllerNamespace,
+          body: {
+            metadata: { name, labels: { 'queuesplit.dev/ownership': 'true' } },
+            spec: { holderIdentity: holder },
+          },
+        });
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        const current = await this.leases.readNamespacedLease({ name, namespace: controllerNamespace });
+        const owner = current.spec?.holderIdentity;
+        if (owner !== holder) {
+          return `Queue ${queue.name} (${queue.provider} source ${queue.source}) is already split through workload ${owner?.split('/').slice(0, 2).join('/')}. Stop that split first, or split that workload.`;
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /** Releases every ownership Lease the workload holds (found by holder, whatever the keys were). */
+  async release(controllerNamespace: string, workloadUid: string) {
+    const list = await this.leases.listNamespacedLease({
+      namespace: controllerNamespace,
+      labelSelector: 'queuesplit.dev/ownership=true',
+    });
+    for (const lease of list.items) {
+      if (!lease.spec?.holderIdentity?.endsWith(`/${workloadUid}`)) continue;
+      try {
+        await this.leases.deleteNamespacedLease({
+          name: lease.metadata!.name!,
+          namespace: controllerNamespace,
+        });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+  }
+}

@@ -1,0 +1,72 @@
+// `agent controller`: installation id, leader election, then the control loop.
+import { randomBytes } from 'node:crypto';
+import * as os from 'node:os';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { jsonLogger } from '../engine/log';
+import { isConflict, loadKubeConfig } from '../kube/client';
+import { Controller } from './controller';
+import { LeaderElection } from './leaderElection';
+
+export interface ControllerOptions {
+  namespace: string;
+  agentImage: string;
+  agentMetricsPort: number;
+  stepTimeoutSeconds: number;
+  leaseSeconds: number;
+  resyncMs: number;
+}
+
+/** One id per installation, kept in a ConfigMap so every replica and restart agrees on it. */
+async function installId(kc: KubeConfig, namespace: string): Promise<string> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const name = 'queuesplit-install';
+  try {
+    await core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name }, data: { installId: randomBytes(8).toString('hex') } },
+    });
+  } catch (err) {
+    if (!isConflict(err)) throw err;
+  }
+  const cm = await core.readNamespacedConfigMap({ name, namespace });
+  const id = cm.data?.installId;
+  if (!id) throw new Error(`ConfigMap ${namespace}/${name} has no installId`);
+  return id;
+}
+
+export async function runController(options: ControllerOptions): Promise<void> {
+  const log = jsonLogger().child({ component: 'controller' });
+  const kc = loadKubeConfig();
+  const identity = `${os.hostname()}-${process.pid}`;
+  const election = new LeaderElection(
+    kc,
+    {
+      namespace: options.namespace,
+      name: 'queuesplit-controller',
+      identity,
+      leaseSeconds: options.leaseSeconds,
+    },
+    log,
+  );
+  log.info('controller.waiting_for_leadership', { identity });
+  await election.acquire();
+  const controller = new Controller(
+    kc,
+    {
+      installId: await installId(kc, options.namespace),
+      controllerNamespace: options.namespace,
+      stepTimeoutMs: options.stepTimeoutSeconds * 1000,
+      agent: { image: options.agentImage, metricsPort: options.agentMetricsPort },
+      resyncMs: options.resyncMs,
+    },
+    log,
+  );
+  election.keepRenewing((why) => {
+    log.error('leader.lost', { why });
+    process.exit(3); // stop acting at once; the Deployment restarts us as a follower
+  });
+  const stop = () => controller.stop();
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  await controller.run();
+}

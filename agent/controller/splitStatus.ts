@@ -1,0 +1,125 @@
+// The status a developer sees on their QueueSplit, derived from the workload's state and what
+// the queue-agent observed: phase, per-queue shadows and env overrides (names, never secrets),
+// delivered counts, and a condition that says what blocks and the safe next action.
+import type { ObservedState } from '../../core/agentProtocol';
+import type {
+  QueueSplit,
+  QueueSplitCondition,
+  QueueSplitPhase,
+  QueueSplitStatus,
+} from '../../core/crd/queueSplitSchema';
+import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
+import { routePhaseForStatus } from '../../core/state/routeStatus';
+import type { SplitState } from '../../core/state/stateDocument';
+import { routeShadow } from './desired';
+
+export interface StatusInputs {
+  state: SplitState | undefined;
+  observed: ObservedState | undefined;
+  resolved: readonly ResolvedQueue[];
+  /** Set when the controller refused or failed this route: the reason and the fix. */
+  verdict?: { phase: 'Rejected' | 'Failed'; reason: string; message: string };
+  blocking?: string;
+}
+
+export function splitStatus(split: QueueSplit, inputs: StatusInputs): QueueSplitStatus {
+  const { state, observed, resolved, verdict } = inputs;
+  const routeId = split.spec.routeId;
+  const phase: QueueSplitPhase = verdict?.phase ?? (state ? routePhaseForStatus(state, routeId) : 'Pending');
+  const route = state?.routes.find((r) => r.routeId === routeId);
+  const queues = split.spec.queues.map((name) => {
+    const plan = resolved.find((q) => q.name === name);
+    const shadow = state && route ? routeShadow(state, name, routeId) : undefined;
+    const envOverrides: Record<string, string> = {};
+    if (plan && shadow) {
+      envOverrides[plan.sourceEnv] = shadow.shadow;
+      if (plan.provider === 'kafka' && shadow.sessionGroup) envOverrides[plan.groupEnv] = shadow.sessionGroup;
+    }
+    const delivered = observed?.queues[name]?.published[routeId];
+    return {
+      name,
+      phase,
+      ...(shadow
+        ? {
+            shadow: { source: shadow.shadow, ...(shadow.sessionGroup ? { group: shadow.sessionGroup } : {}) },
+          }
+        : {}),
+      ...(Object.keys(envOverrides).length > 0 ? { envOverrides } : {}),
+      ...(delivered !== undefined ? { delivered } : {}),
+    };
+  });
+  const delivered = queues.reduce((sum, q) => sum + (q.delivered ?? 0), 0);
+  const condition = conditionFor(phase, state, verdict, inputs.blocking);
+  return {
+    phase,
+    observedGeneration: split.metadata.generation ?? 0,
+    queues,
+    delivered,
+    ...(condition.nextAction ? { nextAction: condition.nextAction } : {}),
+    conditions: [condition.condition],
+  };
+}
+
+function conditionFor(
+  phase: QueueSplitPhase,
+  state: SplitState | undefined,
+  verdict: StatusInputs['verdict'],
+  blocking: string | undefined,
+): { condition: QueueSplitCondition; nextAction?: string } {
+  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (verdict) {
+    return {
+      condition: {
+        type: 'Ready',
+        status: 'False',
+        reason: verdict.reason,
+        message: verdict.message,
+        lastTransitionTime: now,
+      },
+      nextAction: verdict.message,
+    };
+  }
+  if (phase === 'Active') {
+    return {
+      condition: {
+        type: 'Ready',
+        status: 'True',
+        reason: 'RouteActive',
+        message: 'Matching messages reach your session shadow.',
+        lastTransitionTime: now,
+      },
+    };
+  }
+  if (phase === 'Degraded') {
+    const reason = state?.degraded?.reason ?? 'a step could not be proven';
+    const next =
+      'Nothing was lost. Fix the cause named here, then delete and recreate the split or ask an operator to retry.';
+    return {
+      condition: {
+        type: 'Ready',
+        status: 'False',
+        reason: 'Degraded',
+        message: `${reason}. ${next}`,
+        lastTransitionTime: now,
+      },
+      nextAction: next,
+    };
+  }
+  const why = blocking ?? (state ? `workload phase ${state.phase}` : 'waiting for the controller');
+  return {
+    condition: {
+      type: 'Ready',
+      status: 'False',
+      reason: phase === 'Draining' ? 'Draining' : 'InProgress',
+      message: why,
+      lastTransitionTime: now,
+    },
+  };
+}
+
+/** Statuses are compared without timestamps so an unchanged status is not rewritten every pass. */
+export function sameStatus(a: QueueSplitStatus | undefined, b: QueueSplitStatus): boolean {
+  const strip = (s: QueueSplitStatus | undefined) =>
+    JSON.stringify({ ...s, conditions: s?.conditions?.map((c) => ({ ...c, lastTransitionTime: '' })) });
+  return strip(a) === strip(b);
+}

@@ -1,0 +1,237 @@
+// What the controller does to a split workload (DESIGN §6): read it, scale it with a
+// resourceVersion precondition, point its consumer env at the application shadow (recording the
+// original values on the workload itself) and back, guard it with a finalizer, and check its
+// pods: gone (quiesced) or rolled out with the wanted override generation.
+import {
+  AppsV1Api,
+  AutoscalingV2Api,
+  CoreV1Api,
+  type KubeConfig,
+  type V1Deployment,
+  type V1Pod,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
+import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
+import { isNotFound } from '../kube/client';
+
+export type Workload = V1Deployment | V1StatefulSet;
+export type WorkloadKind = 'Deployment' | 'StatefulSet';
+
+export const FINALIZER = 'queuesplit.dev/handback';
+/** JSON map "<container>/<ENV>" → original literal value, on the workload while overridden. */
+export const ORIGINAL_ENV_ANNOTATION = 'queuesplit.dev/original-env';
+/** On the pod template: the desired generation whose overrides the pods carry. */
+export const OVERRIDE_GENERATION_ANNOTATION = 'queuesplit.dev/override-generation';
+
+export interface EnvOverride {
+  container: string;
+  name: string;
+  value: string;
+}
+
+export class Workloads {
+  private readonly apps: AppsV1Api;
+  private readonly core: CoreV1Api;
+  private readonly autoscaling: AutoscalingV2Api;
+
+  constructor(kc: KubeConfig) {
+    this.apps = kc.makeApiClient(AppsV1Api);
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.autoscaling = kc.makeApiClient(AutoscalingV2Api);
+  }
+
+  async read(kind: WorkloadKind, namespace: string, name: string): Promise<Workload | undefined> {
+    try {
+      return kind === 'Deployment'
+        ? await this.apps.readNamespacedDeployment({ name, namespace })
+        : await this.apps.readNamespacedStatefulSet({ name, namespace });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  private async replace(kind: WorkloadKind, workload: Workload): Promise<Workload> {
+    const name = workload.metadata!.name!;
+    const namespace = workload.metadata!.namespace!;
+    return kind === 'Deployment'
+      ? this.apps.replaceNamespacedDeployment({ name, namespace, body: workload as V1Deployment })
+      : this.apps.replaceNamespacedStatefulSet({ name, namespace, body: workload as V1StatefulSet });
+  }
+
+  /** HPA-managed workloads are a non-goal: scaling would fight the autoscaler. */
+  async autoscalerOf(kind: WorkloadKind, namespace: string, name: string): Promise<string | undefined> {
+    const hpas = await this.autoscaling.listNamespacedHorizontalPodAutoscaler({ namespace });
+    return hpas.items.find((h) => h.spec?.scaleTargetRef.kind === kind && h.spec.scaleTargetRef.name === name)
+      ?.metadata?.name;
+  }
+
+  /** Scales through the scale subresource; a resourceVersion makes it fail (409) if anyone changed the workload. */
+  async scale(
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+    replicas: number,
+    resourceVersion?: string,
+  ) {
+    const body = { metadata: { name, namespace, resourceVersion }, spec: { replicas } };
+    if (kind === 'Deployment') await this.apps.replaceNamespacedDeploymentScale({ name, namespace, body });
+    else await this.apps.replaceNamespacedStatefulSetScale({ name, namespace, body });
+  }
+
+  async addFinalizer(kind: WorkloadKind, workload: Workload): Promise<void> {
+    if (workload.metadata?.finalizers?.includes(FINALIZER)) return;
+    workload.metadata!.finalizers = [...(workload.metadata?.finalizers ?? []), FINALIZER];
+    await this.replace(kind, workload);
+  }
+
+  async removeFinalizer(kind: WorkloadKind, namespace: string, name: string): Promise<void> {
+    const workload = await this.read(kind, namespace, name);
+    if (!workload?.metadata?.finalizers?.includes(FINALIZER)) return;
+    workload.metadata.finalizers = workload.metadata.finalizers.filter((f) => f !== FINALIZER);
+    await this.replace(kind, workload);
+  }
+
+  /**
+   * Sets `overrides` (and only them) on the pod template, recording each original literal the
+   * first time it is replaced, and marks the template with `generation`.
+   */
+  async setOverrides(
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+    overrides: EnvOverride[],
+    generation: number,
+  ) {
+    const workload = await this.read(kind, namespace, name);
+    if (!workload) throw new Error(`${kind} ${namespace}/${name} is gone`);
+    const originals = originalEnv(workload);
+    // Restore everything first, so a queue leaving the override set gets its original back.
+    applyEnv(
+      workload,
+      Object.entries(originals).map(([key, value]) => ({ ...splitKey(key), value })),
+    );
+    const nextOriginals: Record<string, string> = {};
+    for (const o of overrides) {
+      const current = findEnv(workload, o.container, o.name);
+      if (current === undefined) throw new Error(`container ${o.container} has no literal env ${o.name}`);
+      nextOriginals[`${o.container}/${o.name}`] = current;
+    }
+    applyEnv(workload, overrides);
+    const meta = (workload.metadata ??= {});
+    const template = (workload.spec!.template.metadata ??= {});
+    if (overrides.length > 0) {
+      meta.annotations = { ...meta.annotations, [ORIGINAL_ENV_ANNOTATION]: JSON.stringify(nextOriginals) };
+      template.annotations = {
+        ...template.annotations,
+        [OVERRIDE_GENERATION_ANNOTATION]: String(generation),
+      };
+    } else {
+      meta.annotations = without(meta.annotations, ORIGINAL_ENV_ANNOTATION);
+      template.annotations = without(template.annotations, OVERRIDE_GENERATION_ANNOTATION);
+    }
+    await this.replace(kind, workload);
+  }
+
+  async pods(workload: Workload): Promise<V1Pod[]> {
+    const labels = workload.spec?.selector.matchLabels ?? {};
+    const labelSelector = Object.entries(labels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    const list = await this.core.listNamespacedPod({
+      namespace: workload.metadata!.namespace!,
+      labelSelector,
+    });
+    return list.items;
+  }
+
+  /** Rolled out: the controller saw the latest spec, and exactly the wanted pods are ready. */
+  async rolledOut(
+    kind: WorkloadKind,
+    workload: Workload,
+    overridden: boolean,
+  ): Promise<{ ok: boolean; why: string }> {
+    const want = workload.spec?.replicas ?? 1;
+    const status = workload.status;
+    if ((status?.observedGeneration ?? 0) < (workload.metadata?.generation ?? 0)) {
+      return { ok: false, why: 'the workload controller has not observed the latest spec yet' };
+    }
+    if (kind === 'StatefulSet') {
+      const sts = workload as V1StatefulSet;
+      if (want > 0 && sts.status?.updateRevision !== sts.status?.currentRevision) {
+        return { ok: false, why: 'StatefulSet update in progress' };
+      }
+    }
+    const wantedGeneration = workload.spec?.template.metadata?.annotations?.[OVERRIDE_GENERATION_ANNOTATION];
+    const pods = (await this.pods(workload)).filter((p) => !p.metadata?.deletionTimestamp);
+    const terminating = (await this.pods(workload)).length - pods.length;
+    const good = pods.filter(
+      (p) =>
+        p.metadata?.annotations?.[OVERRIDE_GENERATION_ANNOTATION] ===
+          (overridden ? wantedGeneration : undefined) &&
+        p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    );
+    const ok = good.length === want && pods.length === want && terminating === 0;
+    return {
+      ok,
+      why: `${good.length}/${want} ready pods with the wanted env, ${pods.length - good.length} other, ${terminating} terminating`,
+    };
+  }
+}
+
+function without(map: Record<string, string> | undefined, key: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(map ?? {}).filter(([k]) => k !== key));
+}
+
+export function originalEnv(workload: Workload): Record<string, string> {
+  const text = workload.metadata?.annotations?.[ORIGINAL_ENV_ANNOTATION];
+  if (!text) return {};
+  try {
+    return JSON.parse(text) as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+
+/** The workload as it was before any override: what declarations must be resolved against. */
+export function withOriginalEnv<T extends Workload>(workload: T): T {
+  const copy = structuredClone(workload);
+  applyEnv(
+    copy,
+    Object.entries(originalEnv(copy)).map(([key, value]) => ({ ...splitKey(key), value })),
+  );
+  return copy;
+}
+
+function splitKey(key: string): { container: string; name: string } {
+  const slash = key.indexOf('/');
+  return { container: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+function findEnv(workload: Workload, container: string, name: string): string | undefined {
+  const c = workload.spec?.template.spec?.containers.find((x) => x.name === container);
+  return c?.env?.find((e) => e.name === name && e.valueFrom === undefined)?.value;
+}
+
+function applyEnv(workload: Workload, values: EnvOverride[]): void {
+  for (const v of values) {
+    const c = workload.spec?.template.spec?.containers.find((x) => x.name === v.container);
+    const entry = c?.env?.find((e) => e.name === v.name);
+    if (entry) entry.value = v.value;
+  }
+}
+
+/** The overrides that point `queues`' consumers at their application shadows. */
+export function overridesFor(
+  queues: readonly ResolvedQueue[],
+  names: (queue: ResolvedQueue) => { appShadow: string; appShadowGroup?: string },
+): EnvOverride[] {
+  return queues.flatMap((q) => {
+    const n = names(q);
+    const list: EnvOverride[] = [{ container: q.container, name: q.sourceEnv, value: n.appShadow }];
+    if (q.provider === 'kafka' && n.appShadowGroup) {
+      list.push({ container: q.container, name: q.groupEnv, value: n.appShadowGroup });
+    }
+    return list;
+  });
+}

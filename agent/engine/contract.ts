@@ -1,0 +1,236 @@
+// The provider-neutral engine contract (DESIGN §7). The queue-agent hosts one engine per
+// logical queue; the controller drives it through these steps and persists what they return.
+//
+// Rules every engine keeps:
+// - Every step is idempotent per activation and generation: repeating a step that is done
+//   returns `done` again without doing the work twice.
+// - Outcomes are data. A timeout or a missing proof is `pending` or `degraded`, never `done`.
+// - Checkpoints and handoff data are opaque to the controller: it stores them as JSON and
+//   hands them back (`recover`, `commitHandoff`) without looking inside.
+// - The engine never derives a resource name: every name arrives in its configuration or in a
+//   RouteSpec, computed and recorded by the controller, so cleanup can never touch a user's
+//   resource.
+// - Delivery is at-least-once (DESIGN §5): a message is durably published to exactly one shadow
+//   before its source delivery is acked / its offset committed.
+import type { HeaderFilter } from '../../core/filter';
+import type { FieldError } from '../../core/result';
+import type { JsonValue } from './json';
+
+export type { JsonValue } from './json';
+
+/** Engine state to persist after a step; `recover` takes it back after a restart. */
+export interface Checkpoint {
+  readonly provider: string;
+  readonly format: number;
+  readonly state: JsonValue;
+}
+
+/** What `stop` hands to `commitHandoff` (Kafka: the splitter frontier; RabbitMQ: nothing a
+ * broker needs, kept for symmetry and for the record). */
+export interface HandoffData {
+  readonly provider: string;
+  readonly data: JsonValue;
+}
+
+export interface RouteSpec {
+  /** Stable random route id. */
+  readonly routeId: string;
+  readonly filter: HeaderFilter;
+  /** The route's session shadow (queue or topic) exactly as the controller recorded it. */
+  readonly shadow: string;
+  /** Kafka: the session consumer group whose committed offsets mark what the developer
+   * consumed; the drain moves the suffix after them. Unused by RabbitMQ. */
+  readonly sessionGroup?: string;
+  /** Kafka: the deterministic group whose commits record how far a route drain moved the
+   * session residue (core/names.ts `kafkaRouteNames().drainGroup`). Unused by RabbitMQ. */
+  readonly drainGroup?: string;
+}
+
+/** A resource the engine deliberately kept: proven empty, but the broker offers no loss-proof
+ * delete for it (RabbitMQ quorum queues reject the conditional delete). Cleanup-pending: an
+ * operator or a later policy removes it; the engine never deletes it unconditionally. */
+export interface RetainedResource {
+  readonly kind: 'shadow';
+  readonly name: string;
+  /** The route it served; absent for the application shadow. */
+  readonly routeId?: string;
+  readonly reason: string;
+  /** ISO-8601 time the emptiness proof completed. */
+  readonly verifiedEmptyAt: string;
+}
+
+/** Why a step could not finish yet; the controller retries it. */
+export type BlockingCode =
+  | 'broker-unavailable'
+  | 'fenced'
+  | 'consumers-attached'
+  | 'backlog'
+  | 'publish-barrier'
+  | 'in-flight'
+  | 'wrong-phase'
+  | 'route-active'
+  | 'routes-undrained';
+
+/** A condition that needs a person or a controller decision; the safe action says which. */
+export type DegradedCode =
+  | 'fenced'
+  | 'foreign-consumer'
+  | 'destination-missing'
+  | 'publish-failing'
+  | 'source-lost'
+  | 'broker-unavailable'
+  | 'checkpoint-mismatch';
+
+export type Outcome<T> =
+  | { readonly kind: 'done'; readonly value: T; readonly checkpoint: Checkpoint }
+  | {
+      readonly kind: 'pending';
+      readonly code: BlockingCode;
+      readonly blockingReason: string;
+      readonly retryAfterMs: number;
+    }
+  | {
+      readonly kind: 'degraded';
+      readonly code: DegradedCode;
+      readonly reason: string;
+      readonly safeAction: string;
+    }
+  /** The input was invalid (overlapping filters, unusable source); nothing changed. */
+  | { readonly kind: 'rejected'; readonly errors: readonly FieldError[] };
+
+export type EnginePhase =
+  | 'new'
+  | 'prepared'
+  | 'running'
+  | 'stopped'
+  | 'app-drained'
+  | 'handed-off'
+  | 'aborted'
+  | 'cleaned'
+  | 'closed';
+
+export interface PrepareResult {
+  /** What the source turned out to be (RabbitMQ: `classic` | `quorum`; Kafka: `topic`). */
+  readonly sourceKind: string;
+  readonly shadows: readonly string[];
+  /** Facts worth showing that do not block (e.g. a policy on the source the shadows lack). */
+  readonly warnings: readonly string[];
+}
+
+export interface RoutesResult {
+  /** The generation now in force; every publish selected under an older one is acknowledged. */
+  readonly generation: number;
+  /** True when the call carried an older generation than the one in force (nothing changed). */
+  readonly superseded: boolean;
+}
+
+export interface RouteDrainResult {
+  /** Messages moved from the session shadow to the application shadow by this call. */
+  readonly moved: number;
+  readonly deleted: readonly string[];
+  readonly retained: readonly RetainedResource[];
+}
+
+export interface StopResult {
+  readonly handoff: HandoffData;
+}
+
+export interface AbortResult {
+  /** Messages moved from the shadows back to the source by this call. */
+  readonly restored: number;
+}
+
+export interface HandoffResult {
+  /** Messages the handoff itself moved back to the source (RabbitMQ: app-shadow residue
+   * requeued after the app scaled to zero). */
+  readonly moved: number;
+}
+
+export interface CleanupReadyResult {
+  readonly shadows: readonly string[];
+}
+
+export interface CleanupResult {
+  readonly deleted: readonly string[];
+  readonly retained: readonly RetainedResource[];
+}
+
+export interface RecoverResult {
+  readonly phase: EnginePhase;
+}
+
+export interface EngineCondition {
+  readonly code: DegradedCode;
+  readonly reason: string;
+  readonly safeAction: string;
+  readonly since: string;
+}
+
+export interface RouteStatus {
+  readonly routeId: string;
+  readonly shadow: string;
+  /** `removed`: out of the route table, shadow not drained yet. */
+  readonly state: 'active' | 'removed';
+  readonly published: number;
+}
+
+export interface EngineStatus {
+  readonly provider: string;
+  readonly activationId: string;
+  readonly epoch: number;
+  readonly phase: EnginePhase;
+  readonly generation: number;
+  readonly health: 'ok' | 'degraded';
+  readonly conditions: readonly EngineCondition[];
+  readonly connected: boolean;
+  readonly routes: readonly RouteStatus[];
+  readonly app: { readonly shadow: string; readonly published: number };
+  /** Publishes awaiting their broker acknowledgement. */
+  readonly inFlight: number;
+  /** Source messages held unacknowledged while their publish is retried. */
+  readonly retrying: number;
+  readonly retained: readonly RetainedResource[];
+}
+
+/** Test seams. Production engines run without hooks. */
+export interface EngineHooks {
+  /** Awaited after a shadow publish is confirmed and before its source ack/commit: the crash
+   * scenario kills the process here. */
+  afterShadowConfirm?(info: {
+    readonly messageId: string | undefined;
+    readonly destination: string;
+  }): Promise<void> | void;
+}
+
+export interface Engine {
+  readonly provider: string;
+  /** Preflight the source, take the fence, create the application shadow. No consuming. */
+  prepare(): Promise<Outcome<PrepareResult>>;
+  /** Start consuming the source (the app has quiesced). Allowed again after `stop`. */
+  start(): Promise<Outcome<Record<string, never>>>;
+  /** Install a route table. Overlapping filters are rejected and the running table stays.
+   * Resolves `done` only after the publish barrier: every publish selected under an older
+   * generation has its broker acknowledgement. */
+  reconcileRoutes(generation: number, routes: readonly RouteSpec[]): Promise<Outcome<RoutesResult>>;
+  /** Move a removed route's residue to the application shadow once its consumer is gone, then
+   * delete the shadow loss-proof or retain it (cleanup-pending). */
+  drainRoute(routeId: string): Promise<Outcome<RouteDrainResult>>;
+  /** Stop consuming the source at a frontier; every in-flight publish resolves first. */
+  stop(): Promise<Outcome<StopResult>>;
+  /** Activation failed: stop the pump and put shadow contents back where the app reads them
+   * after the rollback (RabbitMQ: republish to the source). */
+  abort(): Promise<Outcome<AbortResult>>;
+  /** `done` once the application shadow has no backlog (quiesced and rechecked). */
+  drainApplication(): Promise<Outcome<Record<string, never>>>;
+  /** Give the source back to the application. */
+  commitHandoff(handoff: HandoffData): Promise<Outcome<HandoffResult>>;
+  /** Live broker reads: every shadow is unused and empty. */
+  verifyCleanupReady(): Promise<Outcome<CleanupReadyResult>>;
+  /** Delete what can be deleted loss-proof; report what was kept. */
+  cleanup(): Promise<Outcome<CleanupResult>>;
+  /** On a fresh engine after a restart: take back a checkpoint and resume from it. */
+  recover(checkpoint: Checkpoint): Promise<Outcome<RecoverResult>>;
+  status(): EngineStatus;
+  /** Release connections (and with them the fence). Deletes nothing. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,270 @@
+// Runs what the desired document asks of each queue's engine and records the outcome. Each pass
+// is level-triggered: it looks at the whole desired document, calls the (idempotent) engine step
+// for the queue's current phase, installs the route table for the desired generation, and drains
+// routes that left it.
+import type {
+  AgentQueuePlan,
+  AgentRoute,
+  DesiredState,
+  ObservedQueue,
+  ObservedRoute,
+  StepOutcome,
+} from '../../core/agentProtocol';
+import type { WorkloadPhase } from '../../core/state/phases';
+import type { Checkpoint, Engine, HandoffData, Outcome, RouteSpec } from '../engine/contract';
+import { describeError, type Logger } from '../engine/log';
+import { createEngine } from './engineFactory';
+
+/** Phases in which the pump runs and the route table is kept current. */
+const PUMPING: readonly WorkloadPhase[] = ['STARTING_PUMP', 'REDIRECTING_APP', 'ACTIVE', 'DEGRADED'];
+
+export class StepRunner {
+  private readonly engines = new Map<string, Engine>();
+  private readonly observed = new Map<string, ObservedQueue>();
+  private readonly acked = new Map<string, number>();
+  private readonly drained = new Map<string, ObservedRoute['drained']>();
+  private readonly failed = new Map<string, string>();
+  private activationId = '';
+
+  constructor(private readonly log: Logger) {}
+
+  async reconcile(desired: DesiredState): Promise<{
+    queues: Record<string, ObservedQueue>;
+    routes: Record<string, ObservedRoute>;
+  }> {
+    if (desired.activationId !== this.activationId) await this.reset(desired.activationId);
+    for (const plan of desired.queues) {
+      try {
+        await this.reconcileQueue(desired, plan);
+      } catch (err) {
+        const reason = describeError(err);
+        this.log.error('queue.failed', { queue: plan.name, reason });
+        if (plan.step) this.record(plan, desired.generation, { kind: 'rejected', reason });
+      }
+    }
+    await this.drainRoutes(desired);
+    const routes: Record<string, ObservedRoute> = {};
+    for (const route of desired.routes) {
+      const acked = Math.min(...route.queues.map((q) => this.acked.get(q) ?? -1));
+      routes[route.routeId] = {
+        ackedGeneration: acked,
+        ...(this.drained.has(route.routeId) ? { drained: this.drained.get(route.routeId) } : {}),
+        ...(this.failed.has(route.routeId) ? { failed: this.failed.get(route.routeId) } : {}),
+      };
+    }
+    return { queues: Object.fromEntries(this.observed), routes };
+  }
+
+  engineStatuses() {
+    return [...this.engines.entries()].map(([queue, engine]) => ({ queue, status: engine.status() }));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.engines.values()].map((e) => e.close().catch(() => undefined)));
+    this.engines.clear();
+  }
+
+  private async reset(activationId: string): Promise<void> {
+    await this.close();
+    this.observed.clear();
+    this.acked.clear();
+    this.drained.clear();
+    this.failed.clear();
+    this.activationId = activationId;
+  }
+
+  private readonly epochs = new Map<string, number>();
+
+  private async engineFor(plan: AgentQueuePlan): Promise<Engine> {
+    let engine = this.engines.get(plan.name);
+    if (engine && this.epochs.get(plan.name) !== plan.epoch) {
+      // A new activation epoch of this queue has new shadows: a new engine.
+      await engine.close().catch(() => undefined);
+      this.engines.delete(plan.name);
+      this.observed.delete(plan.name);
+      this.acked.delete(plan.name);
+      engine = undefined;
+    }
+    if (!engine) {
+      this.epochs.set(plan.name, plan.epoch);
+      engine = createEngine(this.activationId, plan, this.log.child({ queue: plan.name }));
+      this.engines.set(plan.name, engine);
+      // A restarted agent takes back what the previous one recorded (DESIGN §7 `recover`).
+      if (isCheckpoint(plan.checkpoint)) {
+        const recovered = await engine.recover(plan.checkpoint);
+        this.log.info('engine.recover', { queue: plan.name, outcome: recovered.kind });
+      }
+    }
+    return engine;
+  }
+
+  private async reconcileQueue(desired: DesiredState, plan: AgentQueuePlan): Promise<void> {
+    const engine = await this.engineFor(plan);
+    const step = plan.step;
+    if (step) {
+      const prior = this.observed.get(plan.name);
+      // A finished step is not run again for the same generation (steps are idempotent anyway).
+      if (!(
+        prior?.step === step &&
+        prior.generation === desired.generation &&
+        prior.outcome.kind === 'done'
+      )) {
+        const outcome = await this.runStep(engine, step, plan);
+        this.record(plan, desired.generation, outcome, engine);
+      }
+    }
+    if (PUMPING.includes(desired.phase) || (step && PUMPING.includes(step))) {
+      if (step !== 'STARTING_PUMP' && desired.phase === 'ACTIVE') await ensureRunning(engine);
+      await this.installRoutes(engine, desired, plan);
+    }
+  }
+
+  private async installRoutes(engine: Engine, desired: DesiredState, plan: AgentQueuePlan): Promise<void> {
+    const specs: RouteSpec[] = desired.routes
+      .filter((r) => r.phase !== 'DRAINING' && r.queues.includes(plan.name))
+      .map((r) => routeSpec(r, plan.name));
+    const outcome = await engine.reconcileRoutes(desired.generation, specs);
+    if (outcome.kind === 'done') {
+      this.acked.set(plan.name, outcome.value.generation);
+    } else if (outcome.kind === 'rejected') {
+      const reason = outcome.errors.map((e) => `${e.path}: ${e.problem} ${e.fix}`).join('; ');
+      for (const r of specs) this.failed.set(r.routeId, reason);
+      this.log.warn('routes.rejected', { queue: plan.name, reason });
+    }
+  }
+
+  private async drainRoutes(desired: DesiredState): Promise<void> {
+    for (const route of desired.routes.filter((r) => r.phase === 'DRAINING')) {
+      if (this.drained.get(route.routeId)?.proven) continue;
+      // Only after the table without the route is in force on every queue (publish barrier).
+      if (!route.queues.every((q) => (this.acked.get(q) ?? -1) >= route.generation)) continue;
+      const kept: { name: string; reason: string }[] = [];
+      let proven = true;
+      const evidence: string[] = [];
+      for (const queue of route.queues) {
+        const engine = this.engines.get(queue);
+        if (!engine) {
+          proven = false;
+          continue;
+        }
+        const outcome = await engine.drainRoute(route.routeId);
+        if (outcome.kind === 'done') {
+          evidence.push(`${queue}: moved ${outcome.value.moved}, deleted ${outcome.value.deleted.length}`);
+          kept.push(...outcome.value.retained.map((r) => ({ name: r.name, reason: r.reason })));
+        } else {
+          proven = false;
+          if (outcome.kind !== 'pending') evidence.push(`${queue}: ${summary(outcome)}`);
+        }
+      }
+      if (proven) this.drained.set(route.routeId, { proven: true, evidence: evidence.join('; '), kept });
+    }
+  }
+
+  private async runStep(engine: Engine, step: WorkloadPhase, plan: AgentQueuePlan): Promise<StepOutcome> {
+    switch (step) {
+      case 'PREPARING':
+        return toStep(
+          await engine.prepare(),
+          (v) => `prepared ${v.sourceKind} source; shadows ${v.shadows.length}`,
+        );
+      case 'STARTING_PUMP':
+        return toStep(await engine.start(), () => 'pump consuming the source');
+      case 'ABORTING_ACTIVATION': {
+        await engine.stop().catch(() => undefined);
+        return toStep(
+          await engine.abort(),
+          (v) => `rolled back; ${v.restored} messages restored to the source`,
+        );
+      }
+      case 'STOPPING_SOURCE': {
+        const outcome = await engine.stop();
+        const stepped = toStep(outcome, () => 'source consumption stopped at the frontier');
+        return outcome.kind === 'done' && stepped.kind === 'done'
+          ? { ...stepped, handoff: outcome.value.handoff }
+          : stepped;
+      }
+      case 'DRAINING_APP':
+      case 'QUIESCING_FOR_HANDBACK':
+        return toStep(await engine.drainApplication(), () => 'application shadow drained (no backlog)');
+      case 'COMMITTING_HANDOFF':
+        if (!isHandoff(plan.handoff))
+          return { kind: 'rejected', reason: 'no handoff data recorded for this queue' };
+        return toStep(await engine.commitHandoff(plan.handoff), (v) => `handoff committed; ${v.moved} moved`);
+      case 'CLEANING_UP': {
+        const ready = await engine.verifyCleanupReady();
+        if (ready.kind !== 'done') return toStep(ready, () => '');
+        const cleaned = await engine.cleanup();
+        const stepped = toStep(cleaned, (v) => `deleted ${v.deleted.join(', ') || 'nothing'}`);
+        return cleaned.kind === 'done' && stepped.kind === 'done'
+          ? { ...stepped, kept: cleaned.value.retained.map((r) => ({ name: r.name, reason: r.reason })) }
+          : stepped;
+      }
+      default:
+        return { kind: 'rejected', reason: `${step} is not a queue-agent step` };
+    }
+  }
+
+  private record(plan: AgentQueuePlan, generation: number, outcome: StepOutcome, engine?: Engine): void {
+    const status = engine?.status();
+    const published: Record<string, number> = {};
+    for (const r of status?.routes ?? []) published[r.routeId] = r.published;
+    if (status) published[''] = status.app.published;
+    this.observed.set(plan.name, {
+      step: plan.step ?? 'ACTIVE',
+      generation,
+      outcome,
+      health: status?.health ?? 'ok',
+      published,
+    });
+  }
+}
+
+async function ensureRunning(engine: Engine): Promise<void> {
+  const phase = engine.status().phase;
+  if (phase === 'prepared' || phase === 'stopped') await engine.start();
+}
+
+function routeSpec(route: AgentRoute, queue: string): RouteSpec {
+  const shadow = route.shadows[queue];
+  return {
+    routeId: route.routeId,
+    filter: route.filter,
+    shadow: shadow?.shadow ?? '',
+    ...(shadow?.sessionGroup ? { sessionGroup: shadow.sessionGroup } : {}),
+  };
+}
+
+function toStep<T>(outcome: Outcome<T>, evidence: (value: T) => string): StepOutcome {
+  switch (outcome.kind) {
+    case 'done':
+      return { kind: 'done', checkpoint: outcome.checkpoint, evidence: evidence(outcome.value) };
+    case 'pending':
+      return { kind: 'pending', reason: outcome.blockingReason };
+    case 'degraded':
+      return { kind: 'degraded', reason: outcome.reason, safeAction: outcome.safeAction };
+    case 'rejected':
+      return {
+        kind: 'rejected',
+        reason: outcome.errors.map((e) => `${e.path}: ${e.problem} ${e.fix}`).join('; '),
+      };
+  }
+}
+
+function summary(outcome: Outcome<unknown>): string {
+  const s = toStep(outcome, () => '');
+  return s.kind === 'done' ? 'done' : s.reason;
+}
+
+function isCheckpoint(value: unknown): value is Checkpoint {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'provider' in value &&
+    'format' in value &&
+    'state' in value
+  );
+}
+
+function isHandoff(value: unknown): value is HandoffData {
+  return typeof value === 'object' && value !== null && 'provider' in value && 'data' in value;
+}

@@ -1,0 +1,89 @@
+// Configuration of one RabbitMQ engine. Every resource name comes from the controller, which
+// computed and recorded it (DESIGN §7); the engine never derives one from the source's name.
+import type { FieldError } from '../../core/result';
+import type { EngineHooks } from '../engine/contract';
+import type { Logger } from '../engine/log';
+
+export interface RabbitTiming {
+  /** How long one step may wait for a proof before it answers `pending`. */
+  readonly stepTimeoutMs: number;
+  /** Quiesce-and-recheck window; longer than the broker's statistics interval (5 s default). */
+  readonly quiesceMs: number;
+  readonly pollIntervalMs: number;
+  /** Management-API consumer watch on quorum sources. */
+  readonly ownershipPollMs: number;
+  readonly reconnectInitialMs: number;
+  readonly reconnectMaxMs: number;
+  /** Backoff of a publish that was returned, nacked or lost. */
+  readonly retryInitialMs: number;
+  readonly retryMaxMs: number;
+  readonly heartbeatSeconds: number;
+  readonly managementTimeoutMs: number;
+}
+
+export const defaultTiming: RabbitTiming = {
+  stepTimeoutMs: 30_000,
+  quiesceMs: 6_000,
+  pollIntervalMs: 500,
+  ownershipPollMs: 5_000,
+  reconnectInitialMs: 200,
+  reconnectMaxMs: 10_000,
+  retryInitialMs: 200,
+  retryMaxMs: 5_000,
+  heartbeatSeconds: 10,
+  managementTimeoutMs: 5_000,
+};
+
+export const DEFAULT_PREFETCH = 200;
+/** Beyond this the "capped prefetch" is no cap: the backlog moves into unacked. */
+export const MAX_PREFETCH = 2_000;
+
+export interface RabbitEngineConfig {
+  readonly activationId: string;
+  readonly epoch: number;
+  /** Secret (credentials): never logged. */
+  readonly amqpUrl: string;
+  /** Secret when it carries credentials; without them the AMQP URL's are used. */
+  readonly managementUrl: string;
+  readonly sourceQueue: string;
+  readonly appShadow: string;
+  readonly lockQueue: string;
+  readonly prefetch?: number;
+  readonly timing?: Partial<RabbitTiming>;
+  /** Appended to the AMQP connection name, to tell engine instances apart. */
+  readonly connectionLabel?: string;
+}
+
+export interface RabbitEngineDeps {
+  readonly logger?: Logger;
+  readonly hooks?: EngineHooks;
+}
+
+/** AMQP queue names are short strings. */
+const MAX_NAME_BYTES = 255;
+
+export function validateConfig(config: RabbitEngineConfig): FieldError[] {
+  const errors: FieldError[] = [];
+  const names = { sourceQueue: config.sourceQueue, appShadow: config.appShadow, lockQueue: config.lockQueue };
+  for (const [key, name] of Object.entries(names)) {
+    if (name === '' || Buffer.byteLength(name) > MAX_NAME_BYTES || name.startsWith('amq.')) {
+      errors.push({
+        path: key,
+        problem: `${JSON.stringify(name)} is not a usable queue name`,
+        fix: `use 1-${MAX_NAME_BYTES} bytes, not starting with "amq."`,
+      });
+    }
+  }
+  if (new Set(Object.values(names)).size !== 3) {
+    errors.push({
+      path: 'appShadow',
+      problem: 'source, app shadow and lock queue must differ',
+      fix: 'record three distinct names',
+    });
+  }
+  const prefetch = config.prefetch ?? DEFAULT_PREFETCH;
+  if (!Number.isInteger(prefetch) || prefetch < 1 || prefetch > MAX_PREFETCH) {
+    errors.push({ path: 'prefetch', problem: `${prefetch} is out of range`, fix: `use 1-${MAX_PREFETCH}` });
+  }
+  return errors;
+}

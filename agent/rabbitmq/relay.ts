@@ -1,0 +1,256 @@
+// Consume one queue, publish each message (confirmed, mandatory) to the destination `select`
+// names, ack the delivery only after a positive confirm with no return (DESIGN §5.1). The
+// source pump and the residue mover are both relays.
+//
+// - Prefetch is capped: without it the broker pushes the whole backlog into unacked.
+// - Publishes go out synchronously in delivery order, so order is kept per destination; a
+//   message whose publish is returned, nacked or lost is retried with backoff and keeps its
+//   delivery unacked meanwhile (a retry may overtake later messages: ordering yields to
+//   never-lose).
+// - A retry selects its destination again under the table then in force.
+// - stop() cancels the consumer first and only then lets the last confirms ack their
+//   deliveries (cancel-before-final-ack: an ack on a live consumer opens the prefetch window
+//   to new deliveries). Deliveries still waiting for a retry are requeued to the queue.
+// - If the connection or channel dies, every unacked delivery goes back to the queue by the
+//   broker's doing; the relay forgets them (a publish already made becomes a duplicate).
+import type { Channel, ConsumeMessage } from 'amqplib';
+import type { EngineHooks } from '../engine/contract';
+import { describeError, type Logger } from '../engine/log';
+import type { PublishBarrier } from '../engine/publishBarrier';
+import { Backoff, sleep } from '../engine/timing';
+import type { PublishOutcome } from './publisher';
+import { shadowPublishOptions } from './properties';
+import type { Link } from './session';
+
+export interface RelaySelection {
+  readonly destination: string;
+  readonly routeId: string | undefined;
+  /** The route-table generation the choice was made under (for the publish barrier). */
+  readonly generation: number;
+}
+
+export interface RelayOptions {
+  readonly queue: string;
+  readonly prefetch: number;
+  readonly consumerTag: string;
+  readonly engineUser: string;
+  readonly select: (msg: ConsumeMessage) => RelaySelection;
+  readonly barrier?: PublishBarrier;
+  readonly hooks?: EngineHooks;
+  readonly onRouted?: (selection: RelaySelection) => void;
+  /** The broker cancelled the consumer (queue deleted) or closed the channel. */
+  readonly onLost?: (why: 'cancelled' | 'channel-closed') => void;
+  readonly retryInitialMs: number;
+  readonly retryMaxMs: number;
+  readonly logger: Logger;
+}
+
+interface SourceChannel {
+  readonly link: Link;
+  readonly ch: Channel;
+  open: boolean;
+}
+
+interface Delivery {
+  readonly source: SourceChannel;
+  readonly msg: ConsumeMessage;
+}
+
+/** A destination that refused publishes, for status conditions. */
+export interface RelayProblem {
+  readonly destination: string;
+  readonly outcome: Exclude<PublishOutcome, 'routed'>;
+  readonly since: string;
+}
+
+export class Relay {
+  private source: SourceChannel | undefined;
+  private consuming = false;
+  private stopping = false;
+  private readonly active = new Set<Delivery>();
+  private retrying = 0;
+  private wakeups: (() => void)[] = [];
+  private readonly problemsByDestination = new Map<string, RelayProblem>();
+  /** Deliveries acked since the relay was made. */
+  routed = 0;
+
+  constructor(private readonly options: RelayOptions) {}
+
+  get isConsuming(): boolean {
+    return this.consuming;
+  }
+
+  /** Deliveries taken and not yet acked or requeued. */
+  get open(): number {
+    return this.active.size;
+  }
+
+  get retryingCount(): number {
+    return this.retrying;
+  }
+
+  problems(): RelayProblem[] {
+    return [...this.problemsByDestination.values()];
+  }
+
+  /** Opens a channel on `link` and consumes (exclusive: enforced on classic queues, ignored
+   * on quorum queues). Throws the broker's refusal (e.g. 403 ACCESS_REFUSED). */
+  async start(link: Link): Promise<void> {
+    if (this.consuming) return;
+    this.stopping = false;
+    const ch = await link.channel(`relay ${this.options.queue}`);
+    const source: SourceChannel = { link, ch, open: true };
+    ch.on('close', () => {
+      source.open = false;
+      if (this.source === source) {
+        this.source = undefined;
+        const wasConsuming = this.consuming;
+        this.consuming = false;
+        this.wake();
+        if (wasConsuming && link.alive && !this.stopping) this.options.onLost?.('channel-closed');
+      }
+    });
+    try {
+      await ch.prefetch(this.options.prefetch);
+      await link.publisher();
+      this.source = source;
+      await ch.consume(this.options.queue, (msg) => (msg ? this.take(source, msg) : this.cancelled(source)), {
+        consumerTag: this.options.consumerTag,
+        exclusive: true,
+        noAck: false,
+      });
+      this.consuming = true;
+    } catch (err) {
+      if (this.source === source) this.source = undefined;
+      await ch.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Cancel, then settle: resolves true once every taken delivery is acked or requeued. */
+  async stop(timeoutMs: number): Promise<boolean> {
+    this.stopping = true;
+    const source = this.source;
+    if (source && this.consuming) {
+      this.consuming = false;
+      await source.ch.cancel(this.options.consumerTag).catch((err: unknown) => {
+        this.options.logger.warn('relay.cancel-failed', {
+          queue: this.options.queue,
+          error: describeError(err),
+        });
+      });
+    }
+    this.wake();
+    const deadline = Date.now() + timeoutMs;
+    while (this.active.size > 0 && Date.now() < deadline) await sleep(20);
+    if (this.active.size > 0) return false;
+    if (source && this.source === source) {
+      this.source = undefined;
+      await source.ch.close().catch(() => undefined);
+    }
+    return true;
+  }
+
+  /** The connection died: the broker requeued everything we held. */
+  linkLost(): void {
+    this.consuming = false;
+    this.source = undefined;
+    this.wake();
+  }
+
+  private cancelled(source: SourceChannel): void {
+    if (this.source !== source) return;
+    this.consuming = false;
+    this.options.logger.warn('relay.consumer-cancelled-by-broker', { queue: this.options.queue });
+    this.options.onLost?.('cancelled');
+  }
+
+  private take(source: SourceChannel, msg: ConsumeMessage): void {
+    const delivery: Delivery = { source, msg };
+    this.active.add(delivery);
+    void this.deliver(delivery).finally(() => this.active.delete(delivery));
+  }
+
+  private owns(d: Delivery): boolean {
+    return d.source.open && d.source.link.alive;
+  }
+
+  /** Never throws. The code up to the first `await` runs inside the delivery callback, so
+   * first attempts are published in delivery order. */
+  private async deliver(d: Delivery): Promise<void> {
+    const { options } = this;
+    const publishOptions = shadowPublishOptions(d.msg.properties, options.engineUser);
+    let backoff: Backoff | undefined;
+    try {
+      for (;;) {
+        if (!this.owns(d)) return;
+        const selection = options.select(d.msg);
+        const publisher =
+          d.source.link.currentPublisher() ?? (await d.source.link.publisher().catch(() => undefined));
+        let outcome: PublishOutcome = 'lost';
+        if (publisher) {
+          const release = options.barrier?.track(selection.generation);
+          try {
+            outcome = await publisher.publish(selection.destination, d.msg.content, publishOptions);
+          } finally {
+            release?.();
+          }
+        }
+        if (outcome === 'routed') {
+          await options.hooks?.afterShadowConfirm?.({
+            messageId:
+              typeof d.msg.properties.messageId === 'string' ? d.msg.properties.messageId : undefined,
+            destination: selection.destination,
+          });
+          if (!this.owns(d)) return; // too late to ack: the broker requeued it (a duplicate, not a loss)
+          d.source.ch.ack(d.msg);
+          this.routed++;
+          this.problemsByDestination.delete(selection.destination);
+          options.onRouted?.(selection);
+          return;
+        }
+        if (!this.owns(d)) return;
+        if (!this.problemsByDestination.has(selection.destination)) {
+          this.problemsByDestination.set(selection.destination, {
+            destination: selection.destination,
+            outcome,
+            since: new Date().toISOString(),
+          });
+          options.logger.warn('relay.publish-not-routed', { destination: selection.destination, outcome });
+        }
+        backoff ??= new Backoff(options.retryInitialMs, options.retryMaxMs);
+        if (!(await this.pause(backoff.next()))) {
+          if (this.owns(d)) d.source.ch.nack(d.msg, false, true); // back to the queue, not lost
+          return;
+        }
+      }
+    } catch (err) {
+      // ack/nack on a channel that closed under us: the broker requeued the delivery.
+      options.logger.warn('relay.delivery-abandoned', { queue: options.queue, error: describeError(err) });
+    }
+  }
+
+  /** Waits before a retry; false when the relay is stopping (the caller requeues). */
+  private async pause(ms: number): Promise<boolean> {
+    if (this.stopping) return false;
+    this.retrying++;
+    try {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        this.wakeups.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    } finally {
+      this.retrying--;
+    }
+    return !this.stopping;
+  }
+
+  private wake(): void {
+    const wakeups = this.wakeups;
+    this.wakeups = [];
+    for (const w of wakeups) w();
+  }
+}

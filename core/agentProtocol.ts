@@ -1,0 +1,103 @@
+// The contract between the controller and a workload's queue-agent (DESIGN §2): the controller
+// writes a desired document into the state ConfigMap; the agent writes what it observed into
+// its own status ConfigMap. Level-triggered: each side re-reads the whole document and every
+// step is idempotent, so a lost update or a restart on either side is harmless.
+import type { HeaderFilter } from './filter';
+import type { KafkaBlock, TlsBlock } from './queueConfig/schema';
+import type { WorkloadPhase } from './state/phases';
+
+export const DESIRED_KEY = 'desired.json';
+export const OBSERVED_KEY = 'observed.json';
+export const STATE_KEY = 'state.json';
+
+/** Where a queue's connection settings live in the agent pod's env (names only, never values). */
+export interface AgentQueueEnv {
+  brokers?: string;
+  url?: string;
+  managementUrl?: string;
+  username?: string;
+  password?: string;
+}
+
+export interface AgentQueuePlan {
+  name: string;
+  provider: 'kafka' | 'rabbitmq';
+  /** The literal topic or queue the workload consumes. */
+  source: string;
+  /** Kafka: the application's consumer group and where a partition without offsets starts. */
+  group?: string;
+  offsetReset?: KafkaBlock['offsetReset'];
+  saslMechanism?: string;
+  tls?: TlsBlock;
+  env: AgentQueueEnv;
+  epoch: number;
+  /** Resource names recorded in the controller's state for this activation epoch. */
+  names: {
+    appShadow: string;
+    appShadowGroup?: string;
+    splitterGroup?: string;
+    transactionalId?: string;
+    lockQueue?: string;
+  };
+  /** The workload phase whose step this queue must run now (absent: nothing to do). */
+  step?: WorkloadPhase;
+  /** Opaque handoff data from the queue's STOPPING_SOURCE step, for COMMITTING_HANDOFF. */
+  handoff?: unknown;
+  /** The engine checkpoint last recorded, for `recover` after an agent restart. */
+  checkpoint?: unknown;
+}
+
+export interface AgentRoute {
+  routeId: string;
+  filter: HeaderFilter;
+  queues: string[];
+  /** ATTACHING and ACTIVE routes are in the table; DRAINING ones are out and get drained. */
+  phase: 'ATTACHING' | 'ACTIVE' | 'DRAINING';
+  generation: number;
+  /** Per queue: the session shadow and (Kafka) session group. */
+  shadows: Record<string, { shadow: string; sessionGroup?: string; drainGroup?: string }>;
+}
+
+export interface DesiredState {
+  activationId: string;
+  generation: number;
+  phase: WorkloadPhase;
+  queues: AgentQueuePlan[];
+  routes: AgentRoute[];
+}
+
+export type StepOutcome =
+  | {
+      kind: 'done';
+      checkpoint?: unknown;
+      handoff?: unknown;
+      kept?: { name: string; reason: string }[];
+      evidence: string;
+    }
+  | { kind: 'pending'; reason: string }
+  | { kind: 'degraded'; reason: string; safeAction: string }
+  | { kind: 'rejected'; reason: string };
+
+export interface ObservedQueue {
+  /** The step the outcome belongs to, and the desired generation it was run under. */
+  step: WorkloadPhase;
+  generation: number;
+  outcome: StepOutcome;
+  health: 'ok' | 'degraded';
+  published: Record<string, number>;
+}
+
+export interface ObservedRoute {
+  /** Highest route-table generation installed past the publish barrier on every queue. */
+  ackedGeneration: number;
+  drained?: { proven: boolean; evidence: string; kept: { name: string; reason: string }[] };
+  failed?: string;
+}
+
+export interface ObservedState {
+  activationId: string;
+  observedGeneration: number;
+  updatedAt: string;
+  queues: Record<string, ObservedQueue>;
+  routes: Record<string, ObservedRoute>;
+}

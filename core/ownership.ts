@@ -1,0 +1,102 @@
+// Ownership keys (DESIGN §7): a non-secret hash naming "this source, consumed this way, on this
+// broker", so the controller can refuse a second split (or a second installation) taking over
+// the same source. Credentials never enter the key. Normalisation errs towards equal keys: ports
+// and schemes are dropped (amqp://h:5672 and amqps://h:5671 are one broker), so a false conflict
+// (refuse) is possible, a missed one (two owners) is not for endpoints written with one host
+// name. Different bootstrap host lists for one Kafka cluster still give different keys.
+import { digest } from './hash';
+import { fail, fieldError, ok, type Result } from './result';
+
+const SCHEME = 'ownership-v1';
+
+function normaliseHost(host: string): string {
+  return host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
+}
+
+/** Sorted, de-duplicated bootstrap hosts of a `host:port,host:port` list (listener prefixes dropped). */
+export function normaliseKafkaBrokers(brokers: string, path = 'brokers'): Result<string> {
+  const hosts = new Set<string>();
+  for (const entry of brokers.split(',')) {
+    const withoutScheme = entry.trim().replace(/^[A-Za-z_]+:\/\//, '');
+    if (withoutScheme === '') continue;
+    const host = withoutScheme.startsWith('[')
+      ? withoutScheme.slice(0, withoutScheme.indexOf(']') + 1)
+      : withoutScheme.replace(/:\d*$/, '');
+    const normalised = normaliseHost(host);
+    if (normalised === '' || /[\s/@]/.test(normalised)) {
+      return fail([
+        fieldError(
+          path,
+          `"${entry.trim()}" is not a host:port broker address.`,
+          'List brokers as host:port,host:port.',
+        ),
+      ]);
+    }
+    hosts.add(normalised);
+  }
+  if (hosts.size === 0) {
+    return fail([fieldError(path, 'lists no broker.', 'List brokers as host:port,host:port.')]);
+  }
+  return ok([...hosts].sort().join(','));
+}
+
+export interface AmqpEndpoint {
+  host: string;
+  vhost: string;
+}
+
+/** Host and vhost of an amqp(s) URL; user, password, port and query are dropped. */
+export function normaliseAmqpEndpoint(url: string, path = 'url'): Result<AmqpEndpoint> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return fail([
+      fieldError(path, 'is not a URL.', 'Use amqp://host:5672/vhost or amqps://host:5671/vhost.'),
+    ]);
+  }
+  if (parsed.protocol !== 'amqp:' && parsed.protocol !== 'amqps:') {
+    return fail([
+      fieldError(
+        path,
+        `has scheme "${parsed.protocol}", not amqp: or amqps:.`,
+        'Use an amqp:// or amqps:// URL.',
+      ),
+    ]);
+  }
+  const host = normaliseHost(parsed.hostname);
+  if (host === '') return fail([fieldError(path, 'has no host.', 'Use amqp://host:5672/vhost.')]);
+  // Per the AMQP URI spec an absent path means the default vhost "/"; "/%2f" is "/" too.
+  const rawVhost = parsed.pathname.replace(/^\//, '');
+  let vhost: string;
+  try {
+    vhost = rawVhost === '' ? '/' : decodeURIComponent(rawVhost);
+  } catch {
+    return fail([
+      fieldError(path, 'has a badly escaped vhost.', 'Percent-encode the vhost, e.g. /%2f for "/".'),
+    ]);
+  }
+  return ok({ host, vhost });
+}
+
+function key(parts: readonly string[]): string {
+  return `own-${digest([SCHEME, ...parts], 32)}`;
+}
+
+/** One Kafka group consuming one topic on one cluster. */
+export function kafkaOwnershipKey(input: { brokers: string; topic: string; group: string }): Result<string> {
+  const brokers = normaliseKafkaBrokers(input.brokers);
+  if (!brokers.ok) return brokers;
+  return ok(key(['kafka', brokers.value, input.topic, input.group]));
+}
+
+/** One RabbitMQ queue in one vhost on one broker. */
+export function rabbitOwnershipKey(input: { url: string; queue: string }): Result<string> {
+  const endpoint = normaliseAmqpEndpoint(input.url);
+  if (!endpoint.ok) return fail(endpoint.errors);
+  return ok(key(['rabbitmq', endpoint.value.host, endpoint.value.vhost, input.queue]));
+}

@@ -1,0 +1,79 @@
+// What the controller feeds the phase machine: results of the steps it ran, route changes from
+// QueueSplit objects and leases, agent reports, operator requests, and its own restart.
+import type { HeaderFilter } from '../filter';
+import type { WorkloadPhase } from './phases';
+
+export interface RouteRequest {
+  routeId: string;
+  owner: string;
+  queues: readonly string[];
+  filter: HeaderFilter;
+  leaseExpiresAt: string;
+}
+
+/** A resource a step had to keep (no loss-proof delete, or not verifiably empty). */
+export interface KeptResource {
+  name: string;
+  reason: string;
+}
+
+export type SplitEvent =
+  // routes
+  | { type: 'routeRequested'; route: RouteRequest }
+  | { type: 'routeDeleted'; routeId: string }
+  | { type: 'leaseExpired'; routeId: string }
+  | { type: 'leaseRenewed'; routeId: string; expiresAt: string }
+  | { type: 'routeShadowsReady'; routeId: string }
+  | { type: 'routeAcked'; routeId: string; generation: number }
+  | {
+      type: 'routeDrained';
+      routeId: string;
+      proven: boolean;
+      evidence: string;
+      kept?: readonly KeptResource[];
+    }
+  | { type: 'routeStepFailed'; routeId: string; reason: string }
+  | { type: 'routeTimedOut'; routeId: string }
+  // workload steps
+  | { type: 'workloadObserved'; replicas: number; resourceVersion: string }
+  | { type: 'stepSucceeded'; phase: WorkloadPhase; queue?: string; checkpoint?: unknown }
+  | {
+      type: 'proofReported';
+      phase: WorkloadPhase;
+      queue?: string;
+      proven: boolean;
+      evidence: string;
+      kept?: readonly KeptResource[];
+      checkpoint?: unknown;
+    }
+  | { type: 'stepFailed'; phase: WorkloadPhase; queue?: string; reason: string }
+  | { type: 'stepTimedOut'; phase: WorkloadPhase; queue?: string }
+  // agent, operator, controller
+  | { type: 'faultReported'; queue?: string; reason: string }
+  | { type: 'abortRequested'; reason: string }
+  | { type: 'retryRequested'; routeId?: string }
+  | { type: 'restarted' };
+
+export type SplitEventType = SplitEvent['type'];
+
+/** Every event type, for exhaustive tests and for tools that list them. */
+export const SPLIT_EVENT_TYPES = [
+  'routeRequested',
+  'routeDeleted',
+  'leaseExpired',
+  'leaseRenewed',
+  'routeShadowsReady',
+  'routeAcked',
+  'routeDrained',
+  'routeStepFailed',
+  'routeTimedOut',
+  'workloadObserved',
+  'stepSucceeded',
+  'proofReported',
+  'stepFailed',
+  'stepTimedOut',
+  'faultReported',
+  'abortRequested',
+  'retryRequested',
+  'restarted',
+] as const satisfies readonly SplitEventType[];

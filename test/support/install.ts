@@ -1,0 +1,78 @@
+// Installs what the product needs on the local cluster, from the same sources users apply:
+// the generated CRD and deploy/manifests.ts. Idempotent, so suites can share one install.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  ApiextensionsV1Api,
+  KubernetesObjectApi,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import { repoRoot } from '../env/paths';
+import { controllerManifests, developerBinding, type InstallOptions } from '../../deploy/manifests';
+import { pollUntil } from './poll';
+
+const code = (err: unknown) => (err as { code?: number }).code;
+
+export async function applyObjects(kc: KubeConfig, objects: readonly KubernetesObject[]): Promise<void> {
+  const api = KubernetesObjectApi.makeApiClient(kc);
+  for (const object of objects) {
+    try {
+      await api.create(object);
+    } catch (err) {
+      if (code(err) !== 409) throw err;
+      const current = await api.read(object as KubernetesObject & { metadata: { name: string } });
+      await api.replace({
+        ...object,
+        metadata: { ...object.metadata, resourceVersion: current.metadata?.resourceVersion },
+      });
+    }
+  }
+}
+
+export async function installCrd(kc: KubeConfig): Promise<void> {
+  const crd = parse(
+    fs.readFileSync(path.join(repoRoot, 'deploy/crd/queuesplit.crd.yaml'), 'utf8'),
+  ) as KubernetesObject;
+  await applyObjects(kc, [crd]);
+  const api = kc.makeApiClient(ApiextensionsV1Api);
+  await pollUntil(
+    'QueueSplit CRD established',
+    () => api.readCustomResourceDefinition({ name: crd.metadata!.name! }),
+    (c) => c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True') ?? false,
+  );
+}
+
+export const testInstall: InstallOptions = {
+  namespace: 'queuesplit-system',
+  image: 'queuesplit/agent:test',
+  replicas: 1,
+  // Agents pick free ports (all pods share the host here); timeouts fit a test run.
+  extraArgs: ['--agent-metrics-port=0', '--step-timeout=120', '--resync-ms=300', '--lease-seconds=6'],
+};
+
+export async function installController(
+  kc: KubeConfig,
+  options: InstallOptions = testInstall,
+): Promise<void> {
+  if (!fs.existsSync(path.join(repoRoot, 'dist', 'agent.js'))) {
+    throw new Error('dist/agent.js is missing: run `npm run build` before the cluster suite');
+  }
+  await installCrd(kc);
+  await applyObjects(kc, controllerManifests(options) as unknown as KubernetesObject[]);
+}
+
+export async function grantDeveloper(
+  kc: KubeConfig,
+  namespace: string,
+  serviceAccount: string,
+): Promise<void> {
+  await applyObjects(kc, [
+    developerBinding(namespace, {
+      kind: 'ServiceAccount',
+      name: serviceAccount,
+      namespace,
+    }) as unknown as KubernetesObject,
+  ]);
+}

@@ -1,0 +1,101 @@
+// Creating and reading QueueSplit objects in tests, as a developer's tools would.
+import { randomBytes } from 'node:crypto';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import {
+  QUEUE_SPLIT_API_VERSION,
+  QUEUE_SPLIT_GROUP,
+  QUEUE_SPLIT_KIND,
+  QUEUE_SPLIT_PLURAL,
+  QUEUE_SPLIT_VERSION,
+  type QueueSplit,
+} from '../../core/crd/queueSplitSchema';
+import { queueSplitName, routeIdFromRandomBytes } from '../../core/names';
+import { pollUntil } from './poll';
+
+const api = { group: QUEUE_SPLIT_GROUP, version: QUEUE_SPLIT_VERSION, plural: QUEUE_SPLIT_PLURAL };
+
+export async function createSplit(
+  kc: KubeConfig,
+  namespace: string,
+  spec: {
+    workload: string;
+    kind?: 'Deployment' | 'StatefulSet';
+    queues: string[];
+    filter: Record<string, string>;
+    owner: string;
+    leaseSeconds?: number;
+  },
+): Promise<QueueSplit> {
+  const routeId = routeIdFromRandomBytes(randomBytes(16));
+  const body: QueueSplit = {
+    apiVersion: QUEUE_SPLIT_API_VERSION,
+    kind: QUEUE_SPLIT_KIND,
+    metadata: {
+      name: queueSplitName({ owner: spec.owner, workloadName: spec.workload, routeId }),
+      namespace,
+    },
+    spec: {
+      workload: { kind: spec.kind ?? 'Deployment', name: spec.workload },
+      queues: spec.queues,
+      filter: spec.filter,
+      owner: spec.owner,
+      routeId,
+      lease: {
+        renewTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        durationSeconds: spec.leaseSeconds ?? 300,
+      },
+    },
+  };
+  return (await kc
+    .makeApiClient(CustomObjectsApi)
+    .createNamespacedCustomObject({ ...api, namespace, body })) as QueueSplit;
+}
+
+export async function getSplit(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+): Promise<QueueSplit | undefined> {
+  try {
+    return (await kc
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ ...api, namespace, name })) as QueueSplit;
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return undefined;
+    throw err;
+  }
+}
+
+export async function deleteSplit(kc: KubeConfig, namespace: string, name: string): Promise<void> {
+  await kc.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({ ...api, namespace, name });
+}
+
+export function waitForSplitPhase(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  phase: string,
+  timeoutMs = 120_000,
+) {
+  return pollUntil(
+    `QueueSplit ${name} phase ${phase}`,
+    async () => {
+      const s = await getSplit(kc, namespace, name);
+      return { phase: s?.status?.phase, message: s?.status?.conditions?.[0]?.message, split: s };
+    },
+    (s) => s.phase === phase,
+    timeoutMs,
+  ).then((s) => s.split!);
+}
+
+export function waitForSplitGone(kc: KubeConfig, namespace: string, name: string, timeoutMs = 120_000) {
+  return pollUntil(
+    `QueueSplit ${name} gone (drained)`,
+    async () => {
+      const s = await getSplit(kc, namespace, name);
+      return s ? { phase: s.status?.phase, message: s.status?.conditions?.[0]?.message } : 'gone';
+    },
+    (s) => s === 'gone',
+    timeoutMs,
+  );
+}

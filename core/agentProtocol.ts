@@ -85,6 +85,8 @@ export interface ObservedQueue {
   outcome: StepOutcome;
   health: 'ok' | 'degraded';
   published: Record<string, number>;
+  /** The engine's latest checkpoint (every done outcome carries one): a restarted agent recovers from it. */
+  checkpoint?: unknown;
 }
 
 export interface ObservedRoute {

@@ -10,6 +10,8 @@ export interface InstallOptions {
   replicas: number;
   /** Extra controller flags (tests shorten timeouts and let agents pick free ports). */
   extraArgs: string[];
+  /** Pod template annotations (tests roll the controller when its bundle changes). */
+  podAnnotations?: Record<string, string>;
 }
 
 export const defaultInstall: InstallOptions = {
@@ -50,6 +52,9 @@ export const controllerRules = [
     resources: ['deployments/scale', 'statefulsets/scale'],
     verbs: ['get', 'update', 'patch'],
   },
+  // Only to stop the pods of a Deployment being deleted, whose own controller no longer scales it.
+  { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['list'] },
+  { apiGroups: ['apps'], resources: ['replicasets/scale'], verbs: ['get', 'update', 'patch'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
   {
     apiGroups: [''],
@@ -120,7 +125,7 @@ export function controllerManifests(options: InstallOptions = defaultInstall): M
         replicas: options.replicas,
         selector: { matchLabels: labels },
         template: {
-          metadata: { labels },
+          metadata: { labels, ...(options.podAnnotations ? { annotations: options.podAnnotations } : {}) },
           spec: {
             serviceAccountName: 'queuesplit-controller',
             terminationGracePeriodSeconds: 30,

@@ -62,6 +62,8 @@ export class Coordinator {
   private readonly store: ConfigMapStore;
   private readonly log: Logger;
   private names: KubernetesObjectNames | undefined;
+  /** Actions a failure interrupted, retried on the next pass while the phase is unchanged. */
+  private unfinished: { phase: string; actions: readonly SplitAction[] } | undefined;
 
   constructor(
     readonly namespace: string,
@@ -92,6 +94,11 @@ export class Coordinator {
     if (!this.recovered) {
       this.recovered = true;
       await this.execute(recover(state).actions);
+    }
+    if (this.unfinished) {
+      const { phase, actions } = this.unfinished;
+      this.unfinished = undefined;
+      if (phase === state.phase) await this.execute(actions);
     }
     await this.readObserved();
     const events = [
@@ -330,6 +337,16 @@ export class Coordinator {
       }
       this.blocking = `waiting for ${pods.length} application pod(s) to stop`;
     }
+    if (phase === 'RESTORING_APP' && workload.metadata?.deletionTimestamp) {
+      return [
+        {
+          type: 'proofReported',
+          phase,
+          proven: true,
+          evidence: 'the workload is being deleted: nothing to restore',
+        },
+      ];
+    }
     if (phase === 'REDIRECTING_APP' || phase === 'RESTORING_APP') {
       const overridden =
         phase === 'REDIRECTING_APP' || state.activeQueues.some((q) => !state.workflow?.queues.includes(q));
@@ -346,10 +363,9 @@ export class Coordinator {
 
   private async apply(event: SplitEvent): Promise<void> {
     const result = transition(this.state!, event);
-    if (result.outcome === 'invalid')
-      this.log.warn('event.invalid', { event: event.type, note: result.note });
+    if (result.outcome === 'invalid') this.log.warn('event.invalid', { type: event.type, note: result.note });
     if (result.outcome !== 'applied' && result.outcome !== 'rejected') return;
-    this.log.info('event.applied', { event: event.type, note: result.note, phase: result.state.phase });
+    this.log.info('event.applied', { type: event.type, note: result.note, phase: result.state.phase });
     this.state = result.state;
     await this.execute(result.actions);
   }
@@ -357,12 +373,14 @@ export class Coordinator {
   // ---- actions ----------------------------------------------------------------------------
 
   private async execute(actions: readonly SplitAction[]): Promise<void> {
-    for (const action of actions) {
+    for (const [index, action] of actions.entries()) {
       try {
         await this.run(action);
       } catch (err) {
         const reason = describeError(err);
         this.log.error('action.failed', { action: action.type, reason });
+        // Every action is idempotent: the rest of the list is retried on the next pass.
+        this.unfinished = { phase: this.state!.phase, actions: actions.slice(index) };
         const phase = this.state!.phase;
         if (isConflict(err) && action.type === 'scaleWorkload') {
           // Someone scaled the workload during cutover: take the proved abort/degraded path.

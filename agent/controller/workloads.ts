@@ -74,9 +74,31 @@ export class Workloads {
     replicas: number,
     resourceVersion?: string,
   ) {
+    const workload = await this.read(kind, namespace, name);
+    if (workload?.metadata?.deletionTimestamp && kind === 'Deployment') {
+      // A Deployment being deleted is no longer reconciled by its controller: scaling it does
+      // nothing. Stop its pods through its ReplicaSets so the handback can be proven.
+      if (replicas === 0) await this.scaleReplicaSetsToZero(workload);
+      return;
+    }
     const body = { metadata: { name, namespace, resourceVersion }, spec: { replicas } };
     if (kind === 'Deployment') await this.apps.replaceNamespacedDeploymentScale({ name, namespace, body });
     else await this.apps.replaceNamespacedStatefulSetScale({ name, namespace, body });
+  }
+
+  private async scaleReplicaSetsToZero(workload: Workload): Promise<void> {
+    const namespace = workload.metadata!.namespace!;
+    const sets = await this.apps.listNamespacedReplicaSet({ namespace });
+    for (const rs of sets.items) {
+      if (!rs.metadata?.ownerReferences?.some((o) => o.uid === workload.metadata?.uid)) continue;
+      if ((rs.spec?.replicas ?? 0) === 0) continue;
+      const name = rs.metadata.name!;
+      await this.apps.replaceNamespacedReplicaSetScale({
+        name,
+        namespace,
+        body: { metadata: { name, namespace }, spec: { replicas: 0 } },
+      });
+    }
   }
 
   async addFinalizer(kind: WorkloadKind, workload: Workload): Promise<void> {

@@ -22,7 +22,12 @@ export interface QueueAgentOptions {
 export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
   const log = jsonLogger().child({ component: 'queue-agent', namespace: options.namespace });
   const store = new ConfigMapStore(loadKubeConfig(), options.namespace);
-  const runner = new StepRunner(log);
+  // What this agent (or the one before it) last observed: the freshest engine checkpoints.
+  const previous = await store.read(options.observedConfigMap).catch(() => undefined);
+  const seed = previous?.data[OBSERVED_KEY]
+    ? (JSON.parse(previous.data[OBSERVED_KEY]) as ObservedState).queues
+    : {};
+  const runner = new StepRunner(log, seed);
   const metrics = new AgentMetrics();
   let lastPass = Date.now();
   let reconciledOnce = false;

@@ -25,8 +25,16 @@ export class StepRunner {
   private readonly drained = new Map<string, ObservedRoute['drained']>();
   private readonly failed = new Map<string, string>();
   private activationId = '';
+  /** Latest checkpoint per queue, from any done outcome; seeded from the last observed document. */
+  private readonly latest = new Map<string, unknown>();
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    seed: Record<string, { checkpoint?: unknown }> = {},
+  ) {
+    for (const [queue, q] of Object.entries(seed))
+      if (q.checkpoint !== undefined) this.latest.set(queue, q.checkpoint);
+  }
 
   async reconcile(desired: DesiredState): Promise<{
     queues: Record<string, ObservedQueue>;
@@ -43,6 +51,7 @@ export class StepRunner {
       }
     }
     await this.drainRoutes(desired);
+    for (const plan of desired.queues) this.refresh(plan.name);
     const routes: Record<string, ObservedRoute> = {};
     for (const route of desired.routes) {
       const acked = Math.min(...route.queues.map((q) => this.acked.get(q) ?? -1));
@@ -89,10 +98,13 @@ export class StepRunner {
       this.epochs.set(plan.name, plan.epoch);
       engine = createEngine(this.activationId, plan, this.log.child({ queue: plan.name }));
       this.engines.set(plan.name, engine);
-      // A restarted agent takes back what the previous one recorded (DESIGN §7 `recover`).
-      if (isCheckpoint(plan.checkpoint)) {
-        const recovered = await engine.recover(plan.checkpoint);
+      // A restarted agent takes back what the previous one recorded (DESIGN §7 `recover`): its
+      // own latest checkpoint (current route table), else the one the controller persisted.
+      for (const candidate of [this.latest.get(plan.name), plan.checkpoint]) {
+        if (!isCheckpoint(candidate)) continue;
+        const recovered = await engine.recover(candidate);
         this.log.info('engine.recover', { queue: plan.name, outcome: recovered.kind });
+        if (recovered.kind === 'done') break;
       }
     }
     return engine;
@@ -110,7 +122,7 @@ export class StepRunner {
         prior.outcome.kind === 'done'
       )) {
         const outcome = await this.runStep(engine, step, plan);
-        this.record(plan, desired.generation, outcome, engine);
+        this.record(plan, desired.generation, outcome);
       }
     }
     if (PUMPING.includes(desired.phase) || (step && PUMPING.includes(step))) {
@@ -126,6 +138,7 @@ export class StepRunner {
     const outcome = await engine.reconcileRoutes(desired.generation, specs);
     if (outcome.kind === 'done') {
       this.acked.set(plan.name, outcome.value.generation);
+      this.latest.set(plan.name, outcome.checkpoint);
     } else if (outcome.kind === 'rejected') {
       const reason = outcome.errors.map((e) => `${e.path}: ${e.problem} ${e.fix}`).join('; ');
       for (const r of specs) this.failed.set(r.routeId, reason);
@@ -149,6 +162,7 @@ export class StepRunner {
         }
         const outcome = await engine.drainRoute(route.routeId);
         if (outcome.kind === 'done') {
+          this.latest.set(queue, outcome.checkpoint);
           evidence.push(`${queue}: moved ${outcome.value.moved}, deleted ${outcome.value.deleted.length}`);
           kept.push(...outcome.value.retained.map((r) => ({ name: r.name, reason: r.reason })));
         } else {
@@ -204,17 +218,31 @@ export class StepRunner {
     }
   }
 
-  private record(plan: AgentQueuePlan, generation: number, outcome: StepOutcome, engine?: Engine): void {
-    const status = engine?.status();
-    const published: Record<string, number> = {};
-    for (const r of status?.routes ?? []) published[r.routeId] = r.published;
-    if (status) published[''] = status.app.published;
+  private record(plan: AgentQueuePlan, generation: number, outcome: StepOutcome): void {
+    if (outcome.kind === 'done' && outcome.checkpoint !== undefined)
+      this.latest.set(plan.name, outcome.checkpoint);
     this.observed.set(plan.name, {
       step: plan.step ?? 'ACTIVE',
       generation,
       outcome,
-      health: status?.health ?? 'ok',
+      health: 'ok',
+      published: {},
+    });
+    this.refresh(plan.name);
+  }
+
+  /** Counts, health and the latest checkpoint change without any step: refresh them every pass. */
+  private refresh(queue: string): void {
+    const prior = this.observed.get(queue);
+    const status = this.engines.get(queue)?.status();
+    if (!prior || !status) return;
+    const published: Record<string, number> = { '': status.app.published };
+    for (const r of status.routes) published[r.routeId] = r.published;
+    this.observed.set(queue, {
+      ...prior,
+      health: status.health,
       published,
+      checkpoint: this.latest.get(queue),
     });
   }
 }

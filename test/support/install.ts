@@ -1,9 +1,11 @@
 // Installs what the product needs on the local cluster, from the same sources users apply:
 // the generated CRD and deploy/manifests.ts. Idempotent, so suites can share one install.
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   ApiextensionsV1Api,
+  AppsV1Api,
   KubernetesObjectApi,
   type KubeConfig,
   type KubernetesObject,
@@ -60,7 +62,29 @@ export async function installController(
     throw new Error('dist/agent.js is missing: run `npm run build` before the cluster suite');
   }
   await installCrd(kc);
-  await applyObjects(kc, controllerManifests(options) as unknown as KubernetesObject[]);
+  // The bundle's digest on the pod template: a rebuilt agent rolls the controller.
+  const bundle = createHash('sha256')
+    .update(fs.readFileSync(path.join(repoRoot, 'dist', 'agent.js')))
+    .digest('hex')
+    .slice(0, 16);
+  await applyObjects(
+    kc,
+    controllerManifests({
+      ...options,
+      podAnnotations: { 'queuesplit.dev/bundle': bundle },
+    }) as unknown as KubernetesObject[],
+  );
+  const apps = kc.makeApiClient(AppsV1Api);
+  await pollUntil(
+    'the controller runs the current bundle',
+    () => apps.readNamespacedDeployment({ name: 'queuesplit-controller', namespace: options.namespace }),
+    (d) =>
+      (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
+      d.status?.updatedReplicas === options.replicas &&
+      d.status?.readyReplicas === options.replicas &&
+      d.status?.replicas === options.replicas,
+    120_000,
+  );
 }
 
 export async function grantDeveloper(

@@ -1,0 +1,256 @@
+// Several developers on one queue, overlap refused, detach with residue, lease expiry, a killed
+// queue-agent, and a workload whose deletion waits for the handback — all on the real cluster
+// with the real RabbitMQ; the fixture app's records prove where every message went.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import * as amqp from 'amqplib';
+import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { installController } from '../support/install';
+import { adminConfig, createNamespace, deleteNamespace, pidOf, podsOf } from '../support/kube';
+import { pollUntil } from '../support/poll';
+import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
+import { createSplit, deleteSplit, getSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
+import { loadServices, uniqueName } from '../support/services';
+
+const services = loadServices();
+let kc: KubeConfig;
+let namespace: string;
+let conn: amqp.ChannelModel;
+let ch: amqp.ConfirmChannel;
+
+before(async () => {
+  kc = adminConfig(services.kubeconfig);
+  await installController(kc);
+  namespace = await createNamespace(kc, 'qs-routes');
+  conn = await amqp.connect(services.amqpUrl);
+  ch = await conn.createConfirmChannel();
+});
+after(async () => {
+  await conn?.close().catch(() => undefined);
+  await deleteNamespace(kc, namespace);
+});
+
+function drainInto(channel: amqp.Channel, queue: string, sink: string[]) {
+  return channel.consume(queue, (m) => {
+    if (!m) return;
+    sink.push(String(m.properties.messageId));
+    channel.ack(m);
+  });
+}
+
+test('two developers split one queue; an overlapping filter is rejected naming the route it overlaps', async () => {
+  const source = uniqueName('two-devs');
+  await ch.assertQueue(source, { durable: true });
+  await deployRabbitApp(kc, services, namespace, 'two-devs', source);
+  const alice = await createSplit(kc, namespace, {
+    workload: 'two-devs',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'alice' },
+    owner: 'alice',
+  });
+  const aliceActive = await waitForSplitPhase(kc, namespace, alice.metadata.name, 'Active');
+  const attachStart = Date.now();
+  const bob = await createSplit(kc, namespace, {
+    workload: 'two-devs',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'bob' },
+    owner: 'bob',
+  });
+  const bobActive = await waitForSplitPhase(kc, namespace, bob.metadata.name, 'Active');
+  console.log(
+    `attach on an active queue (no app restart): ${((Date.now() - attachStart) / 1000).toFixed(1)}s`,
+  );
+
+  // {team=x} shares no key with {x-queue-split-user=alice}: one message can carry both.
+  const carol = await createSplit(kc, namespace, {
+    workload: 'two-devs',
+    queues: ['orders'],
+    filter: { team: 'x' },
+    owner: 'carol',
+  });
+  const rejected = await waitForSplitPhase(kc, namespace, carol.metadata.name, 'Rejected');
+  const message = rejected.status?.conditions?.[0]?.message ?? '';
+  assert.match(
+    message,
+    new RegExp(alice.spec.routeId + '|' + bob.spec.routeId),
+    `the rejection names the other route: ${message}`,
+  );
+
+  const aliceIds = ids(source, 'alice', 5);
+  const bobIds = ids(source, 'bob', 5);
+  const rest = ids(source, 'rest', 5);
+  await publishTo(ch, source, aliceIds, 'alice');
+  await publishTo(ch, source, bobIds, 'bob');
+  await publishTo(ch, source, rest);
+  const gotAlice: string[] = [];
+  const gotBob: string[] = [];
+  const local = await conn.createChannel();
+  await drainInto(local, aliceActive.status!.queues![0]!.shadow!.source!, gotAlice);
+  await drainInto(local, bobActive.status!.queues![0]!.shadow!.source!, gotBob);
+  await pollUntil(
+    'each developer got their 5',
+    async () => [gotAlice.length, gotBob.length],
+    ([a, b]) => a === 5 && b === 5,
+    60_000,
+  );
+  await pollUntil(
+    'the app got the rest',
+    async () => appReceived(source),
+    (got) => rest.every((id) => got.has(id)),
+    60_000,
+  );
+  assert.deepEqual(gotAlice.sort(), aliceIds.sort());
+  assert.deepEqual(gotBob.sort(), bobIds.sort());
+  const app = appReceived(source);
+  assert.ok(![...aliceIds, ...bobIds].some((id) => app.has(id)), 'no message reached two destinations');
+  await local.close();
+
+  await deleteSplit(kc, namespace, carol.metadata.name);
+  await deleteSplit(kc, namespace, bob.metadata.name);
+  await deleteSplit(kc, namespace, alice.metadata.name);
+  await waitForSplitGone(kc, namespace, alice.metadata.name);
+  await waitForSplitGone(kc, namespace, bob.metadata.name);
+  await waitForSplitGone(kc, namespace, carol.metadata.name);
+});
+
+test('detach with unconsumed session messages moves them to the app; lease expiry drains a route', async () => {
+  const source = uniqueName('residue');
+  await ch.assertQueue(source, { durable: true });
+  await deployRabbitApp(kc, services, namespace, 'residue', source);
+  const keeper = await createSplit(kc, namespace, {
+    workload: 'residue',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'keeper' },
+    owner: 'keeper',
+  });
+  await waitForSplitPhase(kc, namespace, keeper.metadata.name, 'Active');
+  // dave never consumes his shadow; his lease is the shortest allowed and never renewed.
+  const dave = await createSplit(kc, namespace, {
+    workload: 'residue',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'dave' },
+    owner: 'dave',
+    leaseSeconds: 10,
+  });
+  await waitForSplitPhase(kc, namespace, dave.metadata.name, 'Active', 60_000).catch(() => undefined);
+  const eve = await createSplit(kc, namespace, {
+    workload: 'residue',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'eve' },
+    owner: 'eve',
+  });
+  await waitForSplitPhase(kc, namespace, eve.metadata.name, 'Active');
+  const eveIds = ids(source, 'eve', 6);
+  await publishTo(ch, source, eveIds, 'eve');
+  // eve's messages wait in her session shadow; she stops without reading them.
+  await pollUntil(
+    'eve route published 6',
+    async () => (await getSplit(kc, namespace, eve.metadata.name))?.status?.delivered ?? 0,
+    (n) => n >= 6,
+    30_000,
+  );
+  await deleteSplit(kc, namespace, eve.metadata.name);
+  await waitForSplitGone(kc, namespace, eve.metadata.name);
+  await pollUntil(
+    'the app processed eve residue',
+    async () => appReceived(source),
+    (got) => eveIds.every((id) => got.has(id)),
+    60_000,
+  );
+
+  // dave's lease (10 s, never renewed) expires: the route drains and his split shows Stopped.
+  await pollUntil(
+    'dave route drained after lease expiry',
+    async () => (await getSplit(kc, namespace, dave.metadata.name))?.status?.phase,
+    (phase) => phase === 'Stopped',
+    90_000,
+  );
+  const daveIds = ids(source, 'dave-late', 3);
+  await publishTo(ch, source, daveIds, 'dave');
+  await pollUntil(
+    'with dave gone, his header goes to the app',
+    async () => appReceived(source),
+    (got) => daveIds.every((id) => got.has(id)),
+    60_000,
+  );
+  await deleteSplit(kc, namespace, dave.metadata.name);
+  await deleteSplit(kc, namespace, keeper.metadata.name);
+  await waitForSplitGone(kc, namespace, keeper.metadata.name);
+});
+
+test('queue-agent kill -9 while active: it restarts, recovers, and nothing is lost', async () => {
+  const source = uniqueName('agent-kill');
+  await ch.assertQueue(source, { durable: true });
+  await deployRabbitApp(kc, services, namespace, 'agent-kill', source);
+  const split = await createSplit(kc, namespace, {
+    workload: 'agent-kill',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'frank' },
+    owner: 'frank',
+  });
+  const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const agentPods = (
+    await kc
+      .makeApiClient(CoreV1Api)
+      .listNamespacedPod({ namespace, labelSelector: 'queuesplit.dev/workload=agent-kill' })
+  ).items;
+  assert.equal(agentPods.length, 1);
+  const before = ids(source, 'before', 10);
+  const during = ids(source, 'during', 10);
+  await publishTo(ch, source, before);
+  process.kill(pidOf(agentPods[0]!)!, 'SIGKILL');
+  await publishTo(ch, source, during);
+  await publishTo(ch, source, ids(source, 'frank', 4), 'frank');
+  await pollUntil(
+    'the app got every unmatched message',
+    async () => appReceived(source),
+    (got) => [...before, ...during].every((id) => got.has(id)),
+    120_000,
+  );
+  const mine: string[] = [];
+  const local = await conn.createChannel();
+  await drainInto(local, active.status!.queues![0]!.shadow!.source!, mine);
+  await pollUntil(
+    'frank got his 4',
+    async () => new Set(mine).size,
+    (n) => n === 4,
+    60_000,
+  );
+  await local.close();
+  await deleteSplit(kc, namespace, split.metadata.name);
+  await waitForSplitGone(kc, namespace, split.metadata.name);
+});
+
+test('deleting a split workload waits for the handback (finalizer), then completes', async () => {
+  const source = uniqueName('deleted');
+  await ch.assertQueue(source, { durable: true });
+  await deployRabbitApp(kc, services, namespace, 'deleted', source);
+  const split = await createSplit(kc, namespace, {
+    workload: 'deleted',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'gina' },
+    owner: 'gina',
+  });
+  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const apps = kc.makeApiClient(AppsV1Api);
+  await apps.deleteNamespacedDeployment({ name: 'deleted', namespace });
+  const held = await apps.readNamespacedDeployment({ name: 'deleted', namespace });
+  assert.ok(held.metadata?.deletionTimestamp, 'deletion is pending');
+  assert.ok(held.metadata?.finalizers?.includes('queuesplit.dev/handback'), 'held by the handback finalizer');
+  await pollUntil(
+    'the workload is deleted once handed back',
+    () =>
+      apps.readNamespacedDeployment({ name: 'deleted', namespace }).then(
+        () => 'present',
+        () => 'gone',
+      ),
+    (s) => s === 'gone',
+    120_000,
+  );
+  assert.equal((await podsOf(kc, namespace, 'deleted')).length, 0);
+  // The developer's split stays as a record that says why it ended.
+  const ended = await getSplit(kc, namespace, split.metadata.name);
+  assert.notEqual(ended?.status?.phase, 'Active');
+  await deleteSplit(kc, namespace, split.metadata.name);
+  await waitForSplitGone(kc, namespace, split.metadata.name);
+});

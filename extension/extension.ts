@@ -1,11 +1,56 @@
 // Entry point of the VS Code extension. It only wires things together: each feature lives in
-// its own module and registers its disposables with the one owner passed in here.
+// its own module and registers its disposables with the one owner passed in here (the
+// ExtensionContext). Nothing heavy loads here: the Kubernetes client and the broker clients are
+// imported on first use (see cluster.ts and commands/sendTestMessage.ts).
+import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
+import { ClusterService } from './cluster';
+import { registerCommands } from './commands';
+import { QueueSplitDebugProvider } from './debug/provider';
+import { DETAILS_SCHEME, DetailsProvider } from './details';
 import { registerLogging } from './logging';
+import { Notifier } from './notifications';
+import type { Services } from './services';
+import { SessionManager } from './sidecar/sessions';
+import { registerStatusBar } from './statusBar';
+import { SplitsTreeProvider } from './tree/provider';
 
-export function activate(context: vscode.ExtensionContext): void {
+export const VIEW_ID = 'queueSplit.splits';
+
+/** For tests: what activation built (the session manager is how host tests see sidecars). */
+export interface QueueSplitApi {
+  services: Services;
+  activationMs: number;
+}
+
+export function activate(context: vscode.ExtensionContext): QueueSplitApi {
+  const started = performance.now();
   const log = registerLogging(context);
-  log.info(`Queue Split ${context.extension.packageJSON.version as string} activated`);
+  const notifier = new Notifier(log);
+  const cluster = new ClusterService(context.workspaceState, log);
+  const sessions = new SessionManager(context, cluster, log, notifier);
+  const services: Services = { context, log, notifier, cluster, sessions };
+  const details = new DetailsProvider(cluster, sessions);
+  const tree = new SplitsTreeProvider(cluster, sessions, log);
+  const debug = new QueueSplitDebugProvider(services);
+
+  // Disposed in reverse order: sessions (SIGTERM to every sidecar) go last but one.
+  context.subscriptions.push(
+    cluster,
+    sessions,
+    details,
+    vscode.workspace.registerTextDocumentContentProvider(DETAILS_SCHEME, details),
+    tree,
+    tree.createView(VIEW_ID),
+    ...registerCommands(services, () => cluster.refresh()),
+    ...debug.register(),
+    ...registerStatusBar(cluster, sessions),
+  );
+  const activationMs = performance.now() - started;
+  log.info(
+    `Queue Split ${context.extension.packageJSON.version as string} activated in ${activationMs.toFixed(1)} ms`,
+  );
+  return { services, activationMs };
 }
 
 export function deactivate(): void {

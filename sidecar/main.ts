@@ -1,11 +1,208 @@
 // The local sidecar: a child process of the extension (or a terminal command) that serves one
-// developer session. Delivery modes arrive with the sidecar issue; this is its CLI shell.
-import { Command } from 'commander';
+// developer session. This file is CLI wiring only: flags (commander) → options → Session.
+// stdout carries the JSON-lines protocol (sidecar/protocol.ts); stderr is for people.
+import { Command, CommanderError, Option } from 'commander';
 import { productVersion } from '../core/version';
+import { SidecarError, errorText } from './errors';
+import { buildOptions, collect, intIn, type RawOptions } from './options';
+import { Reporter } from './output';
+import { SIDECAR_EXIT_CODES } from './protocol';
+import { Session } from './session';
+
+const reporter = new Reporter();
+
+function usageFailure(err: SidecarError): never {
+  reporter.emit({
+    type: 'error',
+    code: 'usage',
+    message: err.message,
+    suggestedAction: err.suggestedAction,
+    ...(err.flag !== undefined ? { flag: err.flag } : {}),
+  });
+  process.exit(SIDECAR_EXIT_CODES.usage);
+}
 
 const program = new Command('queue-split-sidecar')
-  .description('Consumes your session shadow of a Queue Split and forwards it to the process you debug.')
+  .description(
+    'Serves one Queue Split session: creates (or adopts) your QueueSplit, waits until it is Active, renews its lease ' +
+      'and hands your session messages to the process you debug. On SIGINT/SIGTERM it detaches and reports the drain.\n\n' +
+      'stdout: one JSON object per line (hello, progress, warning, error, ready, delivered, failed, status, detached). stderr: logs for people.',
+  )
   .version(productVersion)
-  .showHelpAfterError();
+  .helpOption('-h, --help', 'show this help')
+  .optionsGroup('Split:')
+  .option(
+    '-w, --workload <kind/name>',
+    'workload to split: deployment/NAME, statefulset/NAME, or NAME (a Deployment)',
+  )
+  .option(
+    '--split <name>',
+    'adopt this existing QueueSplit (e.g. created by the extension) instead of creating one',
+  )
+  .option(
+    '-q, --queue <name>',
+    'logical queue from the workload declaration; repeatable or comma-separated (default: all declared)',
+    collect(true),
+  )
+  .option('-f, --filter <k=v,...>', 'header filter, pairs AND-ed (default: x-queue-split-user=<owner>)')
+  .option('--owner <name>', 'who the split is for (default: your OS user name)')
+  .option('--lease-seconds <n>', 'lease duration; renewed every third of it', intIn(10, 3600), 60)
+  .option(
+    '--state-file <path>',
+    'keeps the route id across restarts (default: $XDG_STATE_HOME/queuesplit/<context>-<namespace>-<workload>.json)',
+  )
+  .option(
+    '--ready-timeout <seconds>',
+    'how long to wait for the split to become Active',
+    intIn(1, 86_400),
+    300,
+  )
+  .option(
+    '--detach-timeout <seconds>',
+    'how long to wait for the drain after detaching',
+    intIn(0, 86_400),
+    300,
+  )
+  .optionsGroup('Delivery:')
+  .addOption(
+    new Option('-m, --mode <mode>', 'how messages reach your process')
+      .choices(['http', 'env', 'relay'])
+      .default('http'),
+  )
+  .option('--target <url>', 'http: URL each message is POSTed to (CloudEvents binary mode)')
+  .option(
+    '--http-timeout <seconds>',
+    'http: give up on one attempt after this long (0 = wait; breakpoints pause handlers)',
+    intIn(0, 86_400),
+    0,
+  )
+  .option(
+    '--retry-max-delay <ms>',
+    'http/relay: cap of the exponential retry backoff',
+    intIn(1, 3_600_000),
+    30_000,
+  )
+  // Not --env-file: Node 20 itself reads that flag even after the script name.
+  .option(
+    '--env-out <path>',
+    'env: write the complete env as a dotenv file (secrets included, mode 0600) (default: next to the state file)',
+  )
+  .option('--relay-kafka-brokers <list>', 'relay: local Kafka to republish Kafka queues into')
+  .option('--relay-amqp-url <url>', 'relay: local RabbitMQ to republish RabbitMQ queues into')
+  .option(
+    '--relay-to <queue=dest>',
+    "relay: local topic/queue for a queue (default: the workload's own topic/queue name); repeatable",
+    collect(false),
+  )
+  .optionsGroup('Broker connection:')
+  .option(
+    '--env <NAME=VALUE>',
+    "use this value for a container env var instead of the workload's (e.g. a Secret you may not read); repeatable",
+    collect(false),
+  )
+  .option(
+    '--map-address <from=to>',
+    'dial host[:port] `to` wherever the cluster says `from` (port-forwards); repeatable',
+    collect(false),
+  )
+  .option('--tls-ca-file <path>', 'CA bundle (PEM) instead of the declared caSecret')
+  .option(
+    '--settings <file>',
+    'YAML/JSON with env, addressMap, tlsCaFile, target, relay {kafkaBrokers, amqpUrl, to}; flags win',
+  )
+  .optionsGroup('Kubernetes:')
+  .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG or ~/.kube/config)')
+  .option('--context <name>', 'kubeconfig context (default: the current one)')
+  .option('-n, --namespace <ns>', "namespace of the workload (default: the context's)")
+  .addOption(
+    new Option('--poll-interval <ms>', 'how often to read the QueueSplit')
+      .argParser(intIn(100, 60_000))
+      .default(1000)
+      .hideHelp(),
+  )
+  .addOption(
+    new Option('--stop-grace <seconds>', 'on stop, let an in-flight delivery finish this long')
+      .argParser(intIn(0, 600))
+      .default(5)
+      .hideHelp(),
+  )
+  .addHelpText(
+    'after',
+    `
+Examples:
+  queue-split-sidecar -w deployment/orders --target http://127.0.0.1:8080/events
+  queue-split-sidecar -w orders -q orders -m env --env-out .queuesplit.env
+  queue-split-sidecar -w orders -m relay --relay-kafka-brokers 127.0.0.1:9092 --relay-to orders=orders-local
+  queue-split-sidecar -w orders --map-address kafka.kafka.svc:9092=127.0.0.1:19092 --target http://127.0.0.1:8080/
 
-program.parse();
+Exit codes: 0 stopped and detached, 1 error (see the "error" line), 2 bad flags, 130 interrupted twice.`,
+  )
+  .exitOverride()
+  .configureOutput({ outputError: () => undefined }); // errors are reported as JSON below
+
+try {
+  program.parse(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    if (err.exitCode === 0) process.exit(0); // --help, --version
+    // "option '-m, --mode <mode>' argument ..." / "unknown option '--bogus'": name the long flag.
+    const spec = /'([^']+)'/.exec(err.message)?.[1] ?? '';
+    const flag = /--[\w-]+/.exec(spec)?.[0] ?? /-\w/.exec(spec)?.[0];
+    usageFailure(
+      new SidecarError(
+        'usage',
+        err.message.replace(/^error: /, ''),
+        'Run with --help for the flags and their values.',
+        flag,
+      ),
+    );
+  }
+  throw err;
+}
+
+let options;
+try {
+  options = buildOptions(program.opts<RawOptions>());
+} catch (err) {
+  usageFailure(
+    err instanceof SidecarError
+      ? err
+      : new SidecarError('usage', errorText(err), 'Run with --help for the flags and their values.'),
+  );
+}
+
+const session = new Session(options, reporter);
+let signals = 0;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (++signals > 1) {
+      reporter.log(
+        `${signal} again: exiting without waiting; the split's lease runs out and the controller drains it.`,
+      );
+      process.exit(SIDECAR_EXIT_CODES.interrupted);
+    }
+    session.requestStop(signal);
+  });
+}
+process.on('unhandledRejection', (reason) => {
+  reporter.emit({
+    type: 'error',
+    code: 'internal',
+    message: `Unexpected failure: ${errorText(reason)}`,
+    suggestedAction: 'Report this with the sidecar log (stderr).',
+  });
+  process.exit(SIDECAR_EXIT_CODES.error);
+});
+
+session.run().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    reporter.emit({
+      type: 'error',
+      code: 'internal',
+      message: `Unexpected failure: ${errorText(err)}`,
+      suggestedAction: 'Report this with the sidecar log (stderr).',
+    });
+    process.exit(SIDECAR_EXIT_CODES.error);
+  },
+);

@@ -41,7 +41,10 @@ step lint npm run --silent lint
 step env:up npm run --silent env:up || { echo "the test environment did not come up; suites that need it cannot run"; exit 1; }
 step unit npm run --silent test:unit
 step smoke npm run --silent test:smoke
+step conformance npm run --silent test:conformance
 step cluster npm run --silent test:cluster
+step sidecar npm run --silent test:sidecar
+step e2e npm run --silent test:e2e
 
 echo
 echo "=== summary (suite passed failed exit seconds)"

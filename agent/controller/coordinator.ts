@@ -43,8 +43,10 @@ export interface CoordinatorDeps {
   log: Logger;
 }
 
+const ENDED_PHASES: readonly string[] = ['Stopped', 'Failed', 'Rejected'];
+
 interface Verdict {
-  phase: 'Rejected' | 'Failed';
+  phase: 'Rejected' | 'Failed' | 'Stopped';
   reason: string;
   message: string;
 }
@@ -56,6 +58,8 @@ export class Coordinator {
   private resolved: ResolvedQueue[] = [];
   private observed: ObservedState | undefined;
   private readonly verdicts = new Map<string, Verdict>();
+  /** Routes this coordinator has had in its state: a QueueSplit whose route left is not re-added. */
+  private readonly seen = new Set<string>();
   private phaseEntered = { phase: '' as string, generation: 0, at: Date.now() };
   private lastDesired = '';
   private blocking: string | undefined;
@@ -224,6 +228,17 @@ export class Coordinator {
       const routeId = split.spec.routeId;
       if (split.metadata.deletionTimestamp || this.verdicts.has(routeId)) continue;
       if (state.routes.some((r) => r.routeId === routeId)) continue;
+      // A route that already ran and ended (drained after a failure or an expired lease) is
+      // not started again by its old object: the developer starts a new split.
+      if (ENDED_PHASES.includes(split.status?.phase ?? 'Pending')) continue;
+      if (this.seen.has(routeId)) {
+        this.verdicts.set(routeId, {
+          phase: 'Stopped',
+          reason: 'RouteEnded',
+          message: 'This split ended (see the controller events). Start a new split.',
+        });
+        continue;
+      }
       if (Date.parse(leaseExpiry(split)) < Date.now()) continue; // its owner is gone
       const filter = parseFilter(split.spec.filter, 'spec.filter');
       if (!filter.ok) {
@@ -367,6 +382,7 @@ export class Coordinator {
     if (result.outcome !== 'applied' && result.outcome !== 'rejected') return;
     this.log.info('event.applied', { type: event.type, note: result.note, phase: result.state.phase });
     this.state = result.state;
+    for (const r of result.state.routes) this.seen.add(r.routeId);
     await this.execute(result.actions);
   }
 

@@ -48,6 +48,24 @@ export class LeaderElection {
     setTimeout(() => void tick(), (this.options.leaseSeconds * 1000) / 3);
   }
 
+  /** On a clean stop: hand the Lease over at once instead of making the next leader wait it out. */
+  async release(): Promise<void> {
+    const { namespace, name, identity } = this.options;
+    const lease = await this.api.readNamespacedLease({ name, namespace });
+    if (lease.spec?.holderIdentity !== identity) return;
+    await this.api.patchNamespacedLease(
+      {
+        name,
+        namespace,
+        body: {
+          metadata: { resourceVersion: lease.metadata?.resourceVersion },
+          spec: { holderIdentity: null, renewTime: null },
+        },
+      },
+      mergePatch,
+    );
+  }
+
   private async tryAcquire(): Promise<boolean> {
     const { namespace, name, identity, leaseSeconds } = this.options;
     let lease: V1Lease;

@@ -2,7 +2,7 @@
 // group (or the same queue) on the same broker must not be split at once — each would move the
 // other's messages. The key is a non-secret hash: the broker endpoint when it is a literal, the
 // Secret/ConfigMap reference when it is not (the controller never reads a Secret value).
-import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { digest } from '../../core/hash';
 import { kafkaOwnershipKey, rabbitOwnershipKey } from '../../core/ownership';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
@@ -35,9 +35,11 @@ const leaseName = (key: string) => `qs-own-${digest(['lease', key], 24)}`;
 
 export class OwnershipLeases {
   private readonly leases: CoordinationV1Api;
+  private readonly apps: AppsV1Api;
 
   constructor(kc: KubeConfig) {
     this.leases = kc.makeApiClient(CoordinationV1Api);
+    this.apps = kc.makeApiClient(AppsV1Api);
   }
 
   /** Takes every queue's source for the workload; returns a conflict message, or undefined. */
@@ -62,12 +64,38 @@ export class OwnershipLeases {
         if (!isConflict(err)) throw err;
         const current = await this.leases.readNamespacedLease({ name, namespace: controllerNamespace });
         const owner = current.spec?.holderIdentity;
+        if (owner !== holder && owner && (await this.holderGone(owner))) {
+          // The owner was deleted (with its split state) without a handback: the claim is stale.
+          await this.leases.replaceNamespacedLease({
+            name,
+            namespace: controllerNamespace,
+            body: { ...current, spec: { ...current.spec, holderIdentity: holder } },
+          });
+          continue;
+        }
         if (owner !== holder) {
           return `Queue ${queue.name} (${queue.provider} source ${queue.source}) is already split through workload ${owner?.split('/').slice(0, 2).join('/')}. Stop that split first, or split that workload.`;
         }
       }
     }
     return undefined;
+  }
+
+  /** Whether the workload named by a holder identity (namespace/name/uid) is gone or re-created. */
+  private async holderGone(owner: string): Promise<boolean> {
+    const [namespace, name, uid] = owner.split('/');
+    if (!namespace || !name || !uid) return false;
+    for (const read of [
+      () => this.apps.readNamespacedDeployment({ name, namespace }),
+      () => this.apps.readNamespacedStatefulSet({ name, namespace }),
+    ]) {
+      try {
+        if ((await read()).metadata?.uid === uid) return false;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    return true;
   }
 
   /** Releases every ownership Lease the workload holds (found by holder, whatever the keys were). */

@@ -69,4 +69,9 @@ export async function runController(options: ControllerOptions): Promise<void> {
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   await controller.run();
+  await election
+    .release()
+    .catch((err: unknown) => log.warn('leader.release_failed', { reason: String(err) }));
+  log.info('controller.stopped');
+  process.exit(0); // the renewal timer must not keep a stopped controller alive
 }

@@ -18,7 +18,7 @@ export interface StatusInputs {
   observed: ObservedState | undefined;
   resolved: readonly ResolvedQueue[];
   /** Set when the controller refused or failed this route: the reason and the fix. */
-  verdict?: { phase: 'Rejected' | 'Failed'; reason: string; message: string };
+  verdict?: { phase: 'Rejected' | 'Failed' | 'Stopped'; reason: string; message: string };
   blocking?: string;
 }
 

@@ -125,7 +125,8 @@ export interface RoutesResult {
 }
 
 export interface RouteDrainResult {
-  /** Messages moved from the session shadow to the application shadow by this call. */
+  /** Messages moved from the session shadow to the application shadow by this drain, across
+   * the calls it took (counted afresh after a restart). */
   readonly moved: number;
   readonly deleted: readonly string[];
   readonly retained: readonly RetainedResource[];
@@ -136,7 +137,8 @@ export interface StopResult {
 }
 
 export interface AbortResult {
-  /** Messages moved from the shadows back to the source by this call. */
+  /** Messages moved from the shadows back to the source by this rollback, across the calls
+   * it took (counted afresh after a restart). */
   readonly restored: number;
 }
 

@@ -197,7 +197,15 @@ export class StepRunner {
           ? { ...stepped, handoff: outcome.value.handoff }
           : stepped;
       }
-      case 'DRAINING_APP':
+      case 'DRAINING_APP': {
+        // The app still runs here: "no backlog, consumers still attached" is this step's goal;
+        // the strict proof (group empty too) is QUIESCING_FOR_HANDBACK's, after scale-down.
+        const outcome = await engine.drainApplication();
+        if (outcome.kind === 'pending' && outcome.code === 'consumers-attached') {
+          return { kind: 'done', evidence: 'application shadow has no backlog; the app is still attached' };
+        }
+        return toStep(outcome, () => 'application shadow drained (no backlog)');
+      }
       case 'QUIESCING_FOR_HANDBACK':
         return toStep(await engine.drainApplication(), () => 'application shadow drained (no backlog)');
       case 'COMMITTING_HANDOFF':
@@ -259,6 +267,7 @@ function routeSpec(route: AgentRoute, queue: string): RouteSpec {
     filter: route.filter,
     shadow: shadow?.shadow ?? '',
     ...(shadow?.sessionGroup ? { sessionGroup: shadow.sessionGroup } : {}),
+    ...(shadow?.drainGroup ? { drainGroup: shadow.drainGroup } : {}),
   };
 }
 

@@ -7,8 +7,12 @@ import type { Logger } from '../engine/log';
 export interface RabbitTiming {
   /** How long one step may wait for a proof before it answers `pending`. */
   readonly stepTimeoutMs: number;
-  /** Quiesce-and-recheck window; longer than the broker's statistics interval (5 s default). */
+  /** Quiesce-and-recheck window for phase proofs; at least the statistics lag (management
+   * figures trailed AMQP by ~5 s even with a 1 s statistics interval). */
   readonly quiesceMs: number;
+  /** How long management statistics may take to show a change (seconds with the default 5 s
+   * statistics interval and quorum tick); bounds the fresh-statistics proof before a removal. */
+  readonly statisticsLagMs: number;
   readonly pollIntervalMs: number;
   /** Management-API consumer watch on quorum sources. */
   readonly ownershipPollMs: number;
@@ -23,7 +27,8 @@ export interface RabbitTiming {
 
 export const defaultTiming: RabbitTiming = {
   stepTimeoutMs: 30_000,
-  quiesceMs: 6_000,
+  quiesceMs: 10_000,
+  statisticsLagMs: 15_000,
   pollIntervalMs: 500,
   ownershipPollMs: 5_000,
   reconnectInitialMs: 200,

@@ -273,11 +273,18 @@ export class RabbitEngine implements Engine {
       }
       const up = await this.up();
       if (!up.ok) return up.outcome;
-      const emptied = await this.work.empty(up.link, shadow, this.config.appShadow, 'the session consumer');
+      const emptied = await this.work.empty(
+        up.link,
+        shadow,
+        this.config.appShadow,
+        'the session consumer',
+        false,
+      );
       if (!emptied.ok) return emptied.outcome;
-      const removal = await this.remove(up.link, shadow, routeId, emptied.value.exists);
+      const removal = await this.remove(up.link, shadow, routeId);
       if (!removal.ok) return removal.outcome;
       this.removed.delete(routeId);
+      this.work.forgetMoves(shadow);
       this.log.info('route.drained', { routeId, moved: emptied.value.moved });
       return this.done({
         moved: emptied.value.moved,
@@ -313,10 +320,11 @@ export class RabbitEngine implements Engine {
       let restored = 0;
       for (const { shadow } of this.shadows()) {
         const who = 'its consumers (scale the app to zero, detach sessions)';
-        const emptied = await this.work.empty(up.link, shadow, this.config.sourceQueue, who);
+        const emptied = await this.work.empty(up.link, shadow, this.config.sourceQueue, who, true);
         if (!emptied.ok) return emptied.outcome;
         restored += emptied.value.moved;
       }
+      for (const { shadow } of this.shadows()) this.work.forgetMoves(shadow);
       this.phase = 'aborted';
       this.log.info('engine.aborted', { restored });
       return this.done({ restored });
@@ -363,8 +371,15 @@ export class RabbitEngine implements Engine {
       // The app reads the source next: what it left in its shadow (deliveries it held unacked
       // when it scaled down come back as ready) moves there first.
       const who = 'the application (scale it to zero)';
-      const emptied = await this.work.empty(up.link, this.config.appShadow, this.config.sourceQueue, who);
+      const emptied = await this.work.empty(
+        up.link,
+        this.config.appShadow,
+        this.config.sourceQueue,
+        who,
+        true,
+      );
       if (!emptied.ok) return emptied.outcome;
+      this.work.forgetMoves(this.config.appShadow);
       this.phase = 'handed-off';
       this.log.info('engine.handed-off', { moved: emptied.value.moved });
       return this.done({ moved: emptied.value.moved });
@@ -397,9 +412,7 @@ export class RabbitEngine implements Engine {
       const deleted: string[] = [];
       for (const { shadow, routeId } of this.shadows()) {
         // Never delete what is not proven idle: a shadow with a backlog stays, and says why.
-        const proof = await this.work.prove(up.link, shadow, idle);
-        if (!proof.ok) return pending('backlog', `${shadow} is kept: ${proof.reason}`);
-        const removal = await this.remove(up.link, shadow, routeId, proof.counts.exists);
+        const removal = await this.remove(up.link, shadow, routeId);
         if (!removal.ok) return removal.outcome;
         deleted.push(...removal.value.deleted);
       }
@@ -515,9 +528,16 @@ export class RabbitEngine implements Engine {
 
   private step<T>(name: string, op: () => Promise<Outcome<T>>): Promise<Outcome<T>> {
     return this.serial.run(async () => {
+      const started = Date.now();
       try {
         const outcome = await op();
-        if (outcome.kind !== 'done') this.log.info('step.not-done', { step: name, kind: outcome.kind });
+        const fields = { step: name, kind: outcome.kind, ms: Date.now() - started };
+        if (outcome.kind === 'done') this.log.debug('step.done', fields);
+        else
+          this.log.info('step.not-done', {
+            ...fields,
+            ...(outcome.kind === 'pending' ? { code: outcome.code } : {}),
+          });
         return outcome;
       } catch (err) {
         // Broker operations fail when the connection drops mid-step; steps are idempotent,
@@ -629,8 +649,8 @@ export class RabbitEngine implements Engine {
     );
   }
 
-  private async remove(link: Link, shadow: string, routeId: string | undefined, exists: boolean) {
-    const removal = await this.work.remove(link, shadow, this.sourceType ?? 'classic', routeId, exists);
+  private async remove(link: Link, shadow: string, routeId: string | undefined) {
+    const removal = await this.work.remove(link, shadow, this.sourceType ?? 'classic', routeId);
     if (removal.ok)
       this.retained = [...this.retained.filter((r) => r.name !== shadow), ...removal.value.retained];
     return removal;

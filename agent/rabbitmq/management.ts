@@ -21,6 +21,9 @@ export interface ManagementQueue {
   readonly messages_ready?: number;
   readonly messages_unacknowledged?: number;
   readonly consumer_details?: readonly ConsumerDetail[];
+  /** Classic queues: the tag of the exclusive consumer, from the same statistics record as
+   * the counts (so it dates the record). */
+  readonly exclusive_consumer_tag?: string | null;
 }
 
 export class ManagementClient {

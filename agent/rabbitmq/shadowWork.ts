@@ -8,7 +8,7 @@ import type { RabbitTiming } from './config';
 import type { ManagementClient } from './management';
 import { moveAll } from './mover';
 import type { SourceType } from './preflight';
-import { idle, noConsumers, prove, readCounts, type Expectation, type Proof } from './probe';
+import { describeCounts, idle, noConsumers, prove, readCounts, type Expectation, type Proof } from './probe';
 import type { Link } from './session';
 import { removeShadow } from './shadows';
 
@@ -21,8 +21,8 @@ export interface Emptied {
 }
 
 export class ShadowWork {
-  /** Moves done by emptyings that have not completed yet, so a retried step reports its
-   * whole work (in memory only: after a restart the count starts again). */
+  /** Moves per (queue, destination) until the step using them is done, so a retried step
+   * reports its whole work (in memory only: after a restart the count starts again). */
   private readonly movedSoFar = new Map<string, number>();
   private moves = 0;
 
@@ -42,11 +42,19 @@ export class ShadowWork {
     });
   }
 
-  /** Waits until `queue` has no consumers, moves everything in it to `to`, and proves it idle
-   * (a delivery requeued by a consumer that left late is moved on the next round). */
-  async empty(link: Link, queue: string, to: string, whoMustLeave: string): Promise<Step<Emptied>> {
+  /** Waits until `queue` has no consumers and moves everything in it to `to`. With
+   * `proveIdle`, then proves it idle with the statistics (a delivery requeued by a consumer
+   * that left late is moved on the next round); without, the caller removes the queue next,
+   * which proves it afresh. */
+  async empty(
+    link: Link,
+    queue: string,
+    to: string,
+    whoMustLeave: string,
+    proveIdle: boolean,
+  ): Promise<Step<Emptied>> {
     // No quiesce here: a consumer that comes back during the move is caught by the final
-    // idle proof, which includes consumers.
+    // proof, which includes consumers.
     const nobody = await prove(() => readCounts(link, this.management, queue), queue, noConsumers, {
       deadline: Date.now() + this.timing.stepTimeoutMs,
       pollIntervalMs: this.timing.pollIntervalMs,
@@ -75,6 +83,7 @@ export class ShadowWork {
         const why = `moved ${total()} from ${queue} to ${to}; ${move.reason ?? 'not finished'}`;
         return { ok: false, outcome: pending('backlog', why) };
       }
+      if (!proveIdle) return this.finish(key, true);
       const proof = await this.prove(link, queue, idle);
       if (proof.ok) return this.finish(key, proof.counts.exists);
       if (Date.now() >= deadline) {
@@ -86,17 +95,25 @@ export class ShadowWork {
     }
   }
 
-  /** Deletes (classic, conditional) or retains (quorum) a shadow. Call after proving it idle;
-   * `exists` is what that proof saw. */
+  /** Deletes (classic, conditional) or retains (quorum) a shadow that is idle: refused at once
+   * when live AMQP shows messages or consumers, else proven against fresh statistics. */
   async remove(
     link: Link,
     shadow: string,
     type: SourceType,
     routeId: string | undefined,
-    exists: boolean,
   ): Promise<Step<{ deleted: string[]; retained: RetainedResource[] }>> {
-    if (!exists) return { ok: true, value: { deleted: [shadow], retained: [] } };
-    const result = await removeShadow(link, shadow, type, routeId);
+    const live = await readCounts(link, this.management, shadow);
+    if (!live.exists) return { ok: true, value: { deleted: [shadow], retained: [] } };
+    if (live.ready > 0 || live.consumers > 0) {
+      return { ok: false, outcome: pending('backlog', `${describeCounts(shadow, live)}; it is kept`) };
+    }
+    const result = await removeShadow(
+      link,
+      this.management,
+      { name: shadow, type, routeId },
+      { deadline: Date.now() + 2 * this.timing.statisticsLagMs, pollIntervalMs: this.timing.pollIntervalMs },
+    );
     if (result.kind === 'refused') return { ok: false, outcome: pending('backlog', result.problem) };
     if (result.kind === 'retained') {
       this.logger.info('shadow.retained', { shadow });
@@ -106,9 +123,13 @@ export class ShadowWork {
     return { ok: true, value: { deleted: [shadow], retained: [] } };
   }
 
+  /** The step that emptied `queue` is done: its move count starts again next time. */
+  forgetMoves(queue: string): void {
+    for (const key of this.movedSoFar.keys())
+      if (key.startsWith(`${queue}\u0000`)) this.movedSoFar.delete(key);
+  }
+
   private finish(key: string, exists: boolean): Step<Emptied> {
-    const moved = this.movedSoFar.get(key) ?? 0;
-    this.movedSoFar.delete(key);
-    return { ok: true, value: { moved, exists } };
+    return { ok: true, value: { moved: this.movedSoFar.get(key) ?? 0, exists } };
   }
 }

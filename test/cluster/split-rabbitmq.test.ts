@@ -10,7 +10,7 @@ import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { restrictedKubeconfig } from '../env/k8s/kubeconfig';
 import { runDir } from '../env/paths';
-import { grantDeveloper, installController } from '../support/install';
+import { grantDeveloper, installController } from '../../deploy/install';
 import {
   adminConfig,
   createNamespace,

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
 import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { installController } from '../support/install';
+import { installController } from '../../deploy/install';
 import { adminConfig, createNamespace, deleteNamespace, pidOf, podsOf } from '../support/kube';
 import { pollUntil } from '../support/poll';
 import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';

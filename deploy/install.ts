@@ -1,5 +1,6 @@
-// Installs what the product needs on the local cluster, from the same sources users apply:
-// the generated CRD and deploy/manifests.ts. Idempotent, so suites can share one install.
+// Installs Queue Split into a cluster from the same sources users apply (the generated CRD and
+// deploy/manifests.ts): used by the tests, `npm run demo` and the extension's install command.
+// Idempotent: applying twice changes nothing.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -11,9 +12,8 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { repoRoot } from '../env/paths';
-import { controllerManifests, developerBinding, type InstallOptions } from '../../deploy/manifests';
-import { pollUntil } from './poll';
+import { controllerManifests, developerBinding, type InstallOptions } from './manifests';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const code = (err: unknown) => (err as { code?: number }).code;
 
@@ -44,6 +44,23 @@ export async function installCrd(kc: KubeConfig): Promise<void> {
     () => api.readCustomResourceDefinition({ name: crd.metadata!.name! }),
     (c) => c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True') ?? false,
   );
+}
+
+const repoRoot = path.resolve(__dirname, '..');
+
+async function pollUntil<T>(
+  what: string,
+  read: () => Promise<T>,
+  accept: (value: T) => boolean,
+  timeoutMs = 20_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read().catch(() => undefined);
+    if (value !== undefined && accept(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs / 1000}s`);
+    await sleep(500);
+  }
 }
 
 export const testInstall: InstallOptions = {

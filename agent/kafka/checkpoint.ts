@@ -1,0 +1,138 @@
+// The Kafka engine's checkpoint: what a restarted engine needs to continue where the last one
+// stopped. Offsets that change with every record (the splitter's, the drain's) live in the
+// broker's groups, not here; the checkpoint keeps the seed (for the rollback) and the
+// frontier (for the handback). Opaque to the controller; validated on the way back in.
+import { z } from 'zod';
+import type { HeaderFilter } from '../../core/filter';
+import type { Checkpoint, EnginePhase, RetainedResource, RouteSpec } from '../engine/contract';
+
+export const PROVIDER = 'kafka';
+const FORMAT = 1;
+
+const phases = [
+  'new',
+  'prepared',
+  'running',
+  'stopped',
+  'app-drained',
+  'handed-off',
+  'aborted',
+  'cleaned',
+  'closed',
+] as const satisfies readonly EnginePhase[];
+
+const offsetList = z.array(z.object({ partition: z.number().int().nonnegative(), offset: z.string() }));
+const route = z.object({
+  routeId: z.string(),
+  filter: z.record(z.string(), z.string()),
+  shadow: z.string(),
+  sessionGroup: z.string(),
+  drainGroup: z.string(),
+});
+
+const stateSchema = z.object({
+  activationId: z.string(),
+  epoch: z.number(),
+  sourceTopic: z.string(),
+  appGroup: z.string(),
+  appShadow: z.string(),
+  appShadowGroup: z.string(),
+  splitterGroup: z.string(),
+  transactionalId: z.string(),
+  phase: z.enum(phases),
+  partitions: z.number().int().nonnegative(),
+  generation: z.number().int().nonnegative(),
+  routes: z.array(route),
+  removed: z.array(route.omit({ filter: true })),
+  retained: z.array(
+    z.object({
+      kind: z.literal('shadow'),
+      name: z.string(),
+      routeId: z.string().optional(),
+      reason: z.string(),
+      verifiedEmptyAt: z.string(),
+    }),
+  ),
+  seed: offsetList.nullable(),
+  frontier: offsetList.nullable(),
+});
+
+export interface KafkaRoute extends RouteSpec {
+  readonly sessionGroup: string;
+  readonly drainGroup: string;
+}
+
+export interface RemovedRoute {
+  readonly routeId: string;
+  readonly shadow: string;
+  readonly sessionGroup: string;
+  readonly drainGroup: string;
+}
+
+export type OffsetList = readonly { readonly partition: number; readonly offset: string }[];
+
+export interface KafkaState {
+  readonly activationId: string;
+  readonly epoch: number;
+  readonly sourceTopic: string;
+  readonly appGroup: string;
+  readonly appShadow: string;
+  readonly appShadowGroup: string;
+  readonly splitterGroup: string;
+  readonly transactionalId: string;
+  readonly phase: EnginePhase;
+  /** Source partitions the split accepted (shadows have as many). */
+  readonly partitions: number;
+  readonly generation: number;
+  readonly routes: readonly KafkaRoute[];
+  readonly removed: readonly RemovedRoute[];
+  readonly retained: readonly RetainedResource[];
+  /** Where the application group stood when the pump started (offsetReset applied). */
+  readonly seed: OffsetList | null;
+  /** Where the pump stopped: the handback position. */
+  readonly frontier: OffsetList | null;
+}
+
+export const toList = (offsets: ReadonlyMap<number, string>): OffsetList =>
+  [...offsets].sort(([a], [b]) => a - b).map(([partition, offset]) => ({ partition, offset }));
+
+export const toMap = (list: OffsetList): Map<number, string> =>
+  new Map(list.map((o) => [o.partition, o.offset]));
+
+export function encodeCheckpoint(state: KafkaState): Checkpoint {
+  const body = {
+    ...state,
+    routes: state.routes.map((r) => ({
+      routeId: r.routeId,
+      filter: { ...r.filter },
+      shadow: r.shadow,
+      sessionGroup: r.sessionGroup,
+      drainGroup: r.drainGroup,
+    })),
+  };
+  // A JSON round trip drops `undefined` members, so what is persisted is what comes back.
+  return { provider: PROVIDER, format: FORMAT, state: JSON.parse(JSON.stringify(body)) };
+}
+
+export function decodeCheckpoint(
+  checkpoint: Checkpoint,
+): { ok: true; state: KafkaState } | { ok: false; problem: string } {
+  if (checkpoint.provider !== PROVIDER || checkpoint.format !== FORMAT) {
+    return {
+      ok: false,
+      problem: `checkpoint is ${checkpoint.provider} format ${checkpoint.format}, not ${PROVIDER} format ${FORMAT}`,
+    };
+  }
+  const parsed = stateSchema.safeParse(checkpoint.state);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      problem: `checkpoint does not parse: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+    };
+  }
+  const s = parsed.data;
+  return {
+    ok: true,
+    state: { ...s, routes: s.routes.map((r) => ({ ...r, filter: r.filter as HeaderFilter })) },
+  };
+}

@@ -1,0 +1,95 @@
+// Types for the few kafkajs 2.2.4 internals the engine uses (see wire.ts for why). kafkajs is
+// unmaintained since 2023, so these modules are frozen; only what wire.ts calls is declared.
+declare module 'kafkajs/src/cluster' {
+  // A namespace merged with the class carries these types through `export =`.
+  namespace Cluster {
+    export interface WireRecord {
+      offset: string;
+      key: Buffer | null;
+      value: Buffer | null;
+      headers: Record<string, Buffer | Buffer[]>;
+      timestamp: string;
+      isControlRecord?: boolean;
+      batchContext?: { producerId: string; inTransaction: boolean };
+    }
+    export interface WireFetchPartition {
+      partition: number;
+      errorCode: number;
+      highWatermark: string;
+      lastStableOffset: string;
+      lastStartOffset: string;
+      abortedTransactions: { producerId: string; firstOffset: string }[];
+      messages: WireRecord[];
+    }
+    export interface WireBroker {
+      fetch(request: {
+        replicaId: number;
+        isolationLevel: number;
+        maxWaitTime: number;
+        minBytes: number;
+        maxBytes: number;
+        topics: {
+          topic: string;
+          partitions: { partition: number; fetchOffset: string; maxBytes: number }[];
+        }[];
+      }): Promise<{ responses: { topicName: string; partitions: WireFetchPartition[] }[] }>;
+      offsetCommit(request: {
+        groupId: string;
+        groupGenerationId: number;
+        memberId: string;
+        topics: { topic: string; partitions: { partition: number; offset: string }[] }[];
+      }): Promise<unknown>;
+    }
+    export interface ClusterOptions {
+      logger: unknown;
+      socketFactory: unknown;
+      brokers: string[];
+      ssl?: unknown;
+      sasl?: unknown;
+      clientId: string;
+      connectionTimeout: number;
+      authenticationTimeout: number;
+      requestTimeout: number;
+      enforceRequestTimeout: boolean;
+      metadataMaxAge: number;
+      retry: { retries: number; initialRetryTime: number; maxRetryTime: number };
+      allowAutoTopicCreation: boolean;
+      maxInFlightRequests?: number | null;
+      isolationLevel: number;
+    }
+  }
+  class Cluster {
+    constructor(options: Cluster.ClusterOptions);
+    targetTopics: Set<string>;
+    connect(): Promise<void>;
+    disconnect(): Promise<void>;
+    isConnected(): boolean;
+    addTargetTopic(topic: string): Promise<void>;
+    refreshMetadata(): Promise<void>;
+    findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
+    findBroker(query: { nodeId: string }): Promise<Cluster.WireBroker>;
+    findGroupCoordinator(query: { groupId: string }): Promise<Cluster.WireBroker>;
+  }
+  export = Cluster;
+}
+
+declare module 'kafkajs/src/loggers' {
+  export const LEVELS: { NOTHING: number; ERROR: number; WARN: number; INFO: number; DEBUG: number };
+  export function createLogger(options: {
+    level: number;
+    logCreator: (level: number) => (entry: unknown) => void;
+  }): unknown;
+}
+
+declare module 'kafkajs/src/network/socketFactory' {
+  function defaultSocketFactory(): unknown;
+  export = defaultSocketFactory;
+}
+
+declare module 'kafkajs/src/consumer/filterAbortedMessages' {
+  function filterAbortedMessages<T>(input: {
+    messages: T[];
+    abortedTransactions: { producerId: string; firstOffset: string }[];
+  }): T[];
+  export = filterAbortedMessages;
+}

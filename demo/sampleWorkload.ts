@@ -1,0 +1,74 @@
+// The demo's sample service: one pod, two consumer containers — orders from a Kafka topic and
+// invoices from a RabbitMQ queue — annotated for Queue Split, as a team would deploy it.
+import type { V1Deployment } from '@kubernetes/client-node';
+import { QUEUE_CONFIG_ANNOTATION } from '../core/queueConfig/schema';
+
+// Names per run: a demo interrupted halfway never blocks the next one.
+const run = Date.now().toString(36);
+export const demoNamespace = `queuesplit-demo-${run}`;
+export const workloadName = 'shop';
+export const ordersTopic = `demo-orders-${run}`;
+export const appGroup = `shop-orders-${run}`;
+export const invoicesQueue = `demo-invoices-${run}`;
+
+const declaration = `queues:
+  - name: orders
+    container: orders-consumer
+    kafka:
+      brokersEnv: KAFKA_BROKERS
+      sourceEnv: SOURCE_TOPIC
+      groupEnv: KAFKA_GROUP
+      offsetReset: earliest
+  - name: invoices
+    container: invoices-consumer
+    rabbitmq:
+      urlEnv: AMQP_URL
+      managementUrlEnv: RABBITMQ_MANAGEMENT_URL
+      sourceEnv: SOURCE_QUEUE
+`;
+
+export function shopDeployment(env: {
+  kafkaBrokers: string;
+  amqpUrl: string;
+  managementUrl: string;
+}): V1Deployment {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: workloadName,
+      namespace: demoNamespace,
+      annotations: { [QUEUE_CONFIG_ANNOTATION]: declaration },
+    },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: workloadName } },
+      template: {
+        metadata: { labels: { app: workloadName } },
+        spec: {
+          terminationGracePeriodSeconds: 10,
+          containers: [
+            {
+              name: 'orders-consumer',
+              image: 'queuesplit/fixture-kafka-consumer:demo',
+              env: [
+                { name: 'KAFKA_BROKERS', value: env.kafkaBrokers },
+                { name: 'SOURCE_TOPIC', value: ordersTopic },
+                { name: 'KAFKA_GROUP', value: appGroup },
+              ],
+            },
+            {
+              name: 'invoices-consumer',
+              image: 'queuesplit/fixture-rabbitmq-consumer:demo',
+              env: [
+                { name: 'AMQP_URL', value: env.amqpUrl },
+                { name: 'RABBITMQ_MANAGEMENT_URL', value: env.managementUrl },
+                { name: 'SOURCE_QUEUE', value: invoicesQueue },
+              ],
+            },
+          ],
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,29 @@
+// Registers every command of the palette and the view (package.json `contributes.commands`).
+// Each command module is small and loads heavy code (Kubernetes, brokers) only when it runs.
+import * as vscode from 'vscode';
+import type { TreeNode } from '../model/tree';
+import type { Services } from '../services';
+import { addToLaunchConfig } from './addToLaunchConfig';
+import { guarded } from './guard';
+import { installController, type InstallArgs } from './installController';
+import { selectContext } from './selectContext';
+import { sendTestMessage } from './sendTestMessage';
+import { showSplitDetails } from './showDetails';
+import { startSplit } from './startSplit';
+import { stopAllMySplits, stopSplit } from './stopSplit';
+
+export function registerCommands(services: Services, refresh: () => void): vscode.Disposable[] {
+  const register = <A extends unknown[], R>(id: string, body: (...args: A) => Promise<R>) =>
+    vscode.commands.registerCommand(id, guarded(services, id, body));
+  return [
+    register('queueSplit.startSplit', (node?: TreeNode) => startSplit(services, node)),
+    register('queueSplit.stopSplit', (arg?: TreeNode | string) => stopSplit(services, arg)),
+    register('queueSplit.stopAllMySplits', () => stopAllMySplits(services)),
+    register('queueSplit.sendTestMessage', (node?: TreeNode) => sendTestMessage(services, node)),
+    register('queueSplit.showSplitDetails', (arg?: TreeNode | string) => showSplitDetails(services, arg)),
+    register('queueSplit.selectContext', () => selectContext(services)),
+    register('queueSplit.installController', (args?: InstallArgs) => installController(services, args)),
+    register('queueSplit.addToLaunchConfig', () => addToLaunchConfig(services)),
+    register('queueSplit.refresh', async () => refresh()),
+  ];
+}

@@ -1,0 +1,84 @@
+// Queue Split: Start Split… — workload (inferred from the workspace, else picked), queues from
+// its declaration, a header filter (x-queue-split-user=<me> by default), the delivery mode;
+// then the QueueSplit is created and a sidecar serves it, with progress until it is Active.
+import * as vscode from 'vscode';
+import type { TreeNode } from '../model/tree';
+import type { SplitRequest } from '../model/types';
+import { UserError } from '../notifications';
+import { SidecarFailure } from '../sidecar/sessions';
+import type { Services } from '../services';
+import { settings } from '../settings';
+import { chooseMode, chooseQueues, chooseWorkload, inputFilter, inputHttpTarget } from './pickers';
+
+export async function startSplit(services: Services, node?: TreeNode): Promise<void> {
+  const api = await services.cluster.api();
+  const [workloads, splits] = await Promise.all([api.listWorkloads(), api.listSplits()]);
+  const fromNode =
+    node?.kind === 'workload' || node?.kind === 'queue'
+      ? { kind: node.workload.kind, name: node.workload.name }
+      : undefined;
+  const workload = await chooseWorkload(services, workloads, fromNode);
+  if (workload === undefined) return;
+  const queues = await chooseQueues(workload, node?.kind === 'queue' ? [node.queue.name] : undefined);
+  if (queues === undefined) return;
+  const owner = settings.owner();
+  const filter = await inputFilter(workload, queues, splits, owner);
+  if (filter === undefined) return;
+  const mode = await chooseMode();
+  if (mode === undefined) return;
+  const request: SplitRequest = {
+    target: api.target,
+    workload: { kind: workload.kind, name: workload.name },
+    queues,
+    filter,
+    owner,
+    mode,
+  };
+  if (mode === 'http') {
+    const target = await inputHttpTarget();
+    if (target === undefined) return;
+    request.httpTarget = target;
+  }
+  if (mode === 'relay') {
+    const kafkaBrokers = settings.relayKafkaBrokers();
+    const amqpUrl = settings.relayAmqpUrl();
+    if (kafkaBrokers === '' && amqpUrl === '')
+      throw new UserError(
+        'relay delivery needs the local broker to republish into.',
+        'Set queueSplit.delivery.relayKafkaBrokers and/or queueSplit.delivery.relayAmqpUrl, then start again.',
+        [
+          {
+            title: 'Open Settings',
+            run: () =>
+              vscode.commands.executeCommand('workbench.action.openSettings', 'queueSplit.delivery.relay'),
+          },
+        ],
+      );
+    request.relay = {
+      ...(kafkaBrokers !== '' ? { kafkaBrokers } : {}),
+      ...(amqpUrl !== '' ? { amqpUrl } : {}),
+    };
+  }
+  const session = await services.sessions.ensure(request);
+  let ready;
+  try {
+    ready = await services.sessions.waitUntilReady(session, `Starting your split of ${session.label}`);
+  } catch (err) {
+    if (!(err instanceof SidecarFailure)) throw err;
+    if (session.stopping !== undefined) return; // the user cancelled
+    throw new UserError(err.message, err.suggestedAction, [
+      {
+        title: 'Stop Split',
+        run: () => services.sessions.stopByName(session.name, session.split.metadata.uid),
+      },
+    ]);
+  }
+  const where =
+    ready.mode === 'env'
+      ? `env for your process: ${Object.keys(ready.env).join(', ')}${ready.secretEnv.length > 0 ? ` (+ ${ready.secretEnv.length} secret, in ${ready.envFile ?? 'the env file'})` : ''}`
+      : ready.queues.map((q) => `${q.name} → ${q.deliversTo}`).join(', ');
+  services.notifier.info(`Split active: ${session.label} — ${where}.`, {
+    title: 'Show Details',
+    run: () => vscode.commands.executeCommand('queueSplit.showSplitDetails', session.name),
+  });
+}

@@ -1,0 +1,279 @@
+// The cluster calls the extension makes with the user's credentials: read annotated workloads
+// and QueueSplits, create and delete the user's QueueSplits, list namespaces, apply the install
+// manifests. Loaded lazily (with @kubernetes/client-node) the first time a command needs it.
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import {
+  QUEUE_SPLIT_API_VERSION,
+  QUEUE_SPLIT_GROUP,
+  QUEUE_SPLIT_KIND,
+  QUEUE_SPLIT_PLURAL,
+  QUEUE_SPLIT_VERSION,
+  type QueueSplit,
+} from '../../core/crd/queueSplitSchema';
+import { labelValue, queueSplitName, routeIdFromRandomBytes } from '../../core/names';
+import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
+import { MANAGED_BY_LABEL, OWNER_LABEL, WORKLOAD_LABEL } from '../../sidecar/split';
+import type { SplitRequest, WorkloadInfo, WorkloadKind } from '../model/types';
+import { isAnnotated, summarizeWorkload } from '../model/workloads';
+import type { KubeConnection } from './connection';
+import { httpStatus, isCrdMissing, kubeProblem, KubeProblem } from './errors';
+
+const SPLITS = { group: QUEUE_SPLIT_GROUP, version: QUEUE_SPLIT_VERSION, plural: QUEUE_SPLIT_PLURAL };
+const SPLIT_RESOURCE = `${QUEUE_SPLIT_PLURAL}.${QUEUE_SPLIT_GROUP}`;
+export const MANAGED_BY_EXTENSION = 'queue-split-vscode';
+
+export type Probe =
+  | { state: 'ready'; workloads: number; splits: number }
+  | { state: 'controllerMissing' }
+  | { state: 'noWorkloads' };
+
+/** A new QueueSplit for `request` (route id random, name derived from owner, workload and route). */
+export function newQueueSplit(
+  request: SplitRequest,
+  routeId: string,
+  leaseSeconds: number,
+  now = new Date(),
+): QueueSplit {
+  const name = queueSplitName({ owner: request.owner, workloadName: request.workload.name, routeId });
+  return {
+    apiVersion: QUEUE_SPLIT_API_VERSION,
+    kind: QUEUE_SPLIT_KIND,
+    metadata: {
+      name,
+      namespace: request.target.namespace,
+      labels: {
+        [MANAGED_BY_LABEL]: MANAGED_BY_EXTENSION,
+        [OWNER_LABEL]: labelValue(request.owner),
+        [WORKLOAD_LABEL]: labelValue(request.workload.name),
+      },
+    },
+    spec: {
+      workload: { ...request.workload },
+      queues: [...request.queues],
+      filter: { ...request.filter },
+      owner: request.owner,
+      routeId,
+      // Whole seconds: RFC 3339 as the CRD's date-time format and the sidecar write it.
+      lease: { renewTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'), durationSeconds: leaseSeconds },
+      delivery: { mode: request.mode },
+    },
+  };
+}
+
+export class ClusterApi {
+  readonly target;
+  private readonly apps: AppsV1Api;
+  private readonly core: CoreV1Api;
+  private readonly custom: CustomObjectsApi;
+
+  constructor(readonly connection: KubeConnection) {
+    this.target = connection.target;
+    this.apps = connection.kc.makeApiClient(AppsV1Api);
+    this.core = connection.kc.makeApiClient(CoreV1Api);
+    this.custom = connection.kc.makeApiClient(CustomObjectsApi);
+  }
+
+  private get ns(): string {
+    return this.target.namespace;
+  }
+
+  private problem(err: unknown, verb: string, resource: string, name?: string, namespaced = true) {
+    return kubeProblem(err, {
+      verb,
+      resource,
+      context: this.target.context,
+      ...(namespaced ? { namespace: this.ns } : {}),
+      ...(name !== undefined ? { name } : {}),
+    });
+  }
+
+  /** What the tree's welcome view needs to know: installed? anything to split here? */
+  async probe(): Promise<Probe> {
+    let splits: QueueSplit[];
+    try {
+      splits = await this.listSplits();
+    } catch (err) {
+      if (err instanceof KubeProblem && err.kind === 'crd-missing') return { state: 'controllerMissing' };
+      throw err;
+    }
+    const workloads = await this.listWorkloads();
+    if (workloads.length === 0 && splits.length === 0) return { state: 'noWorkloads' };
+    return { state: 'ready', workloads: workloads.length, splits: splits.length };
+  }
+
+  async listSplits(): Promise<QueueSplit[]> {
+    try {
+      const list = (await this.custom.listNamespacedCustomObject({ ...SPLITS, namespace: this.ns })) as {
+        items?: QueueSplit[];
+      };
+      return list.items ?? [];
+    } catch (err) {
+      throw this.problem(err, 'list', SPLIT_RESOURCE);
+    }
+  }
+
+  async getSplit(name: string): Promise<QueueSplit | undefined> {
+    try {
+      return (await this.custom.getNamespacedCustomObject({
+        ...SPLITS,
+        namespace: this.ns,
+        name,
+      })) as QueueSplit;
+    } catch (err) {
+      if (httpStatus(err) === 404 && !isCrdMissing(err)) return undefined;
+      throw this.problem(err, 'get', SPLIT_RESOURCE, name);
+    }
+  }
+
+  async createSplit(request: SplitRequest, leaseSeconds: number): Promise<QueueSplit> {
+    const body = newQueueSplit(request, routeIdFromRandomBytes(randomBytes(16)), leaseSeconds);
+    try {
+      return (await this.custom.createNamespacedCustomObject({
+        ...SPLITS,
+        namespace: this.ns,
+        body,
+      })) as QueueSplit;
+    } catch (err) {
+      throw this.problem(err, 'create', SPLIT_RESOURCE, body.metadata.name);
+    }
+  }
+
+  /** Deletes exactly this split (uid precondition); already gone counts as deleted. */
+  async deleteSplit(name: string, uid?: string): Promise<void> {
+    try {
+      await this.custom.deleteNamespacedCustomObject({
+        ...SPLITS,
+        namespace: this.ns,
+        name,
+        ...(uid !== undefined ? { body: { preconditions: { uid } } } : {}),
+      });
+    } catch (err) {
+      const status = httpStatus(err);
+      if ((status === 404 && !isCrdMissing(err)) || status === 409) return;
+      throw this.problem(err, 'delete', SPLIT_RESOURCE, name);
+    }
+  }
+
+  async listWorkloads(): Promise<WorkloadInfo[]> {
+    const [deployments, statefulSets] = await Promise.all([
+      this.apps.listNamespacedDeployment({ namespace: this.ns }).catch((err: unknown) => {
+        throw this.problem(err, 'list', 'deployments.apps');
+      }),
+      this.apps.listNamespacedStatefulSet({ namespace: this.ns }).catch((err: unknown) => {
+        throw this.problem(err, 'list', 'statefulsets.apps');
+      }),
+    ]);
+    return [
+      ...deployments.items
+        .filter((d) => isAnnotated(d as WorkloadLike))
+        .map((d) => summarizeWorkload('Deployment', d as WorkloadLike)),
+      ...statefulSets.items
+        .filter((s) => isAnnotated(s as WorkloadLike))
+        .map((s) => summarizeWorkload('StatefulSet', s as WorkloadLike)),
+    ];
+  }
+
+  /** The raw workload object (for the queue declaration and its env). */
+  async readWorkload(kind: WorkloadKind, name: string): Promise<WorkloadLike> {
+    try {
+      const read =
+        kind === 'Deployment'
+          ? await this.apps.readNamespacedDeployment({ name, namespace: this.ns })
+          : await this.apps.readNamespacedStatefulSet({ name, namespace: this.ns });
+      return { ...(read as WorkloadLike), kind };
+    } catch (err) {
+      throw this.problem(err, 'get', kind === 'Deployment' ? 'deployments.apps' : 'statefulsets.apps', name);
+    }
+  }
+
+  /** Namespaces the user may list, or undefined when RBAC does not allow listing them. */
+  async listNamespaces(): Promise<string[] | undefined> {
+    try {
+      const list = await this.core.listNamespace();
+      return list.items
+        .map((n) => n.metadata?.name ?? '')
+        .filter((n) => n !== '')
+        .sort();
+    } catch (err) {
+      if (httpStatus(err) === 403) return undefined;
+      throw this.problem(err, 'list', 'namespaces', undefined, false);
+    }
+  }
+
+  /**
+   * Creates each object, or replaces it when it exists (server-side validation and RBAC apply).
+   * `dryRun` asks the API server to check everything without persisting anything.
+   */
+  async apply(
+    objects: readonly KubernetesObject[],
+    dryRun: boolean,
+    report: (line: string) => void,
+  ): Promise<void> {
+    const api = KubernetesObjectApi.makeApiClient(this.connection.kc);
+    const dry = dryRun ? 'All' : undefined;
+    for (const object of objects) {
+      const what = `${object.kind} ${object.metadata?.name ?? ''}`;
+      try {
+        try {
+          await api.create(object, undefined, dry);
+          report(`created ${what}`);
+        } catch (err) {
+          if (httpStatus(err) !== 409) throw err;
+          const current = await api.read(object as KubernetesObject & { metadata: { name: string } });
+          await api.replace(
+            {
+              ...object,
+              metadata: { ...object.metadata, resourceVersion: current.metadata?.resourceVersion },
+            },
+            undefined,
+            dry,
+          );
+          report(`replaced ${what}`);
+        }
+      } catch (err) {
+        throw kubeProblem(err, {
+          verb: 'create',
+          resource: object.kind ?? 'object',
+          name: object.metadata?.name ?? '',
+          ...(object.metadata?.namespace !== undefined ? { namespace: object.metadata.namespace } : {}),
+          context: this.target.context,
+        });
+      }
+    }
+  }
+
+  async waitForCrd(name: string, timeoutMs: number): Promise<void> {
+    const api = this.connection.kc.makeApiClient(ApiextensionsV1Api);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        const crd = await api.readCustomResourceDefinition({ name });
+        if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
+      } catch (err) {
+        if (httpStatus(err) !== 404)
+          throw kubeProblem(err, {
+            verb: 'get',
+            resource: 'customresourcedefinitions',
+            name,
+            context: this.target.context,
+          });
+      }
+      if (Date.now() > deadline)
+        throw new KubeProblem(
+          `The CRD ${name} is not Established after ${timeoutMs / 1000}s.`,
+          'Check the API server; then run the command again.',
+          'other',
+        );
+      await sleep(500);
+    }
+  }
+}

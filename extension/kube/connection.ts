@@ -1,0 +1,90 @@
+// The user's kubeconfig, context and namespace, as the extension uses them. Precedence: the
+// choice made with "Select Context/Namespace…" for this workspace, then the settings, then the
+// kubeconfig's current context and that context's namespace, then `default`.
+import * as fs from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeTargetInfo } from '../model/types';
+import { KubeProblem } from './errors';
+
+export interface Selection {
+  context?: string;
+  namespace?: string;
+}
+
+export interface KubeConnection {
+  kc: KubeConfig;
+  target: KubeTargetInfo;
+  /** The kubeconfig file given in the settings, for the sidecar; undefined = default lookup. */
+  kubeconfigPath?: string;
+}
+
+export interface ContextInfo {
+  name: string;
+  cluster: string;
+  namespace?: string;
+  current: boolean;
+}
+
+export function loadKubeConfig(kubeconfigPath: string): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    if (kubeconfigPath !== '') {
+      if (!fs.existsSync(kubeconfigPath)) throw new Error(`${kubeconfigPath} does not exist`);
+      kc.loadFromFile(kubeconfigPath);
+    } else kc.loadFromDefault();
+  } catch (err) {
+    throw new KubeProblem(
+      `Cannot load the kubeconfig${kubeconfigPath !== '' ? ` ${kubeconfigPath}` : ''}: ${err instanceof Error ? err.message : String(err)}`,
+      'Point the queueSplit.kubeconfig setting (or $KUBECONFIG) at a valid kubeconfig file.',
+      'config',
+    );
+  }
+  return kc;
+}
+
+export function listContexts(kubeconfigPath: string): ContextInfo[] {
+  const kc = loadKubeConfig(kubeconfigPath);
+  const current = kc.getCurrentContext();
+  return kc.getContexts().map((c) => ({
+    name: c.name,
+    cluster: c.cluster,
+    ...(c.namespace !== undefined ? { namespace: c.namespace } : {}),
+    current: c.name === current,
+  }));
+}
+
+export function connect(
+  kubeconfigPath: string,
+  selection: Selection,
+  settingsTarget: Selection,
+): KubeConnection {
+  const kc = loadKubeConfig(kubeconfigPath);
+  const wanted = selection.context || settingsTarget.context || undefined;
+  if (wanted !== undefined) {
+    if (!kc.getContexts().some((c) => c.name === wanted)) {
+      const known = kc.getContexts().map((c) => c.name);
+      throw new KubeProblem(
+        `Context "${wanted}" is not in the kubeconfig (it has ${known.length > 0 ? known.join(', ') : 'no contexts'}).`,
+        'Run "Queue Split: Select Context/Namespace…" to pick one.',
+        'config',
+      );
+    }
+    kc.setCurrentContext(wanted);
+  }
+  const context = kc.getCurrentContext();
+  const cluster = kc.getCurrentCluster();
+  if (!context || cluster === null) {
+    throw new KubeProblem(
+      'The kubeconfig has no current context with a cluster.',
+      'Run "Queue Split: Select Context/Namespace…", or set one with `kubectl config use-context`.',
+      'config',
+    );
+  }
+  const namespace =
+    selection.namespace || settingsTarget.namespace || kc.getContextObject(context)?.namespace || 'default';
+  return {
+    kc,
+    target: { context, namespace, server: cluster.server },
+    ...(kubeconfigPath !== '' ? { kubeconfigPath } : {}),
+  };
+}

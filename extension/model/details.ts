@@ -1,0 +1,76 @@
+// "Show Split Details": the QueueSplit and the state of this window's sidecar for it, as YAML.
+// Another owner's filter values are masked (they are their header values); server-side
+// bookkeeping (managedFields) is left out.
+import { stringify } from 'yaml';
+import { filterKeys } from './owner';
+import { blockingReason } from './phases';
+import { totalDelivered, type SessionView } from './session';
+import type { QueueSplit } from './types';
+
+export function detailsYaml(
+  split: QueueSplit | undefined,
+  options: { mine: boolean; session?: SessionView; name: string; namespace: string; context: string },
+): string {
+  const header = [
+    `# Queue Split — ${options.name} (namespace ${options.namespace}, context ${options.context})`,
+    '# Read-only; it follows the cluster live. Stop the split with "Queue Split: Stop Split".',
+  ];
+  const doc: Record<string, unknown> = {};
+  if (split === undefined) {
+    doc.queueSplit = 'gone (the split was deleted and drained, or never existed)';
+  } else {
+    const metadata: Record<string, unknown> = { ...split.metadata };
+    delete metadata.managedFields;
+    const spec = options.mine
+      ? split.spec
+      : {
+          ...split.spec,
+          filter: Object.fromEntries(Object.keys(split.spec.filter).map((k) => [k, '…'])),
+        };
+    const { phase, reason, nextAction } = blockingReason(split);
+    doc.state = {
+      phase,
+      ...(reason !== undefined ? { waitingOn: reason } : {}),
+      ...(nextAction !== undefined ? { nextAction } : {}),
+      ...(options.mine
+        ? {}
+        : { note: `filter values of other owners are hidden (${filterKeys(split.spec.filter)})` }),
+    };
+    doc.queueSplit = {
+      apiVersion: split.apiVersion,
+      kind: split.kind,
+      metadata,
+      spec,
+      status: split.status ?? {},
+    };
+  }
+  if (options.session !== undefined) {
+    const s = options.session;
+    doc.sidecar = {
+      stage: s.stage,
+      mode: s.mode,
+      ...(s.pid !== undefined ? { pid: s.pid } : {}),
+      message: s.message,
+      deliveredToYourProcess: totalDelivered(s),
+      deliveredPerQueue: s.delivered,
+      failedAttemptsPerQueue: s.failed,
+      ...(s.ready !== undefined
+        ? {
+            queues: s.ready.queues,
+            ...(Object.keys(s.ready.env).length > 0 ? { env: s.ready.env } : {}),
+            ...(s.ready.secretEnv.length > 0 ? { secretEnvNames: s.ready.secretEnv } : {}),
+            ...(s.ready.envFile !== undefined ? { envFile: s.ready.envFile } : {}),
+          }
+        : {}),
+      ...(s.error !== undefined
+        ? {
+            error: { code: s.error.code, message: s.error.message, suggestedAction: s.error.suggestedAction },
+          }
+        : {}),
+      ...(s.warnings.length > 0
+        ? { recentWarnings: s.warnings.map((w) => ({ code: w.code, message: w.message, time: w.time })) }
+        : {}),
+    };
+  }
+  return `${header.join('\n')}\n${stringify(doc, { lineWidth: 0 })}`;
+}

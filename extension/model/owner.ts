@@ -1,0 +1,29 @@
+// Whose split is whose, and how a filter may be shown. Filter values are header values: the UI
+// shows them only on the user's own splits, logs never show them (keys only).
+import { filterEntries, formatFilter, type HeaderFilter } from '../../core/filter';
+import type { QueueSplit } from './types';
+
+export function isMine(split: QueueSplit, owner: string): boolean {
+  return split.spec.owner === owner;
+}
+
+/** `k=v,k2=v2` for the owner; `k=…,k2=…` for anybody else's filter. */
+export function filterForDisplay(filter: HeaderFilter, mine: boolean): string {
+  if (Object.keys(filter).length === 0) return '(all messages)';
+  return mine ? formatFilter(filter) : filterKeys(filter);
+}
+
+/** For logs: the keys only, values elided. */
+export function filterKeys(filter: HeaderFilter): string {
+  if (Object.keys(filter).length === 0) return '(all messages)';
+  return filterEntries(filter)
+    .map(([key]) => `${key}=…`)
+    .join(',');
+}
+
+/** The owner name the extension uses: the setting, else the OS user name, else "developer". */
+export function effectiveOwner(setting: string, osUser: string | undefined): string {
+  const trimmed = setting.trim();
+  if (trimmed !== '') return trimmed;
+  return osUser !== undefined && osUser.trim() !== '' ? osUser.trim() : 'developer';
+}

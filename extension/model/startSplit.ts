@@ -1,0 +1,180 @@
+// The decisions behind "Start Split…" and a launch configuration's queueSplit block, as pure
+// functions: which workload the workspace is about, which filter is valid and free, and the
+// defaults the pickers propose.
+import {
+  DEFAULT_FILTER_KEY,
+  filtersOverlap,
+  formatFilter,
+  parseFilter,
+  type HeaderFilter,
+} from '../../core/filter';
+import { formatFieldError } from '../../core/result';
+import { isMine } from './owner';
+import { splitPhase } from './phases';
+import type { QueueSplit, WorkloadInfo, WorkloadKind } from './types';
+import { splittable } from './splittable';
+
+export interface WorkloadRefText {
+  kind?: WorkloadKind;
+  name: string;
+}
+
+const KINDS: Record<string, WorkloadKind> = {
+  deployment: 'Deployment',
+  deploy: 'Deployment',
+  deployments: 'Deployment',
+  statefulset: 'StatefulSet',
+  statefulsets: 'StatefulSet',
+  sts: 'StatefulSet',
+};
+
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** `deployment/orders`, `statefulset/orders` or `orders` (any kind); an error text otherwise. */
+export function parseWorkloadRef(text: string): WorkloadRefText | { error: string } {
+  const trimmed = text.trim();
+  const slash = trimmed.indexOf('/');
+  const kindText = slash < 0 ? undefined : trimmed.slice(0, slash).toLowerCase();
+  const name = slash < 0 ? trimmed : trimmed.slice(slash + 1);
+  const kind = kindText === undefined ? undefined : KINDS[kindText.replace(/\.apps$/, '')];
+  if (kindText !== undefined && kind === undefined)
+    return {
+      error: `"${kindText}" is not a Deployment or StatefulSet; write deployment/NAME or statefulset/NAME.`,
+    };
+  if (!OBJECT_NAME.test(name) || name.length > 253)
+    return { error: `"${name}" is not a Kubernetes object name (lowercase letters, digits, "-", ".").` };
+  return kind !== undefined ? { kind, name } : { name };
+}
+
+export interface WorkloadCandidate extends WorkloadRefText {
+  /** Where the guess comes from, shown to the user: "setting queueSplit.workload", "k8s/app.yaml", "folder name". */
+  from: string;
+  /** Lower wins: setting 0, manifest 1, folder name 2. */
+  strength: number;
+}
+
+export interface RankedWorkload {
+  workload: WorkloadInfo;
+  /** Why it is proposed first, when a workspace candidate matches it. */
+  inferredFrom?: string;
+}
+
+export interface Inference {
+  /** Set when exactly one splittable workload matches the strongest workspace hint. */
+  inferred?: RankedWorkload;
+  /** Every annotated workload, matches first, for the quick pick. */
+  ranked: RankedWorkload[];
+}
+
+function matchesCandidate(workload: WorkloadInfo, candidate: WorkloadRefText): boolean {
+  return (
+    workload.name === candidate.name && (candidate.kind === undefined || candidate.kind === workload.kind)
+  );
+}
+
+export function inferWorkload(
+  candidates: readonly WorkloadCandidate[],
+  annotated: readonly WorkloadInfo[],
+): Inference {
+  const ordered = [...candidates].sort((a, b) => a.strength - b.strength);
+  const hints = new Map<WorkloadInfo, WorkloadCandidate>();
+  for (const candidate of ordered) {
+    for (const workload of annotated) {
+      if (!hints.has(workload) && matchesCandidate(workload, candidate)) hints.set(workload, candidate);
+    }
+  }
+  const ranked: RankedWorkload[] = [...annotated]
+    .sort((a, b) => {
+      const ha = hints.get(a)?.strength ?? 99;
+      const hb = hints.get(b)?.strength ?? 99;
+      if (ha !== hb) return ha - hb;
+      const sa = splittable(a) ? 0 : 1;
+      const sb = splittable(b) ? 0 : 1;
+      return sa !== sb ? sa - sb : a.name.localeCompare(b.name);
+    })
+    .map((workload) => {
+      const hint = hints.get(workload);
+      return hint !== undefined ? { workload, inferredFrom: hint.from } : { workload };
+    });
+  const strongest = Math.min(...[...hints.values()].map((c) => c.strength));
+  const best = ranked.filter(
+    (r) =>
+      r.inferredFrom !== undefined && hints.get(r.workload)?.strength === strongest && splittable(r.workload),
+  );
+  return best.length === 1 && best[0] !== undefined ? { inferred: best[0], ranked } : { ranked };
+}
+
+export function defaultFilterText(owner: string): string {
+  return `${DEFAULT_FILTER_KEY}=${owner}`;
+}
+
+export interface FilterCheck {
+  filter?: HeaderFilter;
+  /** Blocks the input: unparsable, or overlapping another live route. */
+  error?: string;
+}
+
+/**
+ * Parses what the user typed and checks it against the other routes on the same queues: the
+ * controller rejects overlapping filters, so the input box says so before anything is created.
+ * Other owners' filter values are never repeated back (they are their header values).
+ */
+export function checkFilter(
+  text: string,
+  context: {
+    workload: WorkloadRefText;
+    queues: readonly string[];
+    splits: readonly QueueSplit[];
+    owner: string;
+  },
+): FilterCheck {
+  const parsed = parseFilter(text, 'filter');
+  if (!parsed.ok) return { error: parsed.errors.map((e) => formatFieldError({ ...e, path: '' })).join(' ') };
+  const filter = parsed.value;
+  for (const split of context.splits) {
+    if (split.spec.workload.name !== context.workload.name) continue;
+    if (context.workload.kind !== undefined && split.spec.workload.kind !== context.workload.kind) continue;
+    const phase = splitPhase(split);
+    if (phase === 'Stopped' || phase === 'Rejected' || phase === 'Failed') continue;
+    const shared = split.spec.queues.filter((q) => context.queues.includes(q));
+    if (shared.length === 0 || !filtersOverlap(filter, split.spec.filter)) continue;
+    const who = isMine(split, context.owner)
+      ? `your split ${split.metadata.name} (${formatFilter(split.spec.filter) || 'all messages'})`
+      : `the split of ${split.spec.owner}`;
+    return {
+      error: `Overlaps ${who} on ${shared.join(', ')}: one message could match both. ${
+        Object.keys(filter).length === 0
+          ? 'An empty filter takes every message; add key=value pairs.'
+          : 'Add another key=value pair or use a different value.'
+      }`,
+    };
+  }
+  return { filter };
+}
+
+/** A live split of mine on this workload, which a new start would clash with or can reuse. */
+export function myLiveSplit(
+  splits: readonly QueueSplit[],
+  workload: { kind: WorkloadKind; name: string },
+  owner: string,
+): QueueSplit | undefined {
+  return splits.find(
+    (s) =>
+      isMine(s, owner) &&
+      s.spec.workload.kind === workload.kind &&
+      s.spec.workload.name === workload.name &&
+      s.metadata.deletionTimestamp === undefined &&
+      !['Stopped', 'Rejected', 'Failed'].includes(splitPhase(s)),
+  );
+}
+
+/** True when an existing split asks for exactly this (so it can be adopted instead of recreated). */
+export function sameRequest(split: QueueSplit, queues: readonly string[], filter: HeaderFilter): boolean {
+  const a = [...split.spec.queues].sort();
+  const b = [...queues].sort();
+  return (
+    a.length === b.length &&
+    a.every((q, i) => q === b[i]) &&
+    formatFilter(split.spec.filter) === formatFilter(filter)
+  );
+}

@@ -1,0 +1,335 @@
+// The "Queue Splits" tree as pure data: context → workloads with a queue declaration → queues →
+// routes (mine and teammates'). The nodes are a discriminated union; `childrenOf` builds the
+// hierarchy from one snapshot of the namespace and `lookOf` says how each node is shown. The
+// TreeDataProvider only turns these into vscode.TreeItems.
+import { isEmptyFilter } from '../../core/filter';
+import { filterForDisplay, isMine } from './owner';
+import { blockingReason, countsText, phaseLook, queuePhase } from './phases';
+import { totalDelivered, type SessionView } from './session';
+import type { DeclaredQueue, KubeTargetInfo, QueueSplit, WorkloadInfo } from './types';
+
+export interface ContextNode {
+  kind: 'context';
+  id: string;
+  target: KubeTargetInfo;
+}
+
+export interface WorkloadNode {
+  kind: 'workload';
+  id: string;
+  workload: WorkloadInfo;
+  /** True when no annotated workload of this name exists but splits still reference it. */
+  undeclared: boolean;
+}
+
+export interface QueueNode {
+  kind: 'queue';
+  id: string;
+  workload: WorkloadInfo;
+  queue: DeclaredQueue;
+  undeclared: boolean;
+}
+
+export interface RouteNode {
+  kind: 'route';
+  id: string;
+  split: QueueSplit;
+  queue: string;
+  mine: boolean;
+  session?: SessionView;
+}
+
+export interface NoticeNode {
+  kind: 'notice';
+  id: string;
+  text: string;
+  detail?: string;
+  severity: 'info' | 'warning' | 'error';
+}
+
+export type TreeNode = ContextNode | WorkloadNode | QueueNode | RouteNode | NoticeNode;
+
+/** Everything the tree shows for one context/namespace at one moment. */
+export interface TreeSnapshot {
+  target: KubeTargetInfo;
+  owner: string;
+  /** Annotated workloads (valid or not). */
+  workloads: readonly WorkloadInfo[];
+  splits: readonly QueueSplit[];
+  /** Sidecars this window runs, by QueueSplit name. */
+  sessions: ReadonlyMap<string, SessionView>;
+  /** Set while the watches have not delivered their first list. */
+  loading?: boolean;
+}
+
+const workloadKey = (kind: string, name: string) => `${kind}/${name}`;
+
+export function contextNode(target: KubeTargetInfo): ContextNode {
+  return { kind: 'context', id: `ctx:${target.context}/${target.namespace}`, target };
+}
+
+/** Workloads to show: the annotated ones plus any a split still references. */
+export function workloadsOf(snapshot: TreeSnapshot): WorkloadNode[] {
+  const byKey = new Map<string, WorkloadNode>();
+  const ns = snapshot.target.namespace;
+  for (const workload of snapshot.workloads) {
+    byKey.set(workloadKey(workload.kind, workload.name), {
+      kind: 'workload',
+      id: `wl:${ns}/${workloadKey(workload.kind, workload.name)}`,
+      workload,
+      undeclared: false,
+    });
+  }
+  for (const split of snapshot.splits) {
+    const { kind, name } = split.spec.workload;
+    const key = workloadKey(kind, name);
+    if (byKey.has(key)) continue;
+    byKey.set(key, {
+      kind: 'workload',
+      id: `wl:${ns}/${key}`,
+      workload: { kind, name, namespace: ns, queues: [], errors: [] },
+      undeclared: true,
+    });
+  }
+  return [...byKey.values()].sort((a, b) =>
+    a.workload.name === b.workload.name
+      ? a.workload.kind.localeCompare(b.workload.kind)
+      : a.workload.name.localeCompare(b.workload.name),
+  );
+}
+
+function splitsOfWorkload(snapshot: TreeSnapshot, workload: WorkloadInfo): QueueSplit[] {
+  return snapshot.splits.filter(
+    (s) => s.spec.workload.kind === workload.kind && s.spec.workload.name === workload.name,
+  );
+}
+
+export function queuesOf(snapshot: TreeSnapshot, node: WorkloadNode): (QueueNode | NoticeNode)[] {
+  const { workload } = node;
+  const out: (QueueNode | NoticeNode)[] = [];
+  const seen = new Set<string>();
+  for (const queue of workload.queues) {
+    seen.add(queue.name);
+    out.push({ kind: 'queue', id: `${node.id}/q:${queue.name}`, workload, queue, undeclared: false });
+  }
+  // Queues a split names that the declaration no longer has: still shown, so the route can be stopped.
+  for (const split of splitsOfWorkload(snapshot, workload)) {
+    for (const name of split.spec.queues) {
+      if (seen.has(name)) continue;
+      seen.add(name);
+      out.push({
+        kind: 'queue',
+        id: `${node.id}/q:${name}`,
+        workload,
+        queue: { name, provider: 'rabbitmq', source: '', container: '' },
+        undeclared: true,
+      });
+    }
+  }
+  if (workload.errors.length > 0) {
+    out.unshift({
+      kind: 'notice',
+      id: `${node.id}/invalid`,
+      text: 'The queue declaration is invalid',
+      detail: workload.errors.join('\n'),
+      severity: 'error',
+    });
+  }
+  return out;
+}
+
+export function routesOf(snapshot: TreeSnapshot, node: QueueNode): RouteNode[] {
+  return splitsOfWorkload(snapshot, node.workload)
+    .filter((s) => s.spec.queues.includes(node.queue.name))
+    .map((split): RouteNode => {
+      const session = snapshot.sessions.get(split.metadata.name);
+      return {
+        kind: 'route',
+        id: `route:${split.metadata.namespace ?? snapshot.target.namespace}/${split.metadata.name}/${node.queue.name}`,
+        split,
+        queue: node.queue.name,
+        mine: isMine(split, snapshot.owner),
+        ...(session !== undefined ? { session } : {}),
+      };
+    })
+    .sort((a, b) => {
+      if (a.mine !== b.mine) return a.mine ? -1 : 1;
+      const rank =
+        phaseLook(queuePhase(a.split, a.queue)).rank - phaseLook(queuePhase(b.split, b.queue)).rank;
+      return rank !== 0 ? rank : a.split.spec.owner.localeCompare(b.split.spec.owner);
+    });
+}
+
+export function childrenOf(snapshot: TreeSnapshot, node: TreeNode): TreeNode[] {
+  switch (node.kind) {
+    case 'context': {
+      const workloads = workloadsOf(snapshot);
+      if (workloads.length > 0) return workloads;
+      return [
+        {
+          kind: 'notice',
+          id: `${node.id}/empty`,
+          text: snapshot.loading ? 'Loading…' : 'No workload here declares queues',
+          severity: 'info',
+        },
+      ];
+    }
+    case 'workload':
+      return queuesOf(snapshot, node);
+    case 'queue':
+      return routesOf(snapshot, node);
+    case 'route':
+    case 'notice':
+      return [];
+  }
+}
+
+export interface NodeLook {
+  label: string;
+  description?: string;
+  /** Markdown. */
+  tooltip: string;
+  icon: { id: string; color?: string };
+  /** For `view/item/context` menus: context, workload, queue, route.mine, route.teammate, notice. */
+  contextValue: string;
+  collapsible: 'none' | 'collapsed' | 'expanded';
+}
+
+function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
+}
+
+export function routeQueueCounts(split: QueueSplit, queue: string): { delivered?: number; lag?: number } {
+  const status = split.status?.queues?.find((q) => q.name === queue);
+  return {
+    ...(status?.delivered !== undefined ? { delivered: status.delivered } : {}),
+    ...(status?.lag !== undefined ? { lag: status.lag } : {}),
+  };
+}
+
+export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
+  switch (node.kind) {
+    case 'context':
+      return {
+        label: node.target.context,
+        description: `namespace ${node.target.namespace}`,
+        tooltip: [
+          `**Context** ${escapeMarkdown(node.target.context)}`,
+          `**Namespace** ${escapeMarkdown(node.target.namespace)}`,
+          ...(node.target.server !== undefined ? [`**Server** ${escapeMarkdown(node.target.server)}`] : []),
+          '',
+          'Change with *Queue Split: Select Context/Namespace…*',
+        ].join('\n\n'),
+        icon: { id: 'cloud' },
+        contextValue: 'context',
+        collapsible: 'expanded',
+      };
+    case 'workload': {
+      const { workload } = node;
+      const routes = splitsOfWorkload(snapshot, workload);
+      const mine = routes.filter((s) => isMine(s, snapshot.owner)).length;
+      const parts: string[] = [workload.kind];
+      if (node.undeclared) parts.push('no queue declaration');
+      else parts.push(`${workload.queues.length} ${workload.queues.length === 1 ? 'queue' : 'queues'}`);
+      if (routes.length > 0)
+        parts.push(
+          `${routes.length} ${routes.length === 1 ? 'split' : 'splits'}${mine > 0 ? ` (${mine} mine)` : ''}`,
+        );
+      const invalid = workload.errors.length > 0;
+      return {
+        label: workload.name,
+        description: parts.join(' · '),
+        tooltip: [
+          `**${workload.kind}** ${escapeMarkdown(workload.name)} in ${escapeMarkdown(workload.namespace)}`,
+          ...(invalid
+            ? ['', '**Declaration problems:**', ...workload.errors.map((e) => `- ${escapeMarkdown(e)}`)]
+            : []),
+          ...(node.undeclared
+            ? ['', 'Splits still reference this workload, but it has no valid queue declaration now.']
+            : []),
+        ].join('\n'),
+        icon:
+          invalid || node.undeclared
+            ? { id: 'warning', color: 'list.warningForeground' }
+            : { id: 'server-process' },
+        contextValue: invalid || node.undeclared ? 'workload.invalid' : 'workload',
+        collapsible: 'expanded',
+      };
+    }
+    case 'queue': {
+      const routes = routesOf(snapshot, node);
+      const { queue } = node;
+      const parts: string[] = [];
+      if (!node.undeclared) parts.push(`${queue.provider} · ${queue.source}`);
+      else parts.push('not declared any more');
+      parts.push(
+        routes.length === 0 ? 'no routes' : `${routes.length} ${routes.length === 1 ? 'route' : 'routes'}`,
+      );
+      return {
+        label: queue.name,
+        description: parts.join(' · '),
+        tooltip: node.undeclared
+          ? `Queue **${escapeMarkdown(queue.name)}** is named by a split but not declared by ${escapeMarkdown(node.workload.name)} any more.`
+          : [
+              `**${escapeMarkdown(queue.name)}** (${queue.provider === 'kafka' ? 'Kafka topic' : 'RabbitMQ queue'} ${escapeMarkdown(queue.source)})`,
+              `container ${escapeMarkdown(queue.container)}`,
+            ].join('\n\n'),
+        icon: { id: queue.provider === 'kafka' ? 'symbol-event' : 'mail' },
+        contextValue: node.undeclared ? 'queue.undeclared' : 'queue',
+        // Always expanded: an item that starts without children and gets some later (the first
+        // route) would otherwise stay collapsed, VS Code remembering its state by id.
+        collapsible: 'expanded',
+      };
+    }
+    case 'route':
+      return routeLook(node);
+    case 'notice':
+      return {
+        label: node.text,
+        ...(node.detail !== undefined ? { description: node.detail.split('\n')[0] } : {}),
+        tooltip: node.detail !== undefined ? escapeMarkdown(node.detail) : escapeMarkdown(node.text),
+        icon:
+          node.severity === 'error'
+            ? { id: 'error', color: 'errorForeground' }
+            : node.severity === 'warning'
+              ? { id: 'warning', color: 'list.warningForeground' }
+              : { id: 'info' },
+        contextValue: 'notice',
+        collapsible: 'none',
+      };
+  }
+}
+
+function routeLook(node: RouteNode): NodeLook {
+  const { split, queue, mine, session } = node;
+  const phase = queuePhase(split, queue);
+  const look = phaseLook(phase);
+  const { delivered, lag } = routeQueueCounts(split, queue);
+  const filter = filterForDisplay(split.spec.filter, mine);
+  const counts = countsText(delivered, lag);
+  const description = [phase, filter, counts].filter((p) => p !== '').join(' · ');
+  const { reason, nextAction } = blockingReason(split);
+  const tooltip = [
+    `**${mine ? 'Your split' : `Split of ${escapeMarkdown(split.spec.owner)}`}** — ${escapeMarkdown(split.metadata.name)}`,
+    `**Phase** ${phase}${reason !== undefined ? ` — ${escapeMarkdown(reason)}` : ''}`,
+    ...(nextAction !== undefined ? [`**Next** ${escapeMarkdown(nextAction)}`] : []),
+    `**Filter** ${escapeMarkdown(filter)}${isEmptyFilter(split.spec.filter) ? ' (exclusive)' : ''}`,
+    `**Routed here** ${delivered ?? 0}${lag !== undefined ? ` · **lag** ${lag}` : ''}`,
+    ...(split.spec.delivery !== undefined ? [`**Delivery** ${split.spec.delivery.mode}`] : []),
+    ...(session !== undefined
+      ? [
+          `**Sidecar** ${session.stage}${session.pid !== undefined ? ` (pid ${session.pid})` : ''} · handed to your process: ${totalDelivered(session)}`,
+        ]
+      : mine
+        ? ['*No sidecar in this window: the split lives until its lease runs out or you stop it.*']
+        : []),
+  ].join('\n\n');
+  return {
+    label: mine ? `${split.spec.owner} (you)` : split.spec.owner,
+    description,
+    tooltip,
+    icon: { id: look.icon, ...(look.color !== undefined ? { color: look.color } : {}) },
+    contextValue: mine ? 'route.mine' : 'route.teammate',
+    collapsible: 'none',
+  };
+}

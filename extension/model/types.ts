@@ -1,0 +1,50 @@
+// Plain data the extension's views and commands work on. No `vscode` and no Kubernetes client
+// here: these types are what the pure view-model functions (and their unit tests) see.
+import type { QueueSplit } from '../../core/crd/queueSplitSchema';
+import type { SidecarDeliveryMode } from '../../sidecar/protocol';
+
+export type WorkloadKind = 'Deployment' | 'StatefulSet';
+export type Provider = 'kafka' | 'rabbitmq';
+
+/** Which cluster and namespace the extension looks at. */
+export interface KubeTargetInfo {
+  context: string;
+  namespace: string;
+  /** Server URL of the context's cluster, for tooltips. */
+  server?: string;
+}
+
+/** A logical queue from a workload's declaration. */
+export interface DeclaredQueue {
+  name: string;
+  provider: Provider;
+  /** The literal topic or queue the container consumes (not secret: a literal env value). */
+  source: string;
+  container: string;
+}
+
+/** An annotated workload as the tree and the pickers show it. */
+export interface WorkloadInfo {
+  kind: WorkloadKind;
+  name: string;
+  namespace: string;
+  uid?: string;
+  queues: DeclaredQueue[];
+  /** Problems with the declaration (formatted "path: problem Fix: ..."); empty when valid. */
+  errors: string[];
+}
+
+/** What the user asks for when starting a split (Start Split…, a launch configuration). */
+export interface SplitRequest {
+  target: KubeTargetInfo;
+  workload: { kind: WorkloadKind; name: string };
+  queues: string[];
+  filter: Record<string, string>;
+  owner: string;
+  mode: SidecarDeliveryMode;
+  /** http mode: where the sidecar POSTs messages. */
+  httpTarget?: string;
+  relay?: { kafkaBrokers?: string; amqpUrl?: string };
+}
+
+export type { QueueSplit };

@@ -1,0 +1,56 @@
+// A workload object from the API server → what the tree and pickers show: its declared queues
+// (both validation stages of core/queueConfig) or the problems that keep it from being split.
+import { parseQueueConfig } from '../../core/queueConfig/parseQueueConfig';
+import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
+import { resolveWorkload } from '../../core/queueConfig/resolveWorkload';
+import { providerOf, QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
+import { formatFieldError } from '../../core/result';
+import { withOriginalEnv, type Workload } from '../../agent/controller/workloads';
+import type { DeclaredQueue, WorkloadInfo, WorkloadKind } from './types';
+
+export function isAnnotated(workload: WorkloadLike): boolean {
+  return workload.metadata?.annotations?.[QUEUE_CONFIG_ANNOTATION] !== undefined;
+}
+
+/**
+ * The workload as declared, before the controller pointed its source env at the application
+ * shadow: while a split is active, the live env names the shadow, not the real topic or queue.
+ */
+export function declaredWorkload(workload: WorkloadLike): WorkloadLike {
+  return withOriginalEnv(workload as Workload) as WorkloadLike;
+}
+
+export function summarizeWorkload(kind: WorkloadKind, live: WorkloadLike): WorkloadInfo {
+  const workload = declaredWorkload(live);
+  const meta = workload.metadata ?? {};
+  const base = {
+    kind,
+    name: meta.name ?? '',
+    namespace: meta.namespace ?? 'default',
+    ...(meta.uid !== undefined ? { uid: meta.uid } : {}),
+  };
+  const resolved = resolveWorkload({ ...workload, kind });
+  if (resolved.ok) {
+    const queues: DeclaredQueue[] = resolved.value.queues.map((q) => ({
+      name: q.name,
+      provider: q.provider,
+      source: q.source,
+      container: q.container,
+    }));
+    return { ...base, queues, errors: [] };
+  }
+  // The workload stage failed: still list the queue names the annotation declares, so the
+  // user sees which declaration is broken; such a workload cannot be split until fixed.
+  const config = parseQueueConfig(meta.annotations?.[QUEUE_CONFIG_ANNOTATION]);
+  const queues: DeclaredQueue[] = config.ok
+    ? config.value.queues.map((q) => ({
+        name: q.name,
+        provider: providerOf(q),
+        source: '?',
+        container: q.container ?? '',
+      }))
+    : [];
+  return { ...base, queues, errors: resolved.errors.map(formatFieldError) };
+}
+
+export { splittable } from './splittable';

@@ -1,0 +1,131 @@
+// "Send Test Message…": publishes one message with the user's filter headers to the REAL source
+// of a split queue, so it travels the whole way (queue-agent → session shadow → sidecar →
+// debugged process). The broker connection is resolved exactly as the sidecar resolves it
+// (sidecar/connection.ts: the container's env, ConfigMaps/Secrets read with the user's own
+// credentials, local overrides, address map). Loaded lazily: it pulls amqplib and kafkajs.
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
+import { resolveWorkload } from '../../core/queueConfig/resolveWorkload';
+import { formatFieldError } from '../../core/result';
+import { AddressMap } from '../../sidecar/addressMap';
+import { resolveConnections } from '../../sidecar/connection';
+import { kafkaClient } from '../../sidecar/consumers/kafka';
+import { connectAmqp } from '../../sidecar/consumers/rabbitmq';
+import { Reporter } from '../../sidecar/output';
+import { Redactor } from '../../sidecar/redact';
+import type { KubeConnection } from '../kube/connection';
+import { KubeProblem } from '../kube/errors';
+import { declaredWorkload } from '../model/workloads';
+
+export interface TestMessage {
+  queue: string;
+  headers: Readonly<Record<string, string>>;
+  body: Buffer;
+  contentType?: string;
+}
+
+export interface SentMessage {
+  messageId: string;
+  provider: 'kafka' | 'rabbitmq';
+  /** The topic or queue it went to. */
+  destination: string;
+}
+
+/** A Writable that hands complete lines (already redacted by the sidecar's Reporter) to `sink`. */
+function lineSink(sink: (line: string) => void): Writable {
+  return new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line.trim() !== '') sink(line);
+      done();
+    },
+  });
+}
+
+export async function sendTestMessage(
+  connection: KubeConnection,
+  workload: WorkloadLike,
+  message: TestMessage,
+  local: { env: Readonly<Record<string, string>>; addressMap: Readonly<Record<string, string>> },
+  log: (line: string) => void,
+): Promise<SentMessage> {
+  // The declared source, not the application shadow the live env names during a split.
+  const resolved = resolveWorkload(declaredWorkload(workload));
+  if (!resolved.ok)
+    throw new KubeProblem(
+      `The workload's queue declaration is invalid: ${resolved.errors.map(formatFieldError).join(' | ')}`,
+      'Fix the telepresence.io/queue-config annotation, then try again.',
+      'other',
+    );
+  const queue = resolved.value.queues.find((q) => q.name === message.queue);
+  if (queue === undefined)
+    throw new KubeProblem(
+      `The workload declares no queue "${message.queue}".`,
+      `Pick one of ${resolved.value.queues.map((q) => q.name).join(', ')}.`,
+      'not-found',
+    );
+  const redactor = new Redactor();
+  const reporter = new Reporter(
+    lineSink(() => undefined),
+    lineSink(log),
+    redactor,
+  );
+  const [resolvedConnection] = await resolveConnections([queue], {
+    kube: { kc: connection.kc, context: connection.target.context, namespace: connection.target.namespace },
+    overrides: new Map(Object.entries(local.env)),
+    addressMap: AddressMap.parse(local.addressMap, 'queueSplit.addressMap'),
+    redactor,
+  });
+  if (resolvedConnection === undefined) throw new Error('no broker connection resolved');
+  const messageId = `qs-test-${randomUUID()}`;
+  const broker = resolvedConnection.broker;
+  log(
+    `sending test message ${messageId} to ${queue.provider} ${queue.source} via ${broker.display} (headers ${Object.keys(message.headers).join(', ') || 'none'})`,
+  );
+
+  if (broker.provider === 'rabbitmq') {
+    const model = await connectAmqp(broker, `queue-split-vscode test message`);
+    try {
+      const channel = await model.createConfirmChannel();
+      channel.sendToQueue(queue.source, message.body, {
+        persistent: true,
+        messageId,
+        timestamp: Math.floor(Date.now() / 1000),
+        headers: { ...message.headers },
+        ...(message.contentType !== undefined ? { contentType: message.contentType } : {}),
+      });
+      await channel.waitForConfirms();
+    } finally {
+      await model.close().catch(() => undefined);
+    }
+    return { messageId, provider: 'rabbitmq', destination: queue.source };
+  }
+
+  const kafka = kafkaClient(
+    broker,
+    AddressMap.parse(local.addressMap, 'queueSplit.addressMap'),
+    reporter,
+    'queue-split-vscode',
+  );
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  try {
+    await producer.send({
+      topic: queue.source,
+      acks: -1,
+      messages: [
+        {
+          value: message.body,
+          headers: {
+            ...message.headers,
+            ...(message.contentType !== undefined ? { 'content-type': message.contentType } : {}),
+            'message-id': messageId,
+          },
+        },
+      ],
+    });
+  } finally {
+    await producer.disconnect().catch(() => undefined);
+  }
+  return { messageId, provider: 'kafka', destination: queue.source };
+}

@@ -1,0 +1,14 @@
+// What every feature gets handed at activation: the one owner of disposables (the
+// ExtensionContext), the log, the notifier, the cluster handle and the session manager.
+import type * as vscode from 'vscode';
+import type { ClusterService } from './cluster';
+import type { Notifier } from './notifications';
+import type { SessionManager } from './sidecar/sessions';
+
+export interface Services {
+  context: vscode.ExtensionContext;
+  log: vscode.LogOutputChannel;
+  notifier: Notifier;
+  cluster: ClusterService;
+  sessions: SessionManager;
+}

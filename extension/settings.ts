@@ -1,0 +1,61 @@
+// Typed access to the `queueSplit.*` settings (declared in package.json `contributes.configuration`).
+// Read fresh on every use: a changed setting applies to the next command without a reload.
+import * as os from 'node:os';
+import * as vscode from 'vscode';
+import type { SidecarDeliveryMode } from '../sidecar/protocol';
+import { effectiveOwner } from './model/owner';
+
+export type NotificationKind = 'progress' | 'info' | 'warnings' | 'errors';
+
+function section(): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration('queueSplit');
+}
+
+function stringMap(value: unknown): Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+  return Object.fromEntries(
+    Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
+}
+
+function osUser(): string | undefined {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return process.env.USER ?? process.env.USERNAME;
+  }
+}
+
+export const settings = {
+  kubeconfig: (): string => section().get<string>('kubeconfig', '').trim(),
+  context: (): string => section().get<string>('context', '').trim(),
+  namespace: (): string => section().get<string>('namespace', '').trim(),
+  owner: (): string => effectiveOwner(section().get<string>('owner', ''), osUser()),
+  workload: (): string => section().get<string>('workload', '').trim(),
+  deliveryMode: (): SidecarDeliveryMode => {
+    const mode = section().get<string>('delivery.mode', 'http');
+    return mode === 'env' || mode === 'relay' ? mode : 'http';
+  },
+  httpTarget: (): string => section().get<string>('delivery.httpTarget', 'http://127.0.0.1:8080/').trim(),
+  relayKafkaBrokers: (): string => section().get<string>('delivery.relayKafkaBrokers', '').trim(),
+  relayAmqpUrl: (): string => section().get<string>('delivery.relayAmqpUrl', '').trim(),
+  /** Local values of container env vars (may be secrets: never log them). */
+  envOverrides: (): Record<string, string> => stringMap(section().get('env')),
+  addressMap: (): Record<string, string> => stringMap(section().get('addressMap')),
+  leaseSeconds: (): number => Math.min(3600, Math.max(10, section().get<number>('leaseSeconds', 60))),
+  readyTimeoutSeconds: (): number => Math.max(10, section().get<number>('readyTimeoutSeconds', 300)),
+  sidecarNodePath: (): string => section().get<string>('sidecar.nodePath', '').trim(),
+  installImage: (): string => section().get<string>('install.image', '').trim(),
+  installNamespace: (): string =>
+    section().get<string>('install.namespace', 'queuesplit-system').trim() || 'queuesplit-system',
+  notify: (kind: NotificationKind): boolean => section().get<boolean>(`notifications.${kind}`, true),
+};
+
+export type Settings = typeof settings;
+
+/** Fires when a setting that changes which cluster/namespace/owner the views show changes. */
+export function affectsTarget(event: vscode.ConfigurationChangeEvent): boolean {
+  return ['kubeconfig', 'context', 'namespace', 'owner'].some((key) =>
+    event.affectsConfiguration(`queueSplit.${key}`),
+  );
+}

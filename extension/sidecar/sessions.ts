@@ -1,0 +1,407 @@
+// The splits this VS Code window runs: for each, the QueueSplit it created (or adopted) and the
+// sidecar process serving it. One manager owns them all, so a workload is never split twice at
+// once (concurrent starts of the same workload share one attempt), debug sessions can hold a
+// split and release it, and everything is detached when the window goes away.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { formatFilter } from '../../core/filter';
+import type { ReadyMessage, SidecarMessage } from '../../sidecar/protocol';
+import type { ClusterService } from '../cluster';
+import { filterKeys } from '../model/owner';
+import { progressLine } from '../model/phases';
+import { initialSession, isLive, reduceSession, sessionExited, type SessionView } from '../model/session';
+import { safeFileName, settingsFileContent, sidecarArgs } from '../model/sidecarArgs';
+import { myLiveSplit, sameRequest } from '../model/startSplit';
+import type { QueueSplit, SplitRequest } from '../model/types';
+import { explain, type Notifier, UserError } from '../notifications';
+import { settings } from '../settings';
+import { SidecarProcess } from './process';
+
+/** The sidecar stops delivery, deletes the split and waits this long for the drain. */
+const DETACH_TIMEOUT_SECONDS = 120;
+/** After the last debug session of a split ends, wait this long for a restart before stopping it. */
+const RELEASE_GRACE_MS = 3_000;
+
+export class SidecarFailure extends Error {
+  constructor(
+    message: string,
+    readonly suggestedAction: string,
+  ) {
+    super(message);
+    this.name = 'SidecarFailure';
+  }
+}
+
+export class SplitSession {
+  view: SessionView;
+  /** Debug sessions (by marker key) that use this split. */
+  readonly holders = new Set<string>();
+  persist = false;
+  stopping: Promise<void> | undefined;
+  readonly ready: Promise<ReadyMessage>;
+  private settle: { resolve: (m: ReadyMessage) => void; reject: (e: Error) => void } | undefined;
+  private readonly changed = new vscode.EventEmitter<SplitSession>();
+  readonly onDidChange = this.changed.event;
+
+  constructor(
+    readonly request: SplitRequest,
+    readonly split: QueueSplit,
+    readonly process: SidecarProcess,
+    readonly files: string[],
+  ) {
+    this.view = initialSession(request.mode);
+    this.ready = new Promise<ReadyMessage>((resolve, reject) => (this.settle = { resolve, reject }));
+    // Nobody may be awaiting `ready` (a debug launch in http mode does not): never unhandled.
+    this.ready.catch(() => undefined);
+  }
+
+  get name(): string {
+    return this.split.metadata.name;
+  }
+
+  get key(): string {
+    return sessionKey(this.request.target.context, this.request.target.namespace, this.name);
+  }
+
+  get live(): boolean {
+    return isLive(this.view);
+  }
+
+  get label(): string {
+    return `${this.request.workload.name} [${this.request.queues.join(', ')}]`;
+  }
+
+  apply(message: SidecarMessage): void {
+    this.view = reduceSession(this.view, message);
+    if (message.type === 'ready') this.settle?.resolve(message);
+    if (message.type === 'error')
+      this.settle?.reject(new SidecarFailure(message.message, message.suggestedAction));
+    this.changed.fire(this);
+  }
+
+  exited(code: number | null, signal: string | null): void {
+    this.view = sessionExited(this.view, code, signal);
+    this.settle?.reject(
+      new SidecarFailure(
+        this.view.error?.message ?? this.view.message,
+        this.view.error?.suggestedAction ?? 'See the Queue Split log (Show Logs) for what the sidecar said.',
+      ),
+    );
+    this.changed.fire(this);
+    this.changed.dispose();
+  }
+}
+
+export function sessionKey(context: string, namespace: string, name: string): string {
+  return `${context}/${namespace}/${name}`;
+}
+
+function workloadKey(request: SplitRequest): string {
+  return `${request.target.context}/${request.target.namespace}/${request.workload.kind}/${request.workload.name}`;
+}
+
+export class SessionManager implements vscode.Disposable {
+  private readonly sessions = new Map<string, SplitSession>();
+  private readonly starting = new Map<string, Promise<SplitSession>>();
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.changed.event;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly cluster: ClusterService,
+    private readonly log: vscode.LogOutputChannel,
+    private readonly notifier: Notifier,
+  ) {}
+
+  list(): SplitSession[] {
+    return [...this.sessions.values()];
+  }
+
+  byName(context: string, namespace: string, name: string): SplitSession | undefined {
+    return this.sessions.get(sessionKey(context, namespace, name));
+  }
+
+  forWorkload(request: SplitRequest): SplitSession | undefined {
+    return this.list().find((s) => s.live && workloadKey(s.request) === workloadKey(request));
+  }
+
+  /**
+   * Ensures my split of `request.workload` runs with a sidecar: reuses this window's session
+   * when it asks for the same thing, adopts my live QueueSplit of an earlier window when it
+   * matches, else creates one. Two concurrent calls for one workload share one attempt.
+   */
+  async ensure(request: SplitRequest): Promise<SplitSession> {
+    const key = workloadKey(request);
+    const pending = this.starting.get(key);
+    if (pending !== undefined) {
+      const session = await pending;
+      this.checkSame(session, request);
+      return session;
+    }
+    const existing = this.forWorkload(request);
+    if (existing !== undefined && existing.stopping === undefined) {
+      this.checkSame(existing, request);
+      return existing;
+    }
+    const attempt = (async () => {
+      if (existing?.stopping !== undefined) await existing.stopping;
+      return this.start(request);
+    })();
+    this.starting.set(key, attempt);
+    try {
+      return await attempt;
+    } finally {
+      this.starting.delete(key);
+    }
+  }
+
+  private checkSame(session: SplitSession, request: SplitRequest): void {
+    if (sameRequest(session.split, request.queues, request.filter) && session.request.mode === request.mode)
+      return;
+    throw new UserError(
+      `You already split ${session.label} in this window (filter ${formatFilter(session.split.spec.filter) || '(all)'}, ${session.request.mode} delivery); a workload is split once per developer.`,
+      'Stop that split first (Queue Split: Stop Split), or use the same queues, filter and delivery.',
+      [{ title: 'Stop Split', run: () => this.stop(session) }],
+    );
+  }
+
+  private async start(request: SplitRequest): Promise<SplitSession> {
+    const api = await this.cluster.api();
+    const mine = myLiveSplit(await api.listSplits(), request.workload, request.owner);
+    let split: QueueSplit;
+    if (mine !== undefined) {
+      if (!sameRequest(mine, request.queues, request.filter)) {
+        throw new UserError(
+          `Your split ${mine.metadata.name} of ${request.workload.name} is still attached with queues ${mine.spec.queues.join(', ')} and a different filter.`,
+          'Stop it first (its messages drain back to the app), then start again.',
+          [{ title: 'Stop It', run: () => this.stopByName(mine.metadata.name, mine.metadata.uid) }],
+        );
+      }
+      this.log.info(`adopting my split ${mine.metadata.name} (${mine.status?.phase ?? 'Pending'})`);
+      split = mine;
+    } else {
+      split = await api.createSplit(request, settings.leaseSeconds());
+      this.log.info(
+        `created QueueSplit ${split.metadata.name}: ${request.workload.kind}/${request.workload.name} queues ${request.queues.join(',')} filter ${filterKeys(request.filter)} (${request.mode})`,
+      );
+    }
+    try {
+      return this.spawn(request, split, api.connection.kubeconfigPath);
+    } catch (err) {
+      if (mine === undefined)
+        await api.deleteSplit(split.metadata.name, split.metadata.uid).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private storageDir(): string {
+    const dir = path.join(this.context.globalStorageUri.fsPath, 'sidecar');
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  }
+
+  private spawn(request: SplitRequest, split: QueueSplit, kubeconfigPath: string | undefined): SplitSession {
+    const dir = this.storageDir();
+    const base = safeFileName(`${request.target.context}-${request.target.namespace}-${split.metadata.name}`);
+    const settingsText = settingsFileContent({
+      env: settings.envOverrides(),
+      addressMap: settings.addressMap(),
+      ...(request.relay?.amqpUrl !== undefined ? { relayAmqpUrl: request.relay.amqpUrl } : {}),
+    });
+    const files: string[] = [];
+    let settingsFile: string | undefined;
+    if (settingsText !== undefined) {
+      settingsFile = path.join(dir, `${base}.settings.json`);
+      fs.writeFileSync(settingsFile, settingsText, { mode: 0o600 });
+      files.push(settingsFile);
+    }
+    const envOut = request.mode === 'env' ? path.join(dir, `${base}.env`) : undefined;
+    if (envOut !== undefined) files.push(envOut);
+    const stateFile = path.join(dir, `${base}.state.json`);
+    files.push(stateFile);
+    const args = sidecarArgs({
+      splitName: split.metadata.name,
+      target: request.target,
+      ...(kubeconfigPath !== undefined ? { kubeconfig: kubeconfigPath } : {}),
+      mode: request.mode,
+      ...(request.httpTarget !== undefined ? { httpTarget: request.httpTarget } : {}),
+      ...(request.relay?.kafkaBrokers !== undefined ? { relayKafkaBrokers: request.relay.kafkaBrokers } : {}),
+      leaseSeconds: settings.leaseSeconds(),
+      readyTimeoutSeconds: settings.readyTimeoutSeconds(),
+      detachTimeoutSeconds: DETACH_TIMEOUT_SECONDS,
+      stateFile,
+      ...(envOut !== undefined ? { envOut } : {}),
+      ...(settingsFile !== undefined ? { settingsFile } : {}),
+    });
+    const configuredNode = settings.sidecarNodePath();
+    const node = configuredNode !== '' ? configuredNode : process.execPath;
+    const script = this.context.asAbsolutePath(path.join('dist', 'sidecar.js'));
+    if (!fs.existsSync(script))
+      throw new UserError(
+        `The sidecar bundle ${script} is missing.`,
+        'Reinstall the extension (or run `npm run build` in a development checkout).',
+      );
+    this.log.info(
+      `starting sidecar for ${split.metadata.name}: ${path.basename(node)} ${path.basename(script)} ${args.join(' ')}`,
+    );
+    const child = new SidecarProcess({
+      node,
+      script,
+      args,
+      env: configuredNode === '' ? { ELECTRON_RUN_AS_NODE: '1' } : {},
+      cwd: path.dirname(script),
+    });
+    const session = new SplitSession(request, split, child, files);
+    child.onLog((line) => this.log.info(`[sidecar ${split.metadata.name}] ${line}`));
+    child.onMessage((message) => {
+      session.apply(message);
+      this.onMessage(session, message);
+      this.changed.fire();
+    });
+    void child.exited.then(({ code, signal }) => {
+      const wasStopping = session.stopping !== undefined;
+      session.exited(code, signal);
+      this.log.info(`sidecar of ${split.metadata.name} exited (code ${code}, signal ${signal})`);
+      // The settings and env files can hold secrets: gone with the sidecar that needed them.
+      for (const file of session.files) fs.rmSync(file, { force: true });
+      if (this.sessions.get(session.key) === session) this.sessions.delete(session.key);
+      if (!wasStopping && session.view.stage === 'failed' && session.view.error === undefined) {
+        this.notifier.error(
+          `The sidecar of your split ${session.label} ${session.view.message}`,
+          'Start the split again; your route drains back to the app when its lease runs out.',
+        );
+      }
+      this.changed.fire();
+    });
+    this.sessions.set(session.key, session);
+    this.changed.fire();
+    return session;
+  }
+
+  private onMessage(session: SplitSession, message: SidecarMessage): void {
+    switch (message.type) {
+      case 'warning':
+        this.notifier.warn(`${session.label}: ${message.message}`, message.suggestedAction);
+        break;
+      case 'error':
+        // Before `ready` the starter reports it (with its own actions); afterwards it ends the session.
+        if (session.view.ready !== undefined)
+          this.notifier.error(`${session.label}: ${message.message}`, message.suggestedAction);
+        else this.log.error(`${session.label}: ${message.message} → ${message.suggestedAction}`);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Waits for `ready` with a progress notification; cancelling stops the split. */
+  async waitUntilReady(session: SplitSession, title: string): Promise<ReadyMessage> {
+    return this.notifier.progress(
+      title,
+      async (report, token) => {
+        report(session.view.message);
+        const listener = session.onDidChange((s) => report(s.view.message));
+        const cancelled = token.onCancellationRequested(() => void this.stop(session));
+        try {
+          return await session.ready;
+        } finally {
+          listener.dispose();
+          cancelled.dispose();
+        }
+      },
+      { cancellable: true },
+    );
+  }
+
+  /** Stops one of this window's splits: the sidecar stops delivering, deletes it and waits for the drain. */
+  stop(session: SplitSession): Promise<void> {
+    session.stopping ??= (async () => {
+      await this.notifier.progress(`Stopping your split of ${session.label}`, async (report) => {
+        report('stopping delivery, then draining the route back to the app');
+        const listener = session.onDidChange((s) => report(s.view.message));
+        try {
+          await session.process.stop((DETACH_TIMEOUT_SECONDS + 30) * 1000);
+        } finally {
+          listener.dispose();
+        }
+      });
+      const detached = session.view.detached;
+      if (detached?.drained === true)
+        this.notifier.info(`Split stopped: ${session.label} drained back to the app.`);
+      else if (detached !== undefined)
+        this.notifier.warn(
+          `${session.label}: ${detached.message}`,
+          'Nothing is lost: the controller finishes the drain.',
+        );
+    })();
+    return session.stopping;
+  }
+
+  /**
+   * Stops a split this window has no sidecar for (an earlier window's, a failed start's):
+   * deletes it and follows the drain until it is gone.
+   */
+  async stopByName(name: string, uid?: string): Promise<void> {
+    const api = await this.cluster.api();
+    const session = this.byName(api.target.context, api.target.namespace, name);
+    if (session !== undefined && session.live) return this.stop(session);
+    await this.notifier.progress(`Stopping split ${name}`, async (report) => {
+      await api.deleteSplit(name, uid);
+      report('deleted; the controller drains the route back to the app');
+      const deadline = Date.now() + settings.readyTimeoutSeconds() * 1000;
+      for (;;) {
+        const current = await api.getSplit(name);
+        if (current === undefined || (uid !== undefined && current.metadata.uid !== uid)) return;
+        report(progressLine(current));
+        if (Date.now() > deadline)
+          throw new UserError(
+            `Split ${name} is still draining after ${settings.readyTimeoutSeconds()}s (${progressLine(current)}).`,
+            'Nothing is lost: the controller finishes the drain. Follow it in the Queue Splits view.',
+          );
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    });
+    this.notifier.info(`Split ${name} stopped and drained back to the app.`);
+  }
+
+  /** A debug session starts using `session`. */
+  hold(session: SplitSession, holder: string, persist: boolean): void {
+    session.holders.add(holder);
+    session.persist ||= persist;
+  }
+
+  /** A debug session ended: the split stops with its last holder unless it was meant to persist. */
+  release(holder: string): void {
+    for (const session of this.sessions.values()) {
+      if (!session.holders.delete(holder)) continue;
+      if (session.holders.size > 0 || session.persist || !session.live) continue;
+      // A restart ends one debug session and starts the next at once: give it a moment to
+      // hold the split again instead of draining and re-activating it.
+      setTimeout(() => {
+        if (session.holders.size > 0 || !session.live || session.stopping !== undefined) return;
+        this.log.info(`last debug session of ${session.name} ended: stopping the split`);
+        void this.stop(session).catch((err: unknown) => {
+          const e = explain(err);
+          this.notifier.error(e.message, e.suggestedAction);
+        });
+      }, RELEASE_GRACE_MS);
+    }
+  }
+
+  /** Reads the env file the sidecar wrote (env mode): the complete env, secrets included. */
+  readEnvFile(ready: ReadyMessage): string | undefined {
+    if (ready.envFile === undefined) return undefined;
+    try {
+      return fs.readFileSync(ready.envFile, 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+
+  dispose(): void {
+    // VS Code is closing the window: every sidecar gets SIGTERM and detaches its split itself.
+    for (const session of this.sessions.values()) session.process.terminate();
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,344 @@
+// Flags (and the --settings file) → validated options. Every problem names the flag or settings
+// key and says what a valid value looks like; nothing reaches the cluster before this passes.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { InvalidArgumentError } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import type { WorkloadRef } from '../core/crd/queueSplitSchema';
+import { DEFAULT_FILTER_KEY, parseFilter, type HeaderFilter } from '../core/filter';
+import { formatFieldError } from '../core/result';
+import { PATTERNS } from '../core/queueConfig/schema';
+import { AddressMap } from './addressMap';
+import type { RetryPolicy } from './delivery/retry';
+import { SidecarError, usageError, errorText } from './errors';
+import type { SidecarDeliveryMode } from './protocol';
+
+/** What commander hands over (all strings; repeatable flags as lists). */
+export interface RawOptions {
+  workload?: string;
+  split?: string;
+  queue?: string[];
+  filter?: string;
+  owner?: string;
+  mode: string;
+  target?: string;
+  httpTimeout: number;
+  retryMaxDelay: number;
+  envOut?: string;
+  relayKafkaBrokers?: string;
+  relayAmqpUrl?: string;
+  relayTo?: string[];
+  env?: string[];
+  mapAddress?: string[];
+  tlsCaFile?: string;
+  settings?: string;
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  leaseSeconds: number;
+  readyTimeout: number;
+  detachTimeout: number;
+  stateFile?: string;
+  pollInterval: number;
+  stopGrace: number;
+}
+
+export interface SidecarOptions {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  /** Undefined only with --split (the split names its workload). */
+  workload?: WorkloadRef;
+  split?: string;
+  /** Empty: every queue the workload declares (or the adopted split's). */
+  queues: string[];
+  /** Undefined: `x-queue-split-user=<owner>`. */
+  filter?: HeaderFilter;
+  owner: string;
+  mode: SidecarDeliveryMode;
+  target?: URL;
+  httpTimeoutMs: number;
+  retry: RetryPolicy;
+  envFile?: string;
+  relay: { kafkaBrokers?: string[]; amqpUrl?: string; to: Map<string, string> };
+  env: Map<string, string>;
+  addressMap: AddressMap;
+  tlsCaFile?: string;
+  leaseSeconds: number;
+  readyTimeoutMs: number;
+  detachTimeoutMs: number;
+  stateFile?: string;
+  pollMs: number;
+  stopGraceMs: number;
+}
+
+/** commander argParser: an integer in [min, max]. */
+export function intIn(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}.`);
+    }
+    return n;
+  };
+}
+
+/** commander argParser for repeatable flags: `--x a --x b,c` → [a, b, c] (when `split`). */
+export function collect(splitCommas: boolean) {
+  return (value: string, previous: string[] | undefined): string[] => [
+    ...(previous ?? []),
+    ...(splitCommas ? value.split(',') : [value]).map((v) => v.trim()).filter((v) => v !== ''),
+  ];
+}
+
+const KINDS: Record<string, WorkloadRef['kind']> = {
+  deployment: 'Deployment',
+  deployments: 'Deployment',
+  deploy: 'Deployment',
+  'deployment.apps': 'Deployment',
+  statefulset: 'StatefulSet',
+  statefulsets: 'StatefulSet',
+  sts: 'StatefulSet',
+  'statefulset.apps': 'StatefulSet',
+};
+
+export function parseWorkload(text: string): WorkloadRef {
+  const slash = text.indexOf('/');
+  const kindText = slash < 0 ? 'deployment' : text.slice(0, slash).toLowerCase();
+  const name = slash < 0 ? text : text.slice(slash + 1);
+  const kind = KINDS[kindText];
+  if (kind === undefined) {
+    throw usageError(
+      '--workload',
+      `"${kindText}" is not a supported kind.`,
+      'Use deployment/<name> or statefulset/<name> (a bare name means a Deployment).',
+    );
+  }
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name) || name.length > 253) {
+    throw usageError(
+      '--workload',
+      `"${name}" is not a Kubernetes object name.`,
+      'Use the workload name as `kubectl get deploy` shows it.',
+    );
+  }
+  return { kind, name };
+}
+
+function keyValues(entries: readonly string[], flag: string, example: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const entry of entries) {
+    const eq = entry.indexOf('=');
+    if (eq <= 0) throw usageError(flag, `"${entry}" is not NAME=VALUE.`, `Write it as ${example}.`);
+    out.set(entry.slice(0, eq).trim(), entry.slice(eq + 1));
+  }
+  return out;
+}
+
+const settingsSchema = z.strictObject({
+  env: z.record(z.string().regex(PATTERNS.envName.regex), z.string()).optional(),
+  addressMap: z.record(z.string(), z.string()).optional(),
+  tlsCaFile: z.string().optional(),
+  target: z.string().optional(),
+  relay: z
+    .strictObject({
+      kafkaBrokers: z.string().optional(),
+      amqpUrl: z.string().optional(),
+      to: z.record(z.string(), z.string()).optional(),
+    })
+    .optional(),
+});
+export type SettingsFile = z.infer<typeof settingsSchema>;
+
+/** Reads the --settings file (YAML or JSON); problems name the file and the key. */
+export function loadSettings(file: string): SettingsFile {
+  let value: unknown;
+  try {
+    value = parseYaml(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw usageError(
+      '--settings',
+      `cannot read ${file}: ${errorText(err)}`,
+      'Pass a readable YAML or JSON file.',
+    );
+  }
+  const parsed = settingsSchema.safeParse(value ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.join('.') || '(top level)';
+    throw usageError(
+      '--settings',
+      `${file}: ${where}: ${issue?.message ?? 'invalid'}.`,
+      'Allowed keys: env {NAME: value}, addressMap {from: to}, tlsCaFile, target, relay {kafkaBrokers, amqpUrl, to {queue: destination}}.',
+    );
+  }
+  return parsed.data;
+}
+
+function httpUrl(text: string, flag: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw usageError(
+      flag,
+      `"${text}" is not a URL.`,
+      'Give the full URL your service receives messages on, e.g. http://127.0.0.1:8080/events.',
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw usageError(flag, `"${url.protocol}" is not http: or https:.`, 'Give an http:// or https:// URL.');
+  }
+  return url;
+}
+
+export function buildOptions(raw: RawOptions): SidecarOptions {
+  const settings = raw.settings !== undefined ? loadSettings(raw.settings) : {};
+  const mode = raw.mode;
+  if (mode !== 'http' && mode !== 'env' && mode !== 'relay') {
+    throw usageError(
+      '--mode',
+      `"${mode}" is not a delivery mode.`,
+      'Use http (POST each message to --target), env (print env for your own consumer) or relay (republish into a local broker).',
+    );
+  }
+  if (raw.workload === undefined && raw.split === undefined) {
+    throw usageError(
+      '--workload',
+      'is required (or --split <name> to adopt an existing QueueSplit).',
+      'Pass --workload deployment/<name>.',
+    );
+  }
+  if (raw.workload !== undefined && raw.split !== undefined) {
+    throw usageError(
+      '--split',
+      'cannot be combined with --workload: the split names its workload.',
+      'Pass one of the two.',
+    );
+  }
+  const owner = raw.owner ?? safeUserName();
+  if (owner === undefined || owner === '') {
+    throw usageError(
+      '--owner',
+      'is required: the OS user name is not available.',
+      'Pass --owner <your name>.',
+    );
+  }
+  let filter: HeaderFilter | undefined;
+  if (raw.filter !== undefined) {
+    const parsed = parseFilter(raw.filter, '--filter');
+    if (!parsed.ok) {
+      throw usageError(
+        '--filter',
+        parsed.errors.map((e) => formatFieldError({ ...e, path: '' })).join(' '),
+        `Write it as ${DEFAULT_FILTER_KEY}=${owner}[,key=value].`,
+      );
+    }
+    filter = parsed.value;
+  }
+  for (const queue of raw.queue ?? []) {
+    if (!PATTERNS.queueName.regex.test(queue))
+      throw usageError('--queue', `"${queue}" is not a logical queue name.`, PATTERNS.queueName.fix);
+  }
+  const targetText = raw.target ?? settings.target;
+  const target =
+    targetText !== undefined
+      ? httpUrl(targetText, raw.target !== undefined ? '--target' : '--settings target')
+      : undefined;
+  if (mode === 'http' && target === undefined) {
+    throw usageError(
+      '--target',
+      'is required with --mode http.',
+      'Pass the URL your debugged service receives messages on, e.g. --target http://127.0.0.1:8080/events.',
+    );
+  }
+  const env = new Map([
+    ...Object.entries(settings.env ?? {}),
+    ...keyValues(raw.env ?? [], '--env', 'KAFKA_BROKERS=127.0.0.1:9092'),
+  ]);
+  for (const name of env.keys()) {
+    if (!PATTERNS.envName.regex.test(name))
+      throw usageError(
+        '--env',
+        `"${name}" is not an env var name.`,
+        'Use the name of an env var of the workload container.',
+      );
+  }
+  const addressMap = AddressMap.parse(raw.mapAddress ?? []).withFallback(
+    AddressMap.parse(settings.addressMap ?? {}, '--settings addressMap'),
+  );
+  const relayTo = new Map([
+    ...Object.entries(settings.relay?.to ?? {}),
+    ...keyValues(raw.relayTo ?? [], '--relay-to', 'orders=local-orders'),
+  ]);
+  const kafkaBrokersText = raw.relayKafkaBrokers ?? settings.relay?.kafkaBrokers;
+  const amqpUrl = raw.relayAmqpUrl ?? settings.relay?.amqpUrl;
+  if (amqpUrl !== undefined && !/^amqps?:\/\//.test(amqpUrl)) {
+    throw usageError(
+      '--relay-amqp-url',
+      'is not an amqp:// or amqps:// URL.',
+      'e.g. --relay-amqp-url amqp://guest:guest@127.0.0.1:5672',
+    );
+  }
+  if (mode === 'relay' && kafkaBrokersText === undefined && amqpUrl === undefined) {
+    throw usageError(
+      '--relay-kafka-brokers',
+      'or --relay-amqp-url is required with --mode relay.',
+      'Name the local broker to republish into, e.g. --relay-kafka-brokers 127.0.0.1:9092.',
+    );
+  }
+  if (raw.retryMaxDelay < 250)
+    throw usageError('--retry-max-delay', 'must be at least 250 ms.', 'e.g. --retry-max-delay 30000.');
+  const tlsCaFile = raw.tlsCaFile ?? settings.tlsCaFile;
+  return {
+    ...(raw.kubeconfig !== undefined ? { kubeconfig: raw.kubeconfig } : {}),
+    ...(raw.context !== undefined ? { context: raw.context } : {}),
+    ...(raw.namespace !== undefined ? { namespace: raw.namespace } : {}),
+    ...(raw.workload !== undefined ? { workload: parseWorkload(raw.workload) } : {}),
+    ...(raw.split !== undefined ? { split: raw.split } : {}),
+    queues: [...new Set(raw.queue ?? [])],
+    ...(filter !== undefined ? { filter } : {}),
+    owner,
+    mode,
+    ...(target !== undefined ? { target } : {}),
+    httpTimeoutMs: raw.httpTimeout * 1000,
+    retry: { initialMs: Math.min(250, raw.retryMaxDelay), maxMs: raw.retryMaxDelay },
+    ...(raw.envOut !== undefined ? { envFile: raw.envOut } : {}),
+    relay: {
+      ...(kafkaBrokersText !== undefined
+        ? {
+            kafkaBrokers: kafkaBrokersText
+              .split(',')
+              .map((b) => b.trim())
+              .filter((b) => b !== ''),
+          }
+        : {}),
+      ...(amqpUrl !== undefined ? { amqpUrl } : {}),
+      to: relayTo,
+    },
+    env,
+    addressMap,
+    ...(tlsCaFile !== undefined ? { tlsCaFile } : {}),
+    leaseSeconds: raw.leaseSeconds,
+    readyTimeoutMs: raw.readyTimeout * 1000,
+    detachTimeoutMs: raw.detachTimeout * 1000,
+    ...(raw.stateFile !== undefined ? { stateFile: raw.stateFile } : {}),
+    pollMs: raw.pollInterval,
+    stopGraceMs: raw.stopGrace * 1000,
+  };
+}
+
+function safeUserName(): string | undefined {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return process.env.USER;
+  }
+}
+
+/** For the error line when a non-SidecarError escapes option handling. */
+export function asUsageError(err: unknown): SidecarError {
+  return err instanceof SidecarError
+    ? err
+    : usageError('(flags)', errorText(err), 'Run with --help for usage.');
+}

@@ -1,0 +1,269 @@
+// The sidecar's stdout protocol: one JSON object per line, each with a `type` and a `time`.
+// The VS Code extension imports these types to parse what the sidecar says, so this module has
+// no imports at all (it must bundle into the extension without pulling broker or kube clients).
+//
+// Rules every message follows:
+// - No header values, message bodies or credentials ever appear (URLs are shown with the
+//   password replaced by `***`). Env values derived from Secrets are never printed: `ready`
+//   lists their names in `secretEnv` and writes them only to the 0600 `envFile`.
+// - A parent should ignore message types and fields it does not know (the protocol grows by
+//   adding them); an incompatible change bumps SIDECAR_PROTOCOL_VERSION, sent in `hello`.
+// - Every failure that ends the process is one `error` line (with `suggestedAction`) followed by
+//   a non-zero exit; see SIDECAR_EXIT_CODES.
+
+export const SIDECAR_PROTOCOL_VERSION = 1;
+
+export type SidecarDeliveryMode = 'http' | 'env' | 'relay';
+export type SidecarProvider = 'kafka' | 'rabbitmq';
+
+/** Exit codes: 0 after a clean stop (detached), 1 after an `error`, 2 for bad flags, 130 when a second signal cut the stop short. */
+export const SIDECAR_EXIT_CODES = { ok: 0, error: 1, usage: 2, interrupted: 130 } as const;
+
+/** Which QueueSplit the sidecar serves. */
+export interface SplitRef {
+  name: string;
+  namespace: string;
+  routeId: string;
+  uid?: string;
+}
+
+/** Messages delivered (acked/committed after success) and failed delivery attempts. */
+export interface DeliveryCounts {
+  delivered: number;
+  failed: number;
+}
+
+/** Sent once, first. */
+export interface HelloMessage {
+  type: 'hello';
+  time: string;
+  protocol: number;
+  version: string;
+  pid: number;
+  mode: SidecarDeliveryMode;
+}
+
+export type ProgressStage =
+  /** Reading the workload declaration and resolving broker connections. */
+  | 'resolving'
+  /** Creating a new QueueSplit. */
+  | 'creating'
+  /** Taking over an existing QueueSplit (same route id as before a restart). */
+  | 'adopting'
+  /** Waiting for the controller to make the split Active; `phase` says where it is. */
+  | 'waiting'
+  /** The split is Active. */
+  | 'active'
+  /** The session shadow of `queue` is being consumed. */
+  | 'consuming'
+  /** The delivery target (http or relay) accepts messages again after an outage. */
+  | 'recovered'
+  /** A signal arrived: consumers stop, then the split is deleted. */
+  | 'stopping'
+  /** Delete requested; waiting for the controller to drain the route (`phase`, `lag`). */
+  | 'draining';
+
+export interface ProgressMessage {
+  type: 'progress';
+  time: string;
+  stage: ProgressStage;
+  message: string;
+  split?: SplitRef;
+  /** The QueueSplit's status.phase when the stage is about the split. */
+  phase?: string;
+  queue?: string;
+  /** Unconsumed session messages, when the controller reports them (draining). */
+  lag?: number;
+}
+
+export type WarningCode =
+  /** The http target failed (connection error or non-2xx); retrying, nothing dropped. Once per outage. */
+  | 'target-down'
+  /** The local relay broker refused or is unreachable; retrying, nothing dropped. Once per outage. */
+  | 'relay-down'
+  /** A lease renewal failed; the sidecar keeps trying. */
+  | 'lease-renewal-failed'
+  /** The lease ran out before a renewal got through: the controller may drain the route. */
+  | 'lease-expired'
+  /** The split left Active (Degraded, Draining, ...) while the sidecar runs. */
+  | 'split-not-active'
+  /** Nothing has reported on the split for a while: is the controller installed? */
+  | 'controller-silent'
+  /** Lost the broker connection; reconnecting. */
+  | 'broker-reconnecting'
+  /** A message in the session shadow does not match the split's filter (delivered anyway). */
+  | 'filter-mismatch'
+  /** Two queues need different values for one env var (env mode); the first one wins. */
+  | 'env-conflict'
+  /** An --env override names a variable no selected queue uses. */
+  | 'unused-override'
+  /** The route did not finish draining within --detach-timeout; the controller finishes it. */
+  | 'detach-timeout'
+  /** Kafka brokers advertise addresses only the sidecar's address map makes reachable. */
+  | 'advertised-address';
+
+export interface WarningMessage {
+  type: 'warning';
+  time: string;
+  code: WarningCode;
+  message: string;
+  suggestedAction?: string;
+  queue?: string;
+}
+
+export type ErrorCode =
+  /** A flag or settings-file value is wrong; `flag` names it. */
+  | 'usage'
+  | 'kube-config'
+  | 'kube-unreachable'
+  | 'kube-unauthorized'
+  /** RBAC refused a read or write; the message names verb, resource and object. */
+  | 'forbidden'
+  /** The QueueSplit CRD is not installed in the cluster. */
+  | 'crd-missing'
+  | 'workload-not-found'
+  /** The workload's queue declaration is invalid or lacks the requested queue. */
+  | 'declaration-invalid'
+  /** An env var the broker connection needs has no value (missing key, Secret, ConfigMap). */
+  | 'config-missing'
+  /** The state file or an existing QueueSplit does not fit what was asked for. */
+  | 'split-conflict'
+  | 'split-rejected'
+  | 'split-failed'
+  | 'split-timeout'
+  /** The QueueSplit was deleted by someone else while the sidecar ran. */
+  | 'split-deleted'
+  | 'broker-unreachable'
+  | 'broker-auth'
+  /** The session shadow named by the controller does not exist on the broker. */
+  | 'shadow-missing'
+  /** The relay destination topic/queue does not exist on the local broker. */
+  | 'relay-destination-missing'
+  | 'internal';
+
+export interface ErrorMessage {
+  type: 'error';
+  time: string;
+  code: ErrorCode;
+  message: string;
+  suggestedAction: string;
+  /** For `usage`: the flag (e.g. `--mode`) or settings key at fault. */
+  flag?: string;
+}
+
+export interface ReadyQueue {
+  name: string;
+  provider: SidecarProvider;
+  /** Session shadow topic/queue. */
+  shadow: string;
+  /** Kafka session consumer group. */
+  group?: string;
+  /** Where messages go: the http target, the relay destination, or `env`. */
+  deliversTo: string;
+}
+
+/** Sent once the split is Active and delivery runs (env mode: once the env is known). */
+export interface ReadyMessage {
+  type: 'ready';
+  time: string;
+  mode: SidecarDeliveryMode;
+  split: SplitRef;
+  queues: ReadyQueue[];
+  /**
+   * Env for the debugged process without secret values: source → session shadow, group →
+   * session group, plus non-secret connection env (address map applied). Empty unless mode=env.
+   */
+  env: Record<string, string>;
+  /** Names of env vars whose values are secret: present only in envFile. */
+  secretEnv: string[];
+  /** env mode: dotenv file (mode 0600) with the complete env, secrets included. */
+  envFile?: string;
+}
+
+export interface DeliveredMessage {
+  type: 'delivered';
+  time: string;
+  queue: string;
+  messageId: string;
+  /** Attempts this message needed (1 = first try). */
+  attempts: number;
+  /** Counts for this queue since the sidecar started. */
+  counts: DeliveryCounts;
+}
+
+/** One failed attempt; the message is retried (never dropped) after `retryInMs`. */
+export interface FailedMessage {
+  type: 'failed';
+  time: string;
+  queue: string;
+  messageId: string;
+  attempt: number;
+  /** e.g. `HTTP 500`, `connection refused`; never a body or header value. */
+  reason: string;
+  retryInMs: number;
+  counts: DeliveryCounts;
+}
+
+/** The controller's view, sent when it changes: phase, messages routed to the split, lag. */
+export interface StatusMessage {
+  type: 'status';
+  time: string;
+  phase?: string;
+  delivered?: number;
+  lag?: number;
+  queues: { name: string; phase?: string; delivered?: number; lag?: number }[];
+}
+
+/** The split is gone (drained) or the drain outlived --detach-timeout (`drained: false`). */
+export interface DetachedMessage {
+  type: 'detached';
+  time: string;
+  split: SplitRef;
+  drained: boolean;
+  waitedMs: number;
+  message: string;
+}
+
+export type SidecarMessage =
+  | HelloMessage
+  | ProgressMessage
+  | WarningMessage
+  | ErrorMessage
+  | ReadyMessage
+  | DeliveredMessage
+  | FailedMessage
+  | StatusMessage
+  | DetachedMessage;
+
+export type SidecarMessageType = SidecarMessage['type'];
+
+const TYPES: ReadonlySet<string> = new Set<SidecarMessageType>([
+  'hello',
+  'progress',
+  'warning',
+  'error',
+  'ready',
+  'delivered',
+  'failed',
+  'status',
+  'detached',
+]);
+
+/**
+ * One stdout line → a message, or undefined for anything that is not a protocol line (blank,
+ * not JSON, unknown type). Only the envelope is checked; fields are trusted as the sidecar's.
+ */
+export function parseSidecarLine(line: string): SidecarMessage | undefined {
+  const text = line.trim();
+  if (!text.startsWith('{')) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { type, time } = value as { type?: unknown; time?: unknown };
+  if (typeof type !== 'string' || !TYPES.has(type) || typeof time !== 'string') return undefined;
+  return value as SidecarMessage;
+}

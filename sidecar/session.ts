@@ -1,0 +1,563 @@
+// One developer session, start to end: resolve the workload and broker connections, create or
+// adopt the QueueSplit, wait for Active, deliver in the chosen mode while renewing the lease, and
+// on SIGINT/SIGTERM stop consuming, delete the split and report the drain. Failures become one
+// `error` line; after a failure the split is left to its lease (a quick restart adopts it),
+// except a Rejected split, which can never become Active and is deleted.
+import * as path from 'node:path';
+import { AppsV1Api } from '@kubernetes/client-node';
+import type { QueueSplit, WorkloadRef } from '../core/crd/queueSplitSchema';
+import { DEFAULT_FILTER_KEY, type HeaderFilter } from '../core/filter';
+import type { WorkloadLike } from '../core/queueConfig/podTemplate';
+import { resolveWorkload, type ResolvedWorkload } from '../core/queueConfig/resolveWorkload';
+import { QUEUE_CONFIG_ANNOTATION } from '../core/queueConfig/schema';
+import { formatFieldError } from '../core/result';
+import { productVersion } from '../core/version';
+import { resolveConnections, type QueueConnection } from './connection';
+import { KafkaShadowConsumer } from './consumers/kafka';
+import { RabbitShadowConsumer } from './consumers/rabbitmq';
+import type { ShadowConsumer } from './consumers/types';
+import { sessionEnv, writeEnvFile } from './delivery/env';
+import { HttpDeliverer } from './delivery/http';
+import { QueuePipeline } from './delivery/pipeline';
+import { RelayDeliverer, type RelayDestination } from './delivery/relay';
+import { StopSignals } from './delivery/retry';
+import type { Deliverer } from './delivery/types';
+import { SidecarError, errorText, isAbort, usageError } from './errors';
+import { kubeError, kubeStatus, loadKube, type KubeTarget } from './kube';
+import type { SidecarOptions } from './options';
+import type { Reporter } from './output';
+import { SIDECAR_EXIT_CODES, SIDECAR_PROTOCOL_VERSION, type ReadyQueue } from './protocol';
+import {
+  LeaseKeeper,
+  QueueSplitApi,
+  SplitMonitor,
+  acquireSplit,
+  detachSplit,
+  splitRef,
+  waitForActive,
+  type SplitRequest,
+} from './split';
+import { defaultStateFile, removeState, stateDirectory } from './state';
+
+export class Session {
+  private readonly stopController = new AbortController();
+  private readonly stopSignals = new StopSignals();
+  private fatal: SidecarError | undefined;
+  private wake: () => void = () => undefined;
+  private readonly ended = new Promise<void>((resolve) => {
+    this.wake = resolve;
+  });
+
+  constructor(
+    private readonly options: SidecarOptions,
+    private readonly reporter: Reporter,
+  ) {}
+
+  get stopping(): boolean {
+    return this.stopController.signal.aborted;
+  }
+
+  /** First SIGINT/SIGTERM: stop consuming, detach, report the drain. */
+  requestStop(reason: string): void {
+    if (this.stopping) return;
+    this.reporter.emit({
+      type: 'progress',
+      stage: 'stopping',
+      message: `${reason}: stopping delivery, then detaching the split (press again to exit at once; the lease then drains it).`,
+    });
+    this.stopController.abort();
+    this.stopSignals.stop(this.options.stopGraceMs);
+    this.wake();
+  }
+
+  /** A failure after delivery started (consumer crash, split deleted): stop without detaching. */
+  private fail(err: SidecarError): void {
+    this.fatal ??= err;
+    this.stopSignals.abortNow();
+    this.wake();
+  }
+
+  async run(): Promise<number> {
+    const { options, reporter } = this;
+    reporter.emit({
+      type: 'hello',
+      protocol: SIDECAR_PROTOCOL_VERSION,
+      version: productVersion,
+      pid: process.pid,
+      mode: options.mode,
+    });
+    let api: QueueSplitApi | undefined;
+    let split: QueueSplit | undefined;
+    let stateFile: string | undefined;
+    let lease: LeaseKeeper | undefined;
+    let monitor: SplitMonitor | undefined;
+    const consumers: ShadowConsumer[] = [];
+    let deliverer: Deliverer | undefined;
+    const stopDelivery = async (): Promise<void> => {
+      await Promise.all(consumers.map((c) => c.stop()));
+      await deliverer?.close();
+      await monitor?.stop();
+      await lease?.stop();
+    };
+    try {
+      const kube = loadKube(options);
+      api = new QueueSplitApi(kube);
+      const adoptTarget =
+        options.split !== undefined ? await this.splitToAdopt(api, options.split) : undefined;
+      const workloadRef: WorkloadRef | undefined = adoptTarget?.spec.workload ?? options.workload;
+      if (workloadRef === undefined)
+        throw usageError('--workload', 'is required.', 'Pass --workload deployment/<name>.');
+      reporter.emit({
+        type: 'progress',
+        stage: 'resolving',
+        message: `Reading ${workloadRef.kind}/${workloadRef.name} in namespace ${kube.namespace} (context ${kube.context}).`,
+      });
+      const workload = await readWorkload(kube, workloadRef);
+      const queueNames = this.selectQueues(workload, adoptTarget?.spec.queues);
+      const resolvedQueues = workload.queues.filter((q) => queueNames.includes(q.name));
+      const connections = await resolveConnections(resolvedQueues, {
+        kube,
+        overrides: options.env,
+        addressMap: options.addressMap,
+        ...(options.tlsCaFile !== undefined ? { caFile: options.tlsCaFile } : {}),
+        redactor: reporter.redactor,
+      });
+      this.warnUnusedOverrides(connections);
+      for (const c of connections)
+        reporter.emit({
+          type: 'progress',
+          stage: 'resolving',
+          queue: c.queue.name,
+          message: `Queue "${c.queue.name}": ${c.broker.display}.`,
+        });
+      const relayDestinations = options.mode === 'relay' ? this.relayDestinations(connections) : [];
+
+      const filter: HeaderFilter = adoptTarget?.spec.filter ??
+        options.filter ?? { [DEFAULT_FILTER_KEY]: options.owner };
+      const request: SplitRequest = {
+        workload: workloadRef,
+        queues: queueNames,
+        filter,
+        owner: adoptTarget?.spec.owner ?? options.owner,
+        leaseSeconds: options.leaseSeconds,
+        mode: options.mode,
+      };
+      stateFile = options.stateFile ?? defaultStateFile(kube.context, kube.namespace, workloadRef);
+      if (this.stopping) return SIDECAR_EXIT_CODES.ok;
+      const acquired = await acquireSplit({
+        api,
+        reporter,
+        ...(options.split !== undefined ? { splitName: options.split } : {}),
+        request,
+        stateFile,
+        timeoutMs: options.readyTimeoutMs,
+        signal: this.stopController.signal,
+      });
+      split = acquired.split;
+      lease = new LeaseKeeper(api, reporter, split, options.leaseSeconds);
+      lease.start();
+
+      let active: QueueSplit;
+      try {
+        active = await waitForActive(api, reporter, split, {
+          timeoutMs: options.readyTimeoutMs,
+          leaseSeconds: options.leaseSeconds,
+          pollMs: options.pollMs,
+          signal: this.stopController.signal,
+        });
+      } catch (err) {
+        if (isAbort(err)) return await this.detach(api, split, stateFile, stopDelivery);
+        if (err instanceof SidecarError && err.code === 'split-rejected') {
+          await lease.stop();
+          await api.delete(split.metadata.name, split.metadata.uid);
+          if (options.split === undefined) removeState(stateFile);
+        }
+        throw err;
+      }
+      split = active;
+      reporter.emit({
+        type: 'progress',
+        stage: 'active',
+        split: splitRef(active),
+        phase: 'Active',
+        message: `QueueSplit ${active.metadata.name} is Active.`,
+      });
+
+      const readyQueues = await this.startDelivery(
+        active,
+        connections,
+        relayDestinations,
+        consumers,
+        (d) => (deliverer = d),
+      );
+      monitor = new SplitMonitor(api, reporter, active, Math.max(options.pollMs, 2_000), {
+        onGone: (err) => this.fail(err),
+      });
+      monitor.start();
+      if (this.fatal === undefined && !this.stopping)
+        this.emitReady(active, connections, readyQueues, stateFile);
+
+      await this.ended;
+      if (this.fatal !== undefined) throw this.fatal;
+      return await this.detach(api, active, stateFile, stopDelivery);
+    } catch (err) {
+      if (isAbort(err) && this.stopping) {
+        await stopDelivery();
+        if (api !== undefined && split !== undefined && stateFile !== undefined)
+          return await this.detach(api, split, stateFile, async () => undefined);
+        return SIDECAR_EXIT_CODES.ok;
+      }
+      this.stopSignals.abortNow();
+      await stopDelivery().catch(() => undefined);
+      const failure =
+        err instanceof SidecarError
+          ? err
+          : new SidecarError(
+              'internal',
+              `Unexpected failure: ${errorText(err)}`,
+              'Report this with the sidecar log (stderr).',
+            );
+      const leaseNote =
+        split !== undefined && failure.code !== 'split-deleted' && failure.code !== 'split-rejected'
+          ? ` Your split ${split.metadata.name} stays attached until its lease runs out (${options.leaseSeconds}s); start again within that time to adopt it.`
+          : '';
+      reporter.emit({
+        type: 'error',
+        code: failure.code,
+        message: failure.message,
+        suggestedAction: `${failure.suggestedAction}${leaseNote}`,
+        ...(failure.flag !== undefined ? { flag: failure.flag } : {}),
+      });
+      return failure.code === 'usage' ? SIDECAR_EXIT_CODES.usage : SIDECAR_EXIT_CODES.error;
+    }
+  }
+
+  private async splitToAdopt(api: QueueSplitApi, name: string): Promise<QueueSplit> {
+    const existing = await api.get(name);
+    if (existing === undefined) {
+      throw new SidecarError(
+        'split-conflict',
+        `QueueSplit ${name} does not exist in namespace ${api.kube.namespace}.`,
+        `Check the name with \`kubectl get queuesplits -n ${api.kube.namespace}\`.`,
+        '--split',
+      );
+    }
+    return existing;
+  }
+
+  private selectQueues(workload: ResolvedWorkload, fromSplit: readonly string[] | undefined): string[] {
+    const declared = workload.queues.map((q) => q.name);
+    const wanted =
+      fromSplit !== undefined
+        ? [...fromSplit]
+        : this.options.queues.length > 0
+          ? this.options.queues
+          : declared;
+    const unknown = wanted.filter((q) => !declared.includes(q));
+    if (unknown.length > 0) {
+      throw usageError(
+        '--queue',
+        `${workload.kind}/${workload.name} declares no queue named ${unknown.map((q) => `"${q}"`).join(', ')} (it declares ${declared.join(', ')}).`,
+        `Pick from: ${declared.join(', ')}.`,
+      );
+    }
+    return wanted;
+  }
+
+  private warnUnusedOverrides(connections: readonly QueueConnection[]): void {
+    const used = new Set(connections.flatMap((c) => c.queue.env.map((e) => e.name)));
+    for (const name of this.options.env.keys()) {
+      if (!used.has(name)) {
+        this.reporter.emit({
+          type: 'warning',
+          code: 'unused-override',
+          message: `--env ${name} is not a connection variable of the selected queues; it is ignored.`,
+          suggestedAction: `Connection variables: ${[...used].join(', ') || 'none'}.`,
+        });
+      }
+    }
+  }
+
+  private relayDestinations(connections: readonly QueueConnection[]): RelayDestination[] {
+    const { relay } = this.options;
+    for (const name of relay.to.keys()) {
+      if (!connections.some((c) => c.queue.name === name)) {
+        throw usageError(
+          '--relay-to',
+          `"${name}" is not one of the selected queues (${connections.map((c) => c.queue.name).join(', ')}).`,
+          'Use --relay-to <queue>=<local topic or queue>.',
+        );
+      }
+    }
+    return connections.map((c) => {
+      if (c.queue.provider === 'kafka' && relay.kafkaBrokers === undefined) {
+        throw usageError(
+          '--relay-kafka-brokers',
+          `is required: queue "${c.queue.name}" is a Kafka topic and relays into a local Kafka.`,
+          'e.g. --relay-kafka-brokers 127.0.0.1:9092.',
+        );
+      }
+      if (c.queue.provider === 'rabbitmq' && relay.amqpUrl === undefined) {
+        throw usageError(
+          '--relay-amqp-url',
+          `is required: queue "${c.queue.name}" is a RabbitMQ queue and relays into a local RabbitMQ.`,
+          'e.g. --relay-amqp-url amqp://guest:guest@127.0.0.1:5672.',
+        );
+      }
+      return {
+        queue: c.queue.name,
+        provider: c.queue.provider,
+        name: relay.to.get(c.queue.name) ?? c.queue.source,
+      };
+    });
+  }
+
+  /** Starts consumers (http/relay) — env mode consumes nothing. Returns the `ready` queue list. */
+  private async startDelivery(
+    split: QueueSplit,
+    connections: readonly QueueConnection[],
+    relayDestinations: readonly RelayDestination[],
+    consumers: ShadowConsumer[],
+    setDeliverer: (d: Deliverer) => void,
+  ): Promise<ReadyQueue[]> {
+    const { options, reporter } = this;
+    const statuses = split.status?.queues ?? [];
+    const shadowOf = (queue: string) => statuses.find((s) => s.name === queue)?.shadow ?? {};
+    if (options.mode === 'env') {
+      return connections.map((c) => ({
+        name: c.queue.name,
+        provider: c.queue.provider,
+        shadow: shadowOf(c.queue.name).source ?? '',
+        ...(shadowOf(c.queue.name).group !== undefined
+          ? { group: shadowOf(c.queue.name).group as string }
+          : {}),
+        deliversTo: 'env',
+      }));
+    }
+    let deliverer: Deliverer;
+    if (options.mode === 'http') {
+      const workloadName = split.spec.workload.name;
+      const namespace = split.metadata.namespace ?? '';
+      if (options.target === undefined)
+        throw usageError('--target', 'is required with --mode http.', 'Pass --target <url>.');
+      deliverer = new HttpDeliverer({
+        target: options.target,
+        source: (queue) => ({ namespace, workload: workloadName, queue }),
+        timeoutMs: options.httpTimeoutMs,
+        reporter,
+      });
+    } else {
+      const relay = new RelayDeliverer({
+        ...(options.relay.kafkaBrokers !== undefined ? { kafkaBrokers: options.relay.kafkaBrokers } : {}),
+        ...(options.relay.amqpUrl !== undefined ? { amqpUrl: options.relay.amqpUrl } : {}),
+        destinations: relayDestinations,
+        reporter,
+      });
+      setDeliverer(relay);
+      await relay.open();
+      deliverer = relay;
+    }
+    setDeliverer(deliverer);
+    const ready: ReadyQueue[] = [];
+    for (const c of connections) {
+      const shadow = shadowOf(c.queue.name);
+      const source = shadow.source ?? '';
+      const pipeline = new QueuePipeline(
+        c.queue.name,
+        split.spec.filter,
+        deliverer,
+        reporter,
+        options.retry,
+        this.stopSignals,
+      );
+      const onFatal = (err: SidecarError): void => this.fail(err);
+      let consumer: ShadowConsumer;
+      if (c.broker.provider === 'kafka') {
+        if (shadow.group === undefined) {
+          throw new SidecarError(
+            'split-failed',
+            `The controller named no session consumer group for Kafka queue "${c.queue.name}".`,
+            'Check the controller version and `kubectl describe queuesplit`.',
+          );
+        }
+        consumer = new KafkaShadowConsumer({
+          queue: c.queue.name,
+          topic: source,
+          group: shadow.group,
+          connection: c.broker,
+          addressMap: options.addressMap,
+          reporter,
+          onFatal,
+        });
+      } else {
+        consumer = new RabbitShadowConsumer({
+          queue: c.queue.name,
+          shadowQueue: source,
+          connection: c.broker,
+          reporter,
+          connectionName: `queue-split-sidecar ${split.metadata.name} ${c.queue.name}`,
+          onFatal,
+        });
+      }
+      consumers.push(consumer);
+      await consumer.start(pipeline);
+      reporter.emit({
+        type: 'progress',
+        stage: 'consuming',
+        queue: c.queue.name,
+        message: `Consuming ${source}${shadow.group !== undefined ? ` (group ${shadow.group})` : ''} → ${deliverer.describe(c.queue.name)}.`,
+      });
+      ready.push({
+        name: c.queue.name,
+        provider: c.queue.provider,
+        shadow: source,
+        ...(shadow.group !== undefined ? { group: shadow.group } : {}),
+        deliversTo: deliverer.describe(c.queue.name),
+      });
+    }
+    return ready;
+  }
+
+  private emitReady(
+    split: QueueSplit,
+    connections: readonly QueueConnection[],
+    queues: ReadyQueue[],
+    stateFile: string,
+  ): void {
+    const { options, reporter } = this;
+    if (options.mode !== 'env') {
+      reporter.emit({
+        type: 'ready',
+        mode: options.mode,
+        split: splitRef(split),
+        queues,
+        env: {},
+        secretEnv: [],
+      });
+      return;
+    }
+    const env = sessionEnv(connections, split.status?.queues ?? [], reporter);
+    const envFile =
+      options.envFile ?? path.join(stateDirectory(), `${path.basename(stateFile, '.json')}.env`);
+    writeEnvFile(envFile, env.all);
+    const mappedKafka = connections.some(
+      (c) => c.broker.provider === 'kafka' && c.broker.display.includes('dialed as'),
+    );
+    if (mappedKafka) {
+      reporter.emit({
+        type: 'warning',
+        code: 'advertised-address',
+        message:
+          'The debugged process connects to Kafka itself: it gets the mapped bootstrap address, but Kafka then hands out its advertised (in-cluster) broker addresses, which the address map cannot rewrite outside the sidecar.',
+        suggestedAction:
+          'Make the advertised broker names resolve to your port-forward (e.g. /etc/hosts), or use --mode http or relay.',
+      });
+    }
+    const visible = Object.fromEntries(Object.entries(env.all).filter(([name]) => !env.secret.has(name)));
+    reporter.emit({
+      type: 'ready',
+      mode: 'env',
+      split: splitRef(split),
+      queues,
+      env: visible,
+      secretEnv: [...env.secret].sort(),
+      envFile,
+    });
+    reporter.log(
+      `env for your debug launch (secrets only in ${envFile}):\n${Object.entries(visible)
+        .map(([k, v]) => `  ${k}=${v}`)
+        .join('\n')}`,
+    );
+  }
+
+  private async detach(
+    api: QueueSplitApi,
+    split: QueueSplit,
+    stateFile: string,
+    stopDelivery: () => Promise<void>,
+  ): Promise<number> {
+    const { options, reporter } = this;
+    await stopDelivery();
+    const ref = splitRef(split);
+    reporter.emit({
+      type: 'progress',
+      stage: 'draining',
+      split: ref,
+      message: `Deleting QueueSplit ${ref.name}; its unconsumed messages go back to the app.`,
+    });
+    // A fresh signal: the stop signal is already aborted, and this wait is bounded by its own timeout.
+    const result = await detachSplit(
+      api,
+      reporter,
+      split,
+      options.detachTimeoutMs,
+      new AbortController().signal,
+    );
+    if (result.drained) {
+      removeState(stateFile);
+      reporter.emit({
+        type: 'detached',
+        split: ref,
+        drained: true,
+        waitedMs: result.waitedMs,
+        message: `QueueSplit ${ref.name} is gone: the route drained back to the app.`,
+      });
+    } else {
+      reporter.emit({
+        type: 'warning',
+        code: 'detach-timeout',
+        message: `QueueSplit ${ref.name} is still draining after ${Math.round(result.waitedMs / 1000)}s.`,
+        suggestedAction: `Nothing is lost: the controller finishes the drain without the sidecar. Watch it with \`kubectl get queuesplit ${ref.name} -n ${ref.namespace}\`.`,
+      });
+      reporter.emit({
+        type: 'detached',
+        split: ref,
+        drained: false,
+        waitedMs: result.waitedMs,
+        message: `Delete requested; ${ref.name} was still draining when the sidecar exited.`,
+      });
+    }
+    return SIDECAR_EXIT_CODES.ok;
+  }
+}
+
+/** The workload as the developer's credentials see it, through both validation stages. */
+async function readWorkload(kube: KubeTarget, ref: WorkloadRef): Promise<ResolvedWorkload> {
+  const apps = kube.kc.makeApiClient(AppsV1Api);
+  let object: WorkloadLike;
+  try {
+    const read =
+      ref.kind === 'Deployment'
+        ? await apps.readNamespacedDeployment({ name: ref.name, namespace: kube.namespace })
+        : await apps.readNamespacedStatefulSet({ name: ref.name, namespace: kube.namespace });
+    object = { ...(read as WorkloadLike), kind: ref.kind };
+  } catch (err) {
+    if (kubeStatus(err) === 404) {
+      throw new SidecarError(
+        'workload-not-found',
+        `There is no ${ref.kind} ${ref.name} in namespace ${kube.namespace} (context ${kube.context}).`,
+        'Check --workload, --namespace and --context.',
+      );
+    }
+    throw kubeError(
+      err,
+      {
+        verb: 'get',
+        resource: ref.kind === 'Deployment' ? 'deployments.apps' : 'statefulsets.apps',
+        namespace: kube.namespace,
+        name: ref.name,
+        purpose: 'to read its queue declaration',
+      },
+      kube.context,
+    );
+  }
+  const resolved = resolveWorkload(object);
+  if (!resolved.ok) {
+    throw new SidecarError(
+      'declaration-invalid',
+      `${ref.kind}/${ref.name} has no usable queue declaration: ${resolved.errors.map(formatFieldError).join(' | ')}`,
+      `Fix the ${QUEUE_CONFIG_ANNOTATION} annotation (or the env it names) on ${ref.kind}/${ref.name}, then start again.`,
+    );
+  }
+  return resolved.value;
+}

@@ -1,0 +1,21 @@
+// The provider-neutral conformance suite: one scenario body per behaviour, run against every
+// provider harness (DESIGN §5 is what it proves).
+import { describe } from 'node:test';
+import type { ProviderHarness } from '../harness';
+import { crashScenarios } from './crash';
+import { fencingScenarios } from './fencing';
+import { fieldScenarios } from './fields';
+import { lifecycleScenarios } from './lifecycle';
+import { recoveryScenarios } from './recovery';
+import { routingScenarios } from './routing';
+
+export function defineConformanceSuite(h: ProviderHarness): void {
+  describe(`engine conformance: ${h.name}`, { concurrency: 1 }, () => {
+    routingScenarios(h);
+    fieldScenarios(h);
+    crashScenarios(h);
+    fencingScenarios(h);
+    lifecycleScenarios(h);
+    recoveryScenarios(h);
+  });
+}

@@ -1,0 +1,136 @@
+// Starts a private code-server (a real VS Code server) on a free loopback port with throwaway
+// user-data and extensions folders, and stops its whole process group. Nothing here reads or
+// writes the developer's own VS Code state.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { removeTempDir, signalGroup, tempDir, trackGroup, untrackGroup } from './exitCleanup';
+import { codeServerBin } from './paths';
+
+export interface CodeServer {
+  /** e.g. http://127.0.0.1:41234 */
+  url: string;
+  pid: number;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+export interface CodeServerOptions {
+  workspace: string;
+  /** code-server's stdout and stderr go here. */
+  logFile: string;
+  /** VS Code's server-side logs (extension host, output channels) are copied here on stop. */
+  keepLogsIn?: string;
+  /** Merged into the fresh User/settings.json. */
+  settings?: Record<string, unknown>;
+}
+
+/** Settings that keep a test's workbench quiet and deterministic. */
+const quietSettings: Record<string, unknown> = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'extensions.ignoreRecommendations': true,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'security.workspace.trust.enabled': false,
+};
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export async function startCodeServer(options: CodeServerOptions): Promise<CodeServer> {
+  const state = tempDir('qs-code-server-');
+  const userDataDir = path.join(state, 'user-data');
+  const extensionsDir = path.join(state, 'extensions');
+  fs.mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
+  fs.mkdirSync(extensionsDir);
+  fs.writeFileSync(
+    path.join(userDataDir, 'User', 'settings.json'),
+    JSON.stringify({ ...quietSettings, ...options.settings }, null, 2),
+  );
+
+  const port = await freePort();
+  const args = [
+    '--config',
+    '/dev/null',
+    '--auth',
+    'none',
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--user-data-dir',
+    userDataDir,
+    '--extensions-dir',
+    extensionsDir,
+    '--disable-workspace-trust',
+    '--disable-telemetry',
+    '--disable-update-check',
+    options.workspace,
+  ];
+  fs.mkdirSync(path.dirname(options.logFile), { recursive: true });
+  const out = fs.openSync(options.logFile, 'a');
+  const child = spawn(codeServerBin, args, {
+    detached: true, // its own process group: stop() reaches the extension host and watchers too
+    stdio: ['ignore', out, out],
+    // code-server keeps its own state (last opened folder, heartbeat) under XDG_DATA_HOME.
+    env: { ...process.env, XDG_DATA_HOME: path.join(state, 'xdg-data') },
+  });
+  fs.closeSync(out);
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`could not start ${codeServerBin}`);
+  trackGroup(pid);
+  let exited: string | undefined;
+  child.once('exit', (code, signal) => (exited = `exited (code ${code}, signal ${signal})`));
+
+  const stop = async () => {
+    if (!untrackGroup(pid)) return;
+    signalGroup(pid, 'SIGTERM');
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && groupAlive(pid)) await sleep(100);
+    if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
+    const logs = path.join(userDataDir, 'logs');
+    if (options.keepLogsIn && fs.existsSync(logs)) fs.cpSync(logs, options.keepLogsIn, { recursive: true });
+    removeTempDir(state);
+  };
+
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const healthy = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (healthy) return { url, pid, logFile: options.logFile, stop };
+    if (exited !== undefined || Date.now() > deadline) {
+      await stop();
+      const log = fs.readFileSync(options.logFile, 'utf8').split('\n').slice(-30).join('\n');
+      throw new Error(
+        `code-server ${exited ?? 'did not answer /healthz within 30s'}.\n--- ${options.logFile} ---\n${log}`,
+      );
+    }
+    await sleep(200);
+  }
+}

@@ -1,0 +1,62 @@
+// Runs the compiled extension-host tests (dist-test/e2e-host) inside a real VS Code: the
+// workbench is opened with `extensionTestsPath` in its payload, the extension host runs
+// index.js's run(), and the workbench reports the outcome through codeAutomationExit.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { resultMarker, startMarker } from '../host/markers';
+import { hostTestsDir } from './paths';
+import { withWorkbench } from './session';
+
+export interface HostTestResult {
+  /** The workbench's exit code: 0 when run() resolved. */
+  code: number;
+  passes: number;
+  failures: number;
+  resultsDir: string;
+}
+
+export async function runHostTests(
+  echo: (line: string) => void = (line) => console.log(line),
+  timeoutMs = 5 * 60_000,
+): Promise<HostTestResult> {
+  if (!fs.existsSync(path.join(hostTestsDir, 'index.js'))) {
+    throw new Error(
+      `${hostTestsDir}/index.js is missing: build it with \`npx tsx test/e2e/setup/build-host-tests.ts\``,
+    );
+  }
+  let started = false;
+  const echoTestOutput = (line: string) => {
+    if (started && !line.includes(resultMarker)) echo(line.replace(/^\[info\] /, ''));
+    started ||= line.includes(startMarker);
+  };
+  const options = { extensionTestsPath: hostTestsDir, echo: echoTestOutput };
+  return withWorkbench('extension-host', options, async (session) => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`the extension-host tests did not finish within ${timeoutMs / 1000}s`)),
+        timeoutMs,
+      );
+    });
+    try {
+      const code = await Promise.race([session.hooks.exit, timeout]);
+      await session.steps.shot('finished');
+      const counts = readCounts(session.hooks.lines);
+      return { code, ...counts, resultsDir: session.resultsDir };
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+}
+
+function readCounts(lines: string[]): { passes: number; failures: number } {
+  for (const line of [...lines].reverse()) {
+    const at = line.indexOf(resultMarker);
+    if (at >= 0) {
+      const parsed = JSON.parse(line.slice(at + resultMarker.length)) as { passes: number; failures: number };
+      return { passes: parsed.passes, failures: parsed.failures };
+    }
+  }
+  // run() threw before mocha reported (e.g. a test file failed to load): one failure, not zero.
+  return { passes: 0, failures: 1 };
+}

@@ -1,0 +1,160 @@
+// The extension, loaded unpacked from this checkout, inside a real VS Code extension host: it is
+// found, activates fast on its own events only, registers every contributed command, and its
+// debug configuration provider guards launches — all through the real `vscode` API.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { describe, it } from 'mocha';
+import * as vscode from 'vscode';
+
+const extensionId = 'queuesplit.queue-split';
+// This bundle lives in <repo>/dist-test/e2e-host/.
+const repoRoot = path.resolve(__dirname, '..', '..');
+
+interface PackageJson {
+  activationEvents: string[];
+  icon: string;
+  contributes: {
+    commands: { command: string }[];
+    viewsContainers: { activitybar: { icon: string }[] };
+    walkthroughs: { steps: { media: { markdown: string } }[] }[];
+    snippets: { path: string }[];
+    jsonValidation: { url: string }[];
+  };
+}
+
+interface ExtensionApi {
+  activationMs: number;
+}
+
+function extension(): vscode.Extension<ExtensionApi> {
+  const ext = vscode.extensions.getExtension<ExtensionApi>(extensionId);
+  assert.ok(ext, `${extensionId} is not loaded; extensionDevelopmentPath should be ${repoRoot}`);
+  return ext;
+}
+
+const manifest = () => extension().packageJSON as PackageJson;
+
+describe('Queue Split extension in the extension host', () => {
+  it('is the copy from this checkout', () => {
+    assert.equal(extension().extensionPath, repoRoot);
+  });
+
+  it('activates only on its own events (never "*")', () => {
+    const events = manifest().activationEvents;
+    assert.ok(!events.includes('*'), `activationEvents: ${JSON.stringify(events)}`);
+    assert.deepEqual(
+      events,
+      ['onDebug'],
+      'views and commands are implied; onDebug is for the "*" debug provider',
+    );
+  });
+
+  it('activates', async () => {
+    const ext = extension();
+    const wasActive = ext.isActive;
+    const started = performance.now();
+    const api = await ext.activate();
+    const ms = performance.now() - started;
+    assert.equal(ext.isActive, true);
+    console.log(
+      wasActive
+        ? `activation: already active before the test asked; activate() itself took ${api.activationMs.toFixed(1)} ms`
+        : `activation: ${ms.toFixed(1)} ms (load dist/extension.js + activate()); activate() itself ${api.activationMs.toFixed(1)} ms`,
+    );
+    assert.ok(api.activationMs < 200, `activate() took ${api.activationMs} ms`);
+  });
+
+  it('registers every command it contributes', async () => {
+    const commands = new Set(await vscode.commands.getCommands(true));
+    const missing = manifest()
+      .contributes.commands.map((c) => c.command)
+      .filter((c) => !commands.has(c));
+    assert.deepEqual(missing, []);
+  });
+
+  it('ships every file its manifest names (icons, walkthrough, snippets, schema)', () => {
+    const m = manifest();
+    const files = [
+      m.icon,
+      ...m.contributes.viewsContainers.activitybar.map((c) => c.icon),
+      ...m.contributes.walkthroughs.flatMap((w) => w.steps.map((s) => s.media.markdown)),
+      ...m.contributes.snippets.map((s) => s.path),
+      ...m.contributes.jsonValidation.map((j) => j.url),
+    ];
+    for (const file of files) assert.ok(fs.existsSync(path.join(repoRoot, file)), `${file} is missing`);
+  });
+
+  it('runs queueSplit.showLogs', async () => {
+    await vscode.commands.executeCommand('queueSplit.showLogs');
+  });
+
+  it('aborts a launch whose queueSplit block is invalid, before any debugger starts', async () => {
+    const started: string[] = [];
+    const listener = vscode.debug.onDidStartDebugSession((s) => started.push(s.name));
+    try {
+      const ok = await vscode.debug.startDebugging(undefined, {
+        type: 'node',
+        request: 'launch',
+        name: 'invalid queueSplit block',
+        program: path.join(repoRoot, 'does-not-matter.js'),
+        queueSplit: { delivery: 'carrier-pigeon', workload: 'job/x' },
+      });
+      assert.equal(ok, false);
+      assert.deepEqual(started, []);
+    } finally {
+      listener.dispose();
+    }
+  });
+
+  it('passes through a configuration it already resolved (double resolution guard)', async () => {
+    // Launched with the marker set and no cluster configured: if the guard failed, the provider
+    // would try the cluster and abort the launch.
+    const program = path.join(repoRoot, 'dist-test', 'e2e-host', 'exit-at-once.js');
+    fs.writeFileSync(program, 'process.exit(0);\n');
+    let sawMarker = false;
+    const listener = vscode.debug.onDidStartDebugSession((s) => {
+      sawMarker ||=
+        (s.configuration as { __queueSplitSession?: { key?: string } }).__queueSplitSession?.key === 'k';
+    });
+    const ended = new Promise<void>((resolve) => {
+      const done = vscode.debug.onDidTerminateDebugSession(() => {
+        done.dispose();
+        resolve();
+      });
+    });
+    try {
+      const ok = await vscode.debug.startDebugging(undefined, {
+        type: 'node',
+        request: 'launch',
+        name: 'already resolved',
+        program,
+        queueSplit: { workload: 'deployment/nothing-here' },
+        __queueSplitSession: { key: 'k', split: 'qs-split-x' },
+      });
+      assert.equal(ok, true, 'the launch went through untouched');
+      assert.equal(sawMarker, true);
+      await ended;
+    } finally {
+      listener.dispose();
+    }
+  });
+
+  it('adds a queueSplit block to launch.json (creating it) and the block parses', async () => {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    assert.ok(folder, 'the harness opens a folder');
+    await vscode.commands.executeCommand('queueSplit.addToLaunchConfig');
+    const file = path.join(folder.uri.fsPath, '.vscode', 'launch.json');
+    const launch = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+      configurations: {
+        queueSplit?: { workload?: string; headers?: Record<string, string>; delivery?: string };
+      }[];
+    };
+    const block = launch.configurations[0]?.queueSplit;
+    assert.ok(block, fs.readFileSync(file, 'utf8'));
+    assert.equal(block.delivery, 'env');
+    assert.ok(block.headers?.['x-queue-split-user'], 'the default filter header');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+});

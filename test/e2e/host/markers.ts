@@ -1,0 +1,4 @@
+// Lines the extension-host test entry prints so the runner outside VS Code can follow the run:
+// it shows what comes after the start marker and counts results from the result line.
+export const startMarker = 'QS_HOST_TESTS_START';
+export const resultMarker = 'QS_HOST_TESTS_RESULT';

@@ -1,0 +1,106 @@
+// `npm run test:e2e`: the extension in a real VS Code (code-server 4.100.3 + headless Chromium).
+//   1. builds the bundles (npm run build) and the extension-host tests (dist-test/e2e-host);
+//   2. ensures code-server and Chromium (test/e2e/setup/install-code-server.sh; cached);
+//   3. runs the extension-host tests (mocha, real `vscode` API) inside the workbench;
+//   4. runs the UI tests (test/e2e/ui/*.test.ts, node:test, one at a time).
+// Exits non-zero if anything failed and says what. Prints `ℹ pass N` / `ℹ fail N` for the
+// host tests as node:test does for the UI tests, so test/run-all.sh's closing line counts both.
+// Screenshots and logs: test-results/e2e/<test>/.
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { runHostTests } from './harness/hostTests';
+import { installScript, repoRoot, requireTools } from './harness/paths';
+import { buildHostTests } from './setup/build-host-tests';
+import { ensureController } from './support/cluster';
+
+interface Outcome {
+  phase: string;
+  ok: boolean;
+  seconds: number;
+  detail: string;
+}
+
+const outcomes: Outcome[] = [];
+
+async function phase(name: string, body: () => Promise<string>): Promise<boolean> {
+  console.log(`\n=== e2e: ${name}`);
+  const started = Date.now();
+  let ok = true;
+  let detail: string;
+  try {
+    detail = await body();
+  } catch (err) {
+    ok = false;
+    detail = err instanceof Error ? err.message : String(err);
+    console.error(`\n${name} FAILED: ${detail}`);
+  }
+  outcomes.push({ phase: name, ok, seconds: (Date.now() - started) / 1000, detail });
+  return ok;
+}
+
+function sh(command: string, args: string[]): void {
+  const result = spawnSync(command, args, { cwd: repoRoot, stdio: 'inherit' });
+  if (result.status !== 0) {
+    throw new Error(`\`${command} ${args.join(' ')}\` exited with ${result.status ?? result.signal}`);
+  }
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const prepared =
+    (await phase('build', async () => {
+      sh('npm', ['run', '--silent', 'build']);
+      await buildHostTests();
+      return 'dist/ and dist-test/e2e-host/';
+    })) &&
+    (await phase('code-server + chromium', async () => {
+      sh('bash', [installScript]);
+      requireTools();
+      return 'ready';
+    })) &&
+    // The real-cluster tests need the controller; the extension host cannot install it itself.
+    (await phase('controller on the test cluster', async () => {
+      await ensureController();
+      return 'installed (idempotent)';
+    }));
+
+  if (prepared) {
+    await phase('extension-host tests', async () => {
+      // A real split (activation + drain) runs among them: allow for it.
+      const result = await runHostTests(undefined, 12 * 60_000);
+      console.log(`ℹ pass ${result.passes}\nℹ fail ${result.failures}`);
+      const where = path.relative(repoRoot, result.resultsDir);
+      if (result.code !== 0 || result.failures > 0) {
+        throw new Error(`${result.failures} failed, workbench exit code ${result.code}; logs in ${where}/`);
+      }
+      return `${result.passes} passed; logs in ${where}/`;
+    });
+    await phase('UI tests', async () => {
+      sh('bash', ['test/suite.sh', 'e2e/ui', '--test-concurrency=1']);
+      return 'screenshots in test-results/e2e/';
+    });
+  }
+
+  console.log('\n=== e2e summary');
+  for (const o of outcomes) {
+    console.log(
+      `${o.ok ? 'ok  ' : 'FAIL'} ${o.phase.padEnd(24)} ${o.seconds.toFixed(1).padStart(6)}s  ${o.detail}`,
+    );
+  }
+  const failed = outcomes.filter((o) => !o.ok);
+  if (!prepared) console.log('(tests did not run: the preparation above failed)');
+  console.log(
+    failed.length === 0
+      ? `e2e passed in ${((Date.now() - started) / 1000).toFixed(1)}s`
+      : `e2e FAILED: ${failed.map((o) => o.phase).join(', ')}`,
+  );
+  return failed.length === 0 && prepared ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,228 @@
+// A developer's whole session, driven through the command palette of a real VS Code
+// (code-server + headless Chromium) against the local cluster and the real RabbitMQ:
+//   the Queue Splits view shows the annotated workload → "Install Controller…" says what it would
+//   do → the fixture service runs under the debugger → "Start Split…" (workload inferred from the
+//   repo's manifest, queue, filter x-queue-split-user=<me>, http delivery) → the route reaches
+//   Active in the tree → "Show Split Details" → "Send Test Message…" with my header reaches the
+//   debugged service → a message without my header still goes to the cluster app → "Stop Split"
+//   → the tree has no route and the app gets every message again.
+// Screenshots: test-results/e2e/split-lifecycle-from-the-command-palette/.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, test } from 'node:test';
+import { freePort } from '../harness/codeServer';
+import {
+  acceptQuickInput,
+  activeEditorText,
+  clickDialogButton,
+  fillQuickInput,
+  waitForDialog,
+  waitForQuickInput,
+} from '../harness/quickInput';
+import { withWorkbench } from '../harness/session';
+import { openViewContainer, runCommand, waitForNotification, waitForTreeRow } from '../harness/workbench';
+import { pollUntil, prepareSplitFixture, workloadManifest, type SplitFixture } from '../support/cluster';
+
+let fixture: SplitFixture;
+before(async () => {
+  fixture = await prepareSplitFixture('qs-e2e-ui');
+});
+after(async () => {
+  await fixture?.close();
+});
+
+const RECEIVER = `// The service being debugged: it takes each message the sidecar POSTs (CloudEvents binary mode).
+const http = require('http');
+const fs = require('fs');
+const out = process.env.RECEIVED_FILE;
+http
+  .createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      if (req.url === '/health') return res.end('ok');
+      fs.appendFileSync(out, JSON.stringify({ url: req.url, headers: req.headers, body }) + '\\n');
+      console.log('received', req.headers['ce-id'], 'for', req.headers['x-queue-split-user']);
+      res.statusCode = 204;
+      res.end();
+    });
+  })
+  .listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening on', process.env.PORT));
+`;
+
+interface Received {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+function received(file: string): Received[] {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Received);
+}
+
+test('split lifecycle from the command palette', async () => {
+  const port = await freePort();
+  const { owner, namespace, workload, source } = fixture;
+  const workspaceFiles = {
+    'receiver.js': RECEIVER,
+    'k8s/deployment.yaml': workloadManifest(workload),
+    '.vscode/launch.json': JSON.stringify(
+      {
+        version: '0.2.0',
+        configurations: [
+          {
+            type: 'node',
+            request: 'launch',
+            name: 'Debug receiver',
+            program: '${workspaceFolder}/receiver.js',
+            env: { PORT: String(port), RECEIVED_FILE: '${workspaceFolder}/received.jsonl' },
+          },
+        ],
+      },
+      null,
+      2,
+    ),
+  };
+  const settings = {
+    'queueSplit.kubeconfig': fixture.services.kubeconfig,
+    'queueSplit.namespace': namespace,
+    'queueSplit.owner': owner,
+    'queueSplit.leaseSeconds': 30,
+    'queueSplit.delivery.httpTarget': `http://127.0.0.1:${port}/events`,
+    'debug.openDebug': 'neverOpen',
+  };
+
+  await withWorkbench(
+    'split lifecycle from the command palette',
+    { workspaceFiles, settings },
+    async (session) => {
+      const { page, steps } = session;
+      const receivedFile = path.join(session.workspace, 'received.jsonl');
+
+      await openViewContainer(page, 'Queue Split');
+      await waitForTreeRow(page, 'Queue Splits', 'queuesplit-admin', 60_000);
+      await waitForTreeRow(page, 'Queue Splits', workload);
+      await waitForTreeRow(page, 'Queue Splits', /orders.*no routes/);
+      await steps.shot('queue splits view');
+
+      await runCommand(page, 'Queue Split: Install Controller into Cluster…');
+      const dialog = await waitForDialog(page, 'CustomResourceDefinition queuesplits.queuesplit.dev');
+      assert.match(
+        (await dialog.textContent()) ?? '',
+        /Deployment queuesplit-controller in namespace queuesplit-system/,
+      );
+      await steps.shot('install confirmation');
+      await clickDialogButton(dialog, 'Cancel');
+
+      await runCommand(page, 'Debug: Start Debugging');
+      await pollUntil(
+        'the debugged receiver listens',
+        () => fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok),
+        (ok) => ok,
+        60_000,
+      );
+      await steps.shot('receiver running under the debugger');
+
+      await runCommand(page, 'Queue Split: Start Split…');
+      // The workload is inferred from k8s/deployment.yaml: the first question is the queues.
+      await waitForTreeRow(page, 'Queue Splits', workload);
+      const queueInput = await acceptQuickInputAfterShot(page, steps, /queues of orders-app/, 'queues');
+      assert.equal(queueInput, '');
+      const filter = await acceptQuickInputAfterShot(page, steps, 'header filter', 'filter');
+      assert.equal(filter, `x-queue-split-user=${owner}`);
+      await acceptQuickInputAfterShot(page, steps, 'delivery', 'delivery mode');
+      const target = await acceptQuickInputAfterShot(page, steps, 'http target', 'http target');
+      assert.equal(target, `http://127.0.0.1:${port}/events`);
+
+      const started = Date.now();
+      const route = await waitForTreeRow(
+        page,
+        'Queue Splits',
+        new RegExp(`${owner} \\(you\\)\\s*Active`),
+        240_000,
+      );
+      console.log(`Start Split → route Active in the tree: ${((Date.now() - started) / 1000).toFixed(1)}s`);
+      assert.match((await route.textContent()) ?? '', new RegExp(`x-queue-split-user=${owner}`));
+      await waitForNotification(page, /Split active: orders-app \[orders\]/, 60_000);
+      await steps.shot('route active in the tree');
+
+      await runCommand(page, 'Queue Split: Show Split Details');
+      await pollUntil(
+        'the details show the Active QueueSplit',
+        () => activeEditorText(page),
+        (t) => /kind: QueueSplit/.test(t) && /phase: Active/.test(t),
+        30_000,
+      );
+      await steps.shot('split details');
+      await runCommand(page, 'View: Close All Editors');
+
+      const body = JSON.stringify({ test: `${owner}-${Date.now()}` });
+      await runCommand(page, 'Queue Split: Send Test Message…');
+      await fillQuickInput(page, 'Send Test Message: body', body);
+      await waitForNotification(page, /Test message sent to orders/, 60_000);
+      await steps.shot('test message sent');
+      const mine = await pollUntil(
+        'the debugged receiver got the test message',
+        async () => received(receivedFile).filter((r) => r.body === body),
+        (list) => list.length === 1,
+        90_000,
+      );
+      assert.equal(mine[0]!.headers['x-queue-split-user'], owner, 'it carries my header');
+      assert.equal(mine[0]!.headers['ce-source'], `queuesplit://${namespace}/${workload}/orders`);
+      assert.equal(mine[0]!.url, '/events');
+      await steps.shot('receiver got it');
+
+      // While the split runs, a message without my header still goes to the cluster app.
+      const during = `${source}-during-split`;
+      await fixture.publish([during]);
+      await pollUntil(
+        'the cluster app got the message without my header',
+        async () => fixture.appReceived(during),
+        (ids) => ids.has(during),
+        90_000,
+      );
+      assert.ok(
+        !received(receivedFile).some((r) => r.headers['ce-id'] === during),
+        'the receiver never saw it',
+      );
+
+      await runCommand(page, 'Queue Split: Stop Split');
+      const stopping = Date.now();
+      await waitForTreeRow(page, 'Queue Splits', /orders.*no routes/, 240_000);
+      console.log(`Stop Split → no route in the tree: ${((Date.now() - stopping) / 1000).toFixed(1)}s`);
+      await fixture.waitForNoSplits();
+      await steps.shot('split stopped, tree empty');
+
+      // The app has its queue back: even my header goes to it now.
+      const afterStop = `${source}-after-stop`;
+      await fixture.publish([afterStop], owner);
+      await pollUntil(
+        'after the handback the cluster app consumes the source again, my header or not',
+        async () => fixture.appReceived(afterStop),
+        (ids) => ids.has(afterStop),
+        180_000,
+      );
+      assert.equal(received(receivedFile).filter((r) => r.headers['ce-id'] === afterStop).length, 0);
+      await steps.shot('app gets its messages again');
+
+      await runCommand(page, 'Debug: Stop');
+    },
+  );
+});
+
+async function acceptQuickInputAfterShot(
+  page: Parameters<typeof acceptQuickInput>[0],
+  steps: { shot(step: string): Promise<string> },
+  title: string | RegExp,
+  step: string,
+): Promise<string> {
+  await waitForQuickInput(page, title, 60_000);
+  await steps.shot(`start split ${step}`);
+  return acceptQuickInput(page, title);
+}

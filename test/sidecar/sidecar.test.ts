@@ -1,0 +1,823 @@
+// The sidecar against real brokers and the real API server, run as the shipped bundle with a
+// developer's namespace-scoped credentials (through the group proxy, see groupProxy.ts). The controller is not part of this suite: the tests
+// play its role (and the queue-agent's routing, with the shared filter semantics) — they create
+// the session shadows, write the QueueSplit status through the status subresource, and hold a
+// finalizer while "draining". Routing correctness and the drain itself belong to the agent and
+// controller suites; here we prove what the sidecar does with what they hand it.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, test } from 'node:test';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import * as amqp from 'amqplib';
+import { Kafka, logLevel, Partitioners, type Admin, type IHeaders, type Producer } from 'kafkajs';
+import { QUEUE_SPLIT_GROUP } from '../../core/crd/queueSplitSchema';
+import { leaseExpiry } from '../../core/crd/validateQueueSplit';
+import { amqpHeaders, kafkaHeaders, matches } from '../../core/filter';
+import { runDir } from '../env/paths';
+import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { pollUntil } from '../support/poll';
+import { getQueue } from '../support/rabbitManagement';
+import { loadServices, uniqueName } from '../support/services';
+import { startGroupProxy, type GroupProxy } from './groupProxy';
+import {
+  IN_CLUSTER_KAFKA,
+  PRIVATE_GROUP,
+  REF,
+  SidecarProcess,
+  activate,
+  activateWhenAsked,
+  condition,
+  createWorkload,
+  developerKubeconfig,
+  ensureCrd,
+  getSplit,
+  listSplits,
+  patchMetadata,
+  patchStatus,
+  sidecarBundle,
+  type WorkloadSetup,
+} from './support';
+
+const services = loadServices();
+const FILTER = { 'x-queue-split-user': 'alice' };
+const kafka = new Kafka({
+  clientId: 'qs-sidecar-test',
+  brokers: services.kafkaBrokers,
+  logLevel: logLevel.NOTHING,
+});
+let admin: KubeConfig;
+let namespace: string;
+let bundle: string;
+let developer: string;
+let noSecrets: string;
+let workload: WorkloadSetup;
+let stateDir: string;
+let kadmin: Admin;
+let producer: Producer;
+let amqpModel: amqp.ChannelModel;
+let proxy: GroupProxy;
+let channel: amqp.ConfirmChannel;
+const running: SidecarProcess[] = [];
+
+before(async () => {
+  admin = adminConfig(services.kubeconfig);
+  [bundle] = await Promise.all([sidecarBundle(), ensureCrd(admin)]);
+  proxy = await startGroupProxy(
+    admin.getCurrentCluster()!.server,
+    path.join(runDir, 'k8s', 'pki', 'ca.crt'),
+    QUEUE_SPLIT_GROUP,
+    PRIVATE_GROUP,
+  );
+  namespace = await createNamespace(admin, 'sidecar-suite');
+  developer = await developerKubeconfig(admin, namespace, 'developer', true, proxy.url);
+  noSecrets = await developerKubeconfig(admin, namespace, 'no-secrets', false, proxy.url);
+  workload = await createWorkload(admin, namespace, 'orders', services.amqpUrl, uniqueName('w'));
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-sidecar-state-'));
+  kadmin = kafka.admin();
+  await kadmin.connect();
+  producer = kafka.producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+    allowAutoTopicCreation: false,
+  });
+  await producer.connect();
+  amqpModel = await amqp.connect(services.amqpUrl);
+  channel = await amqpModel.createConfirmChannel();
+});
+
+after(async () => {
+  await Promise.all(running.map((s) => s.ensureDead()));
+  // A finalizer left by a failed test would hold the namespace forever.
+  for (const split of await listSplits(admin, namespace).catch(() => [])) {
+    if (split.metadata.finalizers?.length)
+      await patchMetadata(admin, namespace, split.metadata.name, { finalizers: null }).catch(() => undefined);
+  }
+  await deleteNamespace(admin, namespace);
+  await producer?.disconnect();
+  await kadmin?.disconnect();
+  await amqpModel?.close().catch(() => undefined);
+  await proxy?.close();
+  fs.rmSync(stateDir, { recursive: true, force: true });
+  for (const f of [developer, noSecrets]) if (f) fs.rmSync(f, { force: true });
+});
+
+function startSidecar(
+  args: readonly string[],
+  options: { kubeconfig?: string; stateFile?: string } = {},
+): SidecarProcess {
+  const stateFile = options.stateFile ?? path.join(stateDir, `${uniqueName('state')}.json`);
+  const sidecar = new SidecarProcess(
+    bundle,
+    [
+      ...[
+        '--kubeconfig',
+        options.kubeconfig ?? developer,
+        '-n',
+        namespace,
+        '-w',
+        `deployment/${workload.name}`,
+        '--owner',
+        'alice',
+      ],
+      ...[
+        '--lease-seconds',
+        '10',
+        '--poll-interval',
+        '250',
+        '--state-file',
+        stateFile,
+        '--detach-timeout',
+        '30',
+      ],
+      ...['--map-address', `${IN_CLUSTER_KAFKA}=${services.kafkaBrokers[0]}`],
+      ...args,
+    ],
+    { ...process.env, XDG_STATE_HOME: stateDir },
+  );
+  running.push(sidecar);
+  return sidecar;
+}
+
+async function stopAndDetach(sidecar: SidecarProcess): Promise<void> {
+  sidecar.kill('SIGTERM');
+  const detached = await sidecar.waitFor('detached');
+  assert.equal(detached.drained, true);
+  assert.deepEqual(await sidecar.exited, { code: 0, signal: null });
+  assert.equal(await getSplit(admin, namespace, detached.split.name), undefined, 'the QueueSplit is gone');
+}
+
+/** No line the sidecar printed may carry a header value, a body or a credential. */
+function assertNothingLeaked(sidecar: SidecarProcess, secrets: readonly string[]): void {
+  const everything = `${sidecar.rawStdout.join('\n')}\n${sidecar.stderr}`;
+  for (const secret of [...secrets, ':guest@'])
+    assert.ok(!everything.includes(secret), `the sidecar printed ${JSON.stringify(secret)}`);
+}
+
+async function kafkaTopic(prefix: string, partitions: number): Promise<string> {
+  const topic = uniqueName(prefix);
+  await kadmin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions }] });
+  return topic;
+}
+
+async function rabbitQueue(prefix: string): Promise<string> {
+  const queue = uniqueName(prefix);
+  await channel.assertQueue(queue, { durable: true });
+  return queue;
+}
+
+interface KafkaRecord {
+  partition: number;
+  key?: string;
+  value: string;
+  headers?: IHeaders;
+}
+
+/** The queue-agent's routing, as the tests play it: matching → session shadow, the rest → app shadow. */
+async function routeKafka(records: readonly KafkaRecord[], session: string, app: string): Promise<void> {
+  for (const r of records) {
+    const topic = matches(FILTER, kafkaHeaders(r.headers)) ? session : app;
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: [
+        {
+          partition: topic === session ? r.partition : 0,
+          key: r.key ?? null,
+          value: r.value,
+          headers: r.headers ?? {},
+        },
+      ],
+    });
+  }
+}
+
+async function routeAmqp(
+  messages: readonly { body: string; options: amqp.Options.Publish }[],
+  session: string,
+  app: string,
+): Promise<void> {
+  for (const m of messages) {
+    const queue = matches(FILTER, amqpHeaders(m.options.headers as Record<string, unknown> | undefined))
+      ? session
+      : app;
+    channel.sendToQueue(queue, Buffer.from(m.body), { persistent: true, ...m.options });
+  }
+  await channel.waitForConfirms();
+}
+
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  status: number;
+}
+
+/** A local service that records each POST and answers with `status(n)` (n counts from 1). */
+async function httpTarget(
+  status: (n: number) => number = () => 200,
+): Promise<{ url: string; received: Received[]; close: () => Promise<void> }> {
+  const received: Received[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const code = status(received.length + 1);
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status: code });
+      res.writeHead(code).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/events`,
+    received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function committed(group: string, topic: string): Promise<Record<number, string>> {
+  const offsets = await kadmin.fetchOffsets({ groupId: group, topics: [topic] });
+  return Object.fromEntries(offsets[0]!.partitions.map((p) => [p.partition, p.offset]));
+}
+
+test('bad flags: a JSON error naming the flag, exit 2, nothing touched', async () => {
+  const sidecar = new SidecarProcess(bundle, ['-w', 'orders', '--mode', 'bogus'], process.env);
+  const error = await sidecar.waitFor('error');
+  assert.equal(error.code, 'usage');
+  assert.equal(error.flag, '--mode');
+  assert.match(error.suggestedAction, /--help/);
+  assert.equal((await sidecar.exited).code, 2);
+});
+
+test('http mode (Kafka): only the session shadow reaches the target, as CloudEvents, each committed after its 2xx', async () => {
+  const session = await kafkaTopic('kses', 2);
+  const group = uniqueName('ksesg');
+  const appShadow = await kafkaTopic('kapp', 1);
+  await routeKafka(
+    [
+      {
+        partition: 0,
+        key: 'k1',
+        value: '{"marker":"body-marker-1"}',
+        headers: {
+          'x-queue-split-user': 'alice',
+          'x-secret-token': 'tok-very-secret',
+          traceparent: '00-abc-def-01',
+          'content-type': 'application/json',
+        },
+      },
+      { partition: 1, value: 'not mine', headers: { 'x-queue-split-user': 'bob' } },
+      { partition: 0, key: 'k2', value: 'body-marker-2', headers: { 'x-queue-split-user': 'alice' } },
+      { partition: 0, value: 'no header at all' },
+      {
+        partition: 1,
+        key: 'k3',
+        value: 'body-marker-3',
+        headers: { 'x-queue-split-user': 'alice', 'tenant-id': 'zoë' },
+      },
+    ],
+    session,
+    appShadow,
+  );
+  const target = await httpTarget();
+  const sidecar = startSidecar(['--queue', 'orders', '--target', target.url]);
+  await activateWhenAsked(admin, sidecar, [
+    {
+      name: 'orders',
+      phase: 'Active',
+      shadow: { source: session, group },
+      envOverrides: { ORDERS_TOPIC: session, KAFKA_GROUP: group },
+    },
+  ]);
+  const ready = await sidecar.waitFor('ready');
+  assert.deepEqual(ready.queues, [
+    { name: 'orders', provider: 'kafka', shadow: session, group, deliversTo: `POST ${target.url}` },
+  ]);
+
+  await pollUntil(
+    '3 deliveries',
+    async () => sidecar.of('delivered').length,
+    (n) => n >= 3,
+  );
+  await new Promise((r) => setTimeout(r, 1_000)); // anything else would arrive now
+  assert.deepEqual(target.received.map((r) => r.body).sort(), [
+    'body-marker-2',
+    'body-marker-3',
+    '{"marker":"body-marker-1"}',
+  ]);
+  const p0 = target.received
+    .filter((r) => r.headers['ce-id']?.toString().startsWith('0-'))
+    .map((r) => r.body);
+  assert.deepEqual(p0, ['{"marker":"body-marker-1"}', 'body-marker-2'], 'order kept within a partition');
+
+  const first = target.received.find((r) => r.body.includes('body-marker-1'))!.headers;
+  assert.equal(first['ce-specversion'], '1.0');
+  assert.equal(first['ce-id'], '0-0');
+  assert.equal(first['ce-source'], `queuesplit://${namespace}/${workload.name}/orders`);
+  assert.equal(first['ce-type'], 'dev.queuesplit.message');
+  assert.ok(!Number.isNaN(Date.parse(String(first['ce-time']))));
+  assert.equal(first['content-type'], 'application/json');
+  assert.equal(first['x-queue-split-user'], 'alice');
+  assert.equal(first['ce-traceparent'], '00-abc-def-01');
+  assert.equal(first['ce-partitionkey'], 'k1');
+  const third = target.received.find((r) => r.body === 'body-marker-3')!.headers;
+  assert.equal(decodeURIComponent(String(third['x-tenant-id'])), 'zoë');
+
+  assert.deepEqual(
+    await committed(group, session),
+    { 0: '2', 1: '1' },
+    'every delivered message committed, nothing more',
+  );
+  assert.deepEqual(
+    sidecar.of('delivered').map((d) => d.counts.delivered),
+    [1, 2, 3],
+  );
+  await stopAndDetach(sidecar);
+  assertNothingLeaked(sidecar, ['tok-very-secret', 'body-marker', '00-abc-def-01', 'zoë']);
+  await target.close();
+});
+
+test('http mode (Kafka): a handler paused longer than the group session timeout gets the message once', async () => {
+  const session = await kafkaTopic('kses', 1);
+  const group = uniqueName('ksesg');
+  await routeKafka(
+    [
+      { partition: 0, value: 'paused-1', headers: FILTER },
+      { partition: 0, value: 'paused-2', headers: FILTER },
+    ],
+    session,
+    session,
+  );
+  // Like a breakpoint in the handler: the first request is answered after 20s (the sidecar's
+  // Kafka session timeout is 15s), so only the heartbeats during delivery keep the partition.
+  const received: string[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push(Buffer.concat(chunks).toString());
+      setTimeout(() => res.writeHead(200).end(), received.length === 1 ? 20_000 : 0);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const sidecar = startSidecar(['--queue', 'orders', '--target', url]);
+  await activateWhenAsked(admin, sidecar, [
+    { name: 'orders', phase: 'Active', shadow: { source: session, group } },
+  ]);
+  await pollUntil(
+    'both delivered',
+    async () => sidecar.of('delivered').length,
+    (n) => n >= 2,
+    40_000,
+  );
+  assert.deepEqual(received, ['paused-1', 'paused-2'], 'no redelivery while the handler was paused');
+  assert.deepEqual(
+    sidecar.of('delivered').map((d) => d.attempts),
+    [1, 1],
+  );
+  assert.equal(sidecar.of('failed').length, 0);
+  assert.deepEqual(await committed(group, session), { 0: '2' });
+  await stopAndDetach(sidecar);
+  server.closeAllConnections();
+  server.close();
+});
+
+test('http mode (RabbitMQ): a target answering 500, 500, then 200 gets it acked once; nothing lost, order kept', async () => {
+  const session = await rabbitQueue('rses');
+  const appShadow = await rabbitQueue('rapp');
+  await routeAmqp(
+    [
+      { body: 'inv-1-body', options: { messageId: 'inv-1', headers: { 'x-queue-split-user': 'alice' } } },
+      { body: 'other', options: { messageId: 'other-1', headers: { 'x-queue-split-user': 'carol' } } },
+      {
+        body: 'inv-2-body',
+        options: { messageId: 'inv-2', headers: { 'x-queue-split-user': 'alice', attempt: 1 } },
+      },
+    ],
+    session,
+    appShadow,
+  );
+  const target = await httpTarget((n) => (n <= 2 ? 500 : 200));
+  const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url, '--retry-max-delay', '1000']);
+  await activateWhenAsked(admin, sidecar, [
+    {
+      name: 'invoices',
+      phase: 'Active',
+      shadow: { source: session },
+      envOverrides: { INVOICE_QUEUE: session },
+    },
+  ]);
+  await pollUntil(
+    '2 deliveries',
+    async () => sidecar.of('delivered').length,
+    (n) => n >= 2,
+  );
+
+  assert.deepEqual(
+    target.received.map((r) => [r.headers['ce-id'], r.status]),
+    [
+      ['inv-1', 500],
+      ['inv-1', 500],
+      ['inv-1', 200],
+      ['inv-2', 200],
+    ],
+  );
+  assert.deepEqual(
+    sidecar.of('delivered').map((d) => [d.messageId, d.attempts]),
+    [
+      ['inv-1', 3],
+      ['inv-2', 1],
+    ],
+  );
+  assert.deepEqual(
+    sidecar.of('failed').map((f) => [f.messageId, f.attempt, f.reason]),
+    [
+      ['inv-1', 1, 'HTTP 500'],
+      ['inv-1', 2, 'HTTP 500'],
+    ],
+  );
+  assert.equal(
+    sidecar.of('warning').filter((w) => w.code === 'target-down').length,
+    1,
+    'one warning per outage, not per retry',
+  );
+  assert.equal(sidecar.of('progress').filter((p) => p.stage === 'recovered').length, 1);
+  assert.equal(target.received.find((r) => r.headers['ce-id'] === 'inv-2')!.headers['ce-attempt'], '1');
+
+  // Acks vs broker state: 2 published to the session shadow, 2 acked, none left or unacked.
+  const q = await pollUntil(
+    'session shadow settled',
+    () => getQueue(services.rabbitManagementUrl, session),
+    (info) => info.messages_ready === 0 && info.messages_unacknowledged === 0,
+  );
+  assert.equal(q.messages_ready, 0);
+  assert.equal(
+    (await channel.checkQueue(appShadow)).messageCount,
+    1,
+    "the app shadow's message was never touched",
+  );
+  await stopAndDetach(sidecar);
+  assertNothingLeaked(sidecar, ['inv-1-body', 'inv-2-body']);
+  await target.close();
+});
+
+test('env mode: the session env on stdout (secrets only in the 0600 env file), the lease renewed, nothing consumed', async () => {
+  const session = await kafkaTopic('kses', 1);
+  const group = uniqueName('ksesg');
+  const rses = await rabbitQueue('rses');
+  await routeAmqp(
+    [{ body: 'waits-for-the-debuggee', options: { headers: { 'x-queue-split-user': 'alice' } } }],
+    rses,
+    rses,
+  );
+  const envFile = path.join(stateDir, `${uniqueName('env')}.env`);
+  const sidecar = startSidecar(['--mode', 'env', '--env-out', envFile]);
+  const split = await activateWhenAsked(admin, sidecar, [
+    {
+      name: 'orders',
+      phase: 'Active',
+      shadow: { source: session, group },
+      envOverrides: { ORDERS_TOPIC: session, KAFKA_GROUP: group },
+    },
+    { name: 'invoices', phase: 'Active', shadow: { source: rses }, envOverrides: { INVOICE_QUEUE: rses } },
+  ]);
+  const ready = await sidecar.waitFor('ready');
+  assert.equal(ready.mode, 'env');
+  assert.deepEqual(ready.env, {
+    KAFKA_BROKERS: services.kafkaBrokers[0],
+    ORDERS_TOPIC: session,
+    KAFKA_GROUP: group,
+    RABBITMQ_MANAGEMENT_URL: 'http://rabbitmq.rabbitmq.svc.cluster.local:15672',
+    INVOICE_QUEUE: rses,
+  });
+  assert.deepEqual(ready.secretEnv, ['AMQP_URL']);
+  assert.equal(ready.envFile, envFile);
+  assert.equal(fs.statSync(envFile).mode & 0o777, 0o600);
+  const fileLines = fs.readFileSync(envFile, 'utf8').split('\n');
+  assert.ok(fileLines.includes(`AMQP_URL=${services.amqpUrl}`), 'the Secret-derived URL is in the env file');
+  assert.ok(fileLines.includes(`ORDERS_TOPIC=${session}`));
+  assert.ok(
+    sidecar.of('warning').some((w) => w.code === 'advertised-address'),
+    'warns that the address map cannot follow Kafka metadata',
+  );
+
+  const renewedFrom = split.spec.lease.renewTime;
+  const renewed = await pollUntil(
+    'lease renewed',
+    () => getSplit(admin, namespace, split.metadata.name),
+    (s) => s !== undefined && Date.parse(s.spec.lease.renewTime) > Date.parse(renewedFrom),
+    10_000,
+  );
+  assert.equal(renewed!.spec.lease.durationSeconds, 10);
+  assert.equal(renewed!.spec.delivery?.mode, 'env');
+  const q = await channel.checkQueue(rses);
+  assert.deepEqual(
+    [q.messageCount, q.consumerCount],
+    [1, 0],
+    'env mode leaves the shadow to the debugged process',
+  );
+  await stopAndDetach(sidecar);
+  assertNothingLeaked(sidecar, []);
+});
+
+test('relay mode: session messages republished into the local topic and queue with confirms, then acked', async () => {
+  const kses = await kafkaTopic('kses', 2);
+  const group = uniqueName('ksesg');
+  const kapp = await kafkaTopic('kapp', 1);
+  const localTopic = await kafkaTopic('local-orders', 2);
+  const rses = await rabbitQueue('rses');
+  const rapp = await rabbitQueue('rapp');
+  const localQueue = await rabbitQueue('local-invoices');
+  await routeKafka(
+    [
+      { partition: 1, key: 'a', value: 'r1', headers: { 'x-queue-split-user': 'alice', dup: ['x', 'y'] } },
+      { partition: 0, value: 'r-other', headers: { 'x-queue-split-user': 'dave' } },
+      { partition: 0, key: 'b', value: 'r2', headers: { 'x-queue-split-user': 'alice' } },
+    ],
+    kses,
+    kapp,
+  );
+  await routeAmqp(
+    [
+      {
+        body: 'q1',
+        options: {
+          messageId: 'rq-1',
+          correlationId: 'c-1',
+          contentType: 'text/plain',
+          headers: { 'x-queue-split-user': 'alice', n: 5 },
+        },
+      },
+      { body: 'q-other', options: { messageId: 'rq-x', headers: { 'x-queue-split-user': 'erin' } } },
+    ],
+    rses,
+    rapp,
+  );
+  const sidecar = startSidecar([
+    ...[
+      '--mode',
+      'relay',
+      '--relay-kafka-brokers',
+      services.kafkaBrokers.join(','),
+      '--relay-amqp-url',
+      services.amqpUrl,
+    ],
+    ...['--relay-to', `orders=${localTopic}`, '--relay-to', `invoices=${localQueue}`],
+  ]);
+  await activateWhenAsked(admin, sidecar, [
+    { name: 'orders', phase: 'Active', shadow: { source: kses, group } },
+    { name: 'invoices', phase: 'Active', shadow: { source: rses } },
+  ]);
+  const ready = await sidecar.waitFor('ready');
+  assert.match(
+    ready.queues.find((q) => q.name === 'orders')!.deliversTo,
+    new RegExp(`local Kafka topic ${localTopic}`),
+  );
+  await pollUntil(
+    '3 relayed',
+    async () => sidecar.of('delivered').length,
+    (n) => n >= 3,
+  );
+
+  const relayed: { partition: number; key: string; value: string; headers: IHeaders }[] = [];
+  const reader = kafka.consumer({ groupId: uniqueName('reader') });
+  await reader.connect();
+  await reader.subscribe({ topics: [localTopic], fromBeginning: true });
+  await reader.run({
+    eachMessage: async ({ partition, message }) =>
+      void relayed.push({
+        partition,
+        key: message.key?.toString() ?? '',
+        value: message.value?.toString() ?? '',
+        headers: message.headers ?? {},
+      }),
+  });
+  await pollUntil(
+    'relayed records readable',
+    async () => relayed.length,
+    (n) => n >= 2,
+  );
+  await reader.disconnect();
+  assert.deepEqual(relayed.map((r) => [r.value, r.partition, r.key]).sort(), [
+    ['r1', 1, 'a'],
+    ['r2', 0, 'b'],
+  ]);
+  const r1 = relayed.find((r) => r.value === 'r1')!;
+  assert.deepEqual((r1.headers.dup as Buffer[]).map(String), ['x', 'y'], 'repeated header keys kept');
+
+  const got = await channel.get(localQueue, { noAck: true });
+  assert.ok(got);
+  assert.equal(got.content.toString(), 'q1');
+  assert.equal(got.properties.messageId, 'rq-1');
+  assert.equal(got.properties.correlationId, 'c-1');
+  assert.equal(got.properties.contentType, 'text/plain');
+  assert.equal((got.properties.headers as Record<string, unknown>).n, 5);
+  assert.equal(await channel.get(localQueue, { noAck: true }), false, 'only the session message');
+
+  assert.deepEqual(await committed(group, kses), { 0: '1', 1: '1' });
+  await pollUntil(
+    'session queue acked',
+    () => getQueue(services.rabbitManagementUrl, rses),
+    (q) => q.messages_ready === 0 && q.messages_unacknowledged === 0,
+  );
+  await stopAndDetach(sidecar);
+});
+
+test('kill -9 and restart adopts the same QueueSplit; the lease stops advancing while the sidecar is dead', async () => {
+  const session = await rabbitQueue('rses');
+  const target = await httpTarget();
+  const stateFile = path.join(stateDir, `${uniqueName('adopt')}.json`);
+  const args = ['--queue', 'invoices', '--target', target.url];
+  const first = startSidecar(args, { stateFile });
+  const split = await activateWhenAsked(admin, first, [
+    {
+      name: 'invoices',
+      phase: 'Active',
+      shadow: { source: session },
+      envOverrides: { INVOICE_QUEUE: session },
+    },
+  ]);
+  await first.waitFor('ready');
+  await routeAmqp(
+    [{ body: 'before-kill', options: { messageId: 'k-1', headers: FILTER } }],
+    session,
+    session,
+  );
+  await first.waitFor('delivered', (d) => d.messageId === 'k-1');
+  const aliveRenewal = await pollUntil(
+    'lease renewed while alive',
+    () => getSplit(admin, namespace, split.metadata.name),
+    (s) => s !== undefined && Date.parse(s.spec.lease.renewTime) > Date.parse(split.spec.lease.renewTime),
+    10_000,
+  );
+
+  first.kill('SIGKILL');
+  assert.equal((await first.exited).signal, 'SIGKILL');
+  await routeAmqp([{ body: 'while-dead', options: { messageId: 'k-2', headers: FILTER } }], session, session);
+
+  // The sidecar's half of "lease expiry drains the route": renewals stop, the lease runs out.
+  // (The drain that follows is the controller's, proven in its own suite.)
+  const stalled = (await getSplit(admin, namespace, split.metadata.name))!;
+  await new Promise((r) => setTimeout(r, 11_000));
+  const expired = (await getSplit(admin, namespace, split.metadata.name))!;
+  assert.equal(
+    expired.spec.lease.renewTime,
+    stalled.spec.lease.renewTime,
+    'nobody renews a dead sidecar’s lease',
+  );
+  assert.ok(leaseExpiry(expired.spec) < Date.now(), 'the lease has expired');
+  assert.ok(Date.parse(stalled.spec.lease.renewTime) >= Date.parse(aliveRenewal!.spec.lease.renewTime));
+
+  const second = startSidecar(args, { stateFile });
+  const adopting = await second.waitFor('progress', (p) => p.stage === 'adopting');
+  assert.deepEqual(adopting.split, {
+    name: split.metadata.name,
+    namespace,
+    routeId: split.spec.routeId,
+    uid: split.metadata.uid,
+  });
+  await second.waitFor('ready');
+  await second.waitFor('delivered', (d) => d.messageId === 'k-2');
+  const adopted = (await getSplit(admin, namespace, split.metadata.name))!;
+  assert.equal(adopted.metadata.uid, split.metadata.uid, 'the same object');
+  assert.ok(
+    Date.parse(adopted.spec.lease.renewTime) > Date.parse(stalled.spec.lease.renewTime),
+    'renewed on adoption',
+  );
+  const mine = (await listSplits(admin, namespace)).filter(
+    (s) => s.spec.owner === 'alice' && s.metadata.deletionTimestamp === undefined,
+  );
+  assert.deepEqual(
+    mine.map((s) => s.metadata.name),
+    [split.metadata.name],
+    'no second route was created',
+  );
+  assert.deepEqual(
+    target.received.map((r) => r.body),
+    ['before-kill', 'while-dead'],
+    'nothing lost across the kill',
+  );
+  await stopAndDetach(second);
+  assert.equal(fs.existsSync(stateFile), false, 'a detached route is forgotten');
+  await target.close();
+});
+
+test('SIGTERM: stops consuming, deletes the split, reports the drain until the controller lets it go', async () => {
+  const session = await rabbitQueue('rses');
+  const stateFile = path.join(stateDir, `${uniqueName('detach')}.json`);
+  const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices'], { stateFile });
+  const split = await activateWhenAsked(admin, sidecar, [
+    { name: 'invoices', phase: 'Active', shadow: { source: session } },
+  ]);
+  await sidecar.waitFor('ready');
+  const name = split.metadata.name;
+  await patchMetadata(admin, namespace, name, { finalizers: ['queuesplit.dev/test-drain'] }); // the controller's hold
+
+  sidecar.kill('SIGTERM');
+  await sidecar.waitFor('progress', (p) => p.stage === 'stopping');
+  await pollUntil(
+    'delete requested',
+    () => getSplit(admin, namespace, name),
+    (s) => s?.metadata.deletionTimestamp !== undefined,
+  );
+  await patchStatus(admin, namespace, name, {
+    phase: 'Draining',
+    lag: 2,
+    conditions: [condition('Ready', 'False', 'Draining', 'Moving unconsumed session messages to the app.')],
+  });
+  const draining = await sidecar.waitFor('progress', (p) => p.stage === 'draining' && p.lag === 2);
+  assert.equal(draining.phase, 'Draining');
+  assert.equal(sidecar.of('detached').length, 0, 'not detached while the controller still drains');
+  await patchStatus(admin, namespace, name, { lag: 0 });
+  await sidecar.waitFor('progress', (p) => p.stage === 'draining' && p.lag === 0);
+  await patchMetadata(admin, namespace, name, { finalizers: null });
+
+  const detached = await sidecar.waitFor('detached');
+  assert.equal(detached.drained, true);
+  assert.equal(detached.split.name, name);
+  assert.deepEqual(await sidecar.exited, { code: 0, signal: null });
+  assert.equal(await getSplit(admin, namespace, name), undefined);
+  assert.equal(fs.existsSync(stateFile), false);
+});
+
+test('RBAC: without get on secrets it fails naming the Secret and the local alternative; --env then works', async () => {
+  const before = (await listSplits(admin, namespace)).length;
+  const refused = startSidecar(['--mode', 'env'], { kubeconfig: noSecrets });
+  const error = await refused.waitFor('error');
+  assert.equal(error.code, 'forbidden');
+  assert.match(
+    error.message,
+    new RegExp(`may not get secrets/${workload.name}-rabbit in namespace ${namespace} to read AMQP_URL`),
+  );
+  assert.match(error.suggestedAction, /--env AMQP_URL=<value>/);
+  assert.equal((await refused.exited).code, 1);
+  assert.equal((await listSplits(admin, namespace)).length, before, 'no split was created');
+
+  const session = await rabbitQueue('rses');
+  const withOverride = startSidecar(
+    ['--mode', 'env', '--queue', 'invoices', '--env', `AMQP_URL=${services.amqpUrl}`],
+    { kubeconfig: noSecrets },
+  );
+  await activateWhenAsked(admin, withOverride, [
+    { name: 'invoices', phase: 'Active', shadow: { source: session } },
+  ]);
+  const ready = await withOverride.waitFor('ready');
+  assert.deepEqual(ready.secretEnv, ['AMQP_URL'], 'a URL with a password is secret wherever it came from');
+  await stopAndDetach(withOverride);
+  assertNothingLeaked(withOverride, []);
+});
+
+test('a Rejected split ends with the controller’s next action, and is deleted', async () => {
+  const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices']);
+  const waiting = await sidecar.waitFor('progress', (p) => p.stage === 'waiting' && p.split !== undefined);
+  const name = waiting.split!.name;
+  await patchStatus(admin, namespace, name, {
+    phase: 'Rejected',
+    nextAction: 'Use a filter that does not overlap bob’s, e.g. add team=payments.',
+    conditions: [
+      condition('Ready', 'False', 'FilterOverlaps', 'The filter overlaps route qs-split-bob of bob.'),
+    ],
+  });
+  const error = await sidecar.waitFor('error');
+  assert.equal(error.code, 'split-rejected');
+  assert.match(error.message, /Rejected: The filter overlaps route qs-split-bob of bob/);
+  assert.equal(error.suggestedAction, 'Use a filter that does not overlap bob’s, e.g. add team=payments.');
+  assert.equal((await sidecar.exited).code, 1);
+  assert.equal(await getSplit(admin, namespace, name), undefined);
+});
+
+test('a split deleted by someone else while active ends the session with an error', async () => {
+  const session = await rabbitQueue('rses');
+  const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices']);
+  const split = await activateWhenAsked(admin, sidecar, [
+    { name: 'invoices', phase: 'Active', shadow: { source: session } },
+  ]);
+  await sidecar.waitFor('ready');
+  await admin
+    .makeApiClient(CustomObjectsApi)
+    .deleteNamespacedCustomObject({ ...REF, namespace, name: split.metadata.name });
+  const error = await sidecar.waitFor('error');
+  assert.equal(error.code, 'split-deleted');
+  assert.equal((await sidecar.exited).code, 1);
+});
+
+test('while waiting, progress follows the phases the controller reports', async () => {
+  const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices']);
+  const waiting = await sidecar.waitFor('progress', (p) => p.stage === 'waiting' && p.split !== undefined);
+  assert.equal(waiting.phase, 'Pending');
+  const session = await rabbitQueue('rses');
+  await activate(admin, namespace, waiting.split!.name, [
+    { name: 'invoices', phase: 'Active', shadow: { source: session } },
+  ]);
+  await sidecar.waitFor('ready');
+  const phases = sidecar
+    .of('progress')
+    .filter((p) => p.stage === 'waiting' || p.stage === 'active')
+    .map((p) => p.phase);
+  assert.equal(phases[0], 'Pending');
+  assert.equal(phases.at(-1), 'Active');
+  await stopAndDetach(sidecar);
+});

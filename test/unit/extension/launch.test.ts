@@ -1,0 +1,158 @@
+// The queueSplit block of a launch configuration, the env merge of env mode, and the text edit
+// of "Add Queue Split to Launch Configuration".
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+import {
+  mergeLaunchEnv,
+  overriddenNames,
+  parseDotenv,
+  parseLaunchBlock,
+  type LaunchBlock,
+} from '../../../extension/model/launch';
+import { blockValue, insertBlock, newLaunchJson } from '../../../extension/model/launchEdit';
+import { writeEnvFile } from '../../../sidecar/delivery/env';
+
+function block(raw: unknown): LaunchBlock {
+  const result = parseLaunchBlock(raw);
+  assert.ok(result.ok, JSON.stringify(result));
+  return result.block;
+}
+
+function errors(raw: unknown): string[] {
+  const result = parseLaunchBlock(raw);
+  assert.equal(result.ok, false);
+  return result.ok ? [] : result.errors;
+}
+
+describe('parseLaunchBlock', () => {
+  test('defaults: env delivery, not persisted, everything else inferred', () => {
+    assert.deepEqual(block({}), { mode: 'env', persist: false });
+  });
+  test('every setting', () => {
+    assert.deepEqual(
+      block({
+        workload: 'deployment/orders-app',
+        queues: ['orders', 'orders'],
+        headers: { 'x-queue-split-user': 'alice', team: 'red' },
+        delivery: 'http',
+        target: 'http://127.0.0.1:8080/events',
+        persist: true,
+      }),
+      {
+        workload: { kind: 'Deployment', name: 'orders-app' },
+        queues: ['orders'],
+        filter: { team: 'red', 'x-queue-split-user': 'alice' },
+        mode: 'http',
+        httpTarget: 'http://127.0.0.1:8080/events',
+        persist: true,
+      },
+    );
+  });
+  test('every problem, with its path', () => {
+    const all = errors({
+      workload: 'job/x',
+      queues: ['Orders'],
+      headers: { a: 1 },
+      delivery: 'carrier-pigeon',
+      target: 'ftp://x',
+      persist: 'yes',
+      extra: 1,
+    });
+    for (const key of ['workload', 'queues', 'headers.a', 'delivery', 'target', 'persist', 'extra'])
+      assert.ok(
+        all.some((e) => e.includes(`queueSplit.${key}`)),
+        `no error names queueSplit.${key}: ${all.join(' | ')}`,
+      );
+    assert.match(errors('deployment/x')[0]!, /must be an object/);
+  });
+});
+
+describe('env mode', () => {
+  test('the split env wins over the launch env; other values are kept (numbers as text)', () => {
+    const launch = { SOURCE_QUEUE: 'orders', PORT: 8080, DEBUG: null, NESTED: { x: 1 } };
+    const split = { SOURCE_QUEUE: 'qs-rses-orders-abc', AMQP_URL: 'amqp://u:p@127.0.0.1:5672' };
+    assert.deepEqual(mergeLaunchEnv(launch, split), {
+      SOURCE_QUEUE: 'qs-rses-orders-abc',
+      PORT: '8080',
+      DEBUG: null,
+      AMQP_URL: 'amqp://u:p@127.0.0.1:5672',
+    });
+    assert.deepEqual(overriddenNames(launch, split), ['SOURCE_QUEUE']);
+    assert.deepEqual(mergeLaunchEnv(undefined, split), split);
+  });
+
+  test('reads back exactly what the sidecar writes to its env file', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-env-'));
+    const file = path.join(dir, 'split.env');
+    const env = {
+      PLAIN: 'orders',
+      URL: 'amqp://user:p@ss w0rd@127.0.0.1:5672/%2F',
+      QUOTE: "it's",
+      MULTI: 'line1\nline2',
+      EMPTY: '',
+    };
+    try {
+      writeEnvFile(file, env);
+      assert.deepEqual(parseDotenv(fs.readFileSync(file, 'utf8')), env);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('adding a block to launch.json', () => {
+  const value = blockValue({
+    workload: 'deployment/orders-app',
+    headers: { 'x-queue-split-user': 'alice' },
+    delivery: 'env',
+  });
+  const launchJson = [
+    '{',
+    '  // my comment stays',
+    '  "version": "0.2.0",',
+    '  "configurations": [',
+    '    {',
+    '      "type": "node",',
+    '      "program": "${workspaceFolder}/{x}.js",',
+    '      "name": "Debug orders",',
+    '      "request": "launch"',
+    '    },',
+    '    { "type": "python", "request": "launch", "name": "Py" }',
+    '  ]',
+    '}',
+  ].join('\n');
+
+  function apply(text: string, name: string): string {
+    const insertion = insertBlock(text, name, value);
+    assert.ok(insertion, `no insertion for ${name}`);
+    return text.slice(0, insertion.offset) + insertion.text + text.slice(insertion.offset);
+  }
+
+  function parseJsonc(text: string): unknown {
+    return JSON.parse(text.replace(/^\s*\/\/.*$/gm, ''));
+  }
+
+  test('after the name, indented like it, comments kept', () => {
+    const edited = apply(launchJson, 'Debug orders');
+    assert.match(edited, /\/\/ my comment stays/);
+    const parsed = parseJsonc(edited) as { configurations: Record<string, unknown>[] };
+    assert.deepEqual(parsed.configurations[0]!.queueSplit, value);
+    assert.match(edited, /\n {6}"queueSplit": \{\n {8}"workload"/);
+  });
+  test('when the name is the last property', () => {
+    const edited = apply(launchJson, 'Py');
+    const parsed = parseJsonc(edited) as { configurations: Record<string, unknown>[] };
+    assert.deepEqual(parsed.configurations[1]!.queueSplit, value);
+  });
+  test('not twice, and not for unknown names', () => {
+    assert.equal(insertBlock(apply(launchJson, 'Py'), 'Py', value), undefined);
+    assert.equal(insertBlock(launchJson, 'Nope', value), undefined);
+  });
+  test('a new launch.json parses and carries the block', () => {
+    const parsed = JSON.parse(newLaunchJson(value)) as { configurations: Record<string, unknown>[] };
+    assert.deepEqual(parsed.configurations[0]!.queueSplit, value);
+  });
+});

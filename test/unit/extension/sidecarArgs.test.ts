@@ -1,0 +1,121 @@
+// The sidecar command line the extension builds, checked against the real sidecar CLI: every
+// flag must parse (the run then fails at the kubeconfig, not at the flags).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+import {
+  safeFileName,
+  settingsFileContent,
+  sidecarArgs,
+  type SidecarLaunch,
+} from '../../../extension/model/sidecarArgs';
+import { parseSidecarLine } from '../../../sidecar/protocol';
+
+const repoRoot = path.resolve(__dirname, '../../..');
+
+function launch(overrides: Partial<SidecarLaunch> = {}): SidecarLaunch {
+  return {
+    splitName: 'qs-split-alice-orders-abc',
+    target: { context: 'dev', namespace: 'team-a' },
+    kubeconfig: '/nonexistent/kubeconfig',
+    mode: 'http',
+    httpTarget: 'http://127.0.0.1:8080/',
+    leaseSeconds: 60,
+    readyTimeoutSeconds: 300,
+    detachTimeoutSeconds: 120,
+    stateFile: '/tmp/state.json',
+    ...overrides,
+  };
+}
+
+function runSidecar(args: string[]): { code: number | null; lines: ReturnType<typeof parseSidecarLine>[] } {
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(repoRoot, 'sidecar', 'main.ts'), ...args],
+    {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
+  return {
+    code: result.status,
+    lines: result.stdout
+      .split('\n')
+      .map(parseSidecarLine)
+      .filter((m) => m !== undefined),
+  };
+}
+
+describe('sidecar command line', () => {
+  test('adopts the split by name, in the selected context and namespace', () => {
+    const args = sidecarArgs(launch());
+    const flag = (name: string) => args[args.indexOf(name) + 1];
+    assert.equal(flag('--split'), 'qs-split-alice-orders-abc');
+    assert.equal(flag('--context'), 'dev');
+    assert.equal(flag('--namespace'), 'team-a');
+    assert.equal(flag('--target'), 'http://127.0.0.1:8080/');
+    assert.ok(!args.includes('--workload'), '--split and --workload exclude each other');
+  });
+
+  test('secrets never go on the command line: env overrides and the relay URL go in the settings file', () => {
+    const content = settingsFileContent({
+      env: { AMQP_URL: 'amqp://u:secret@host' },
+      addressMap: { 'kafka.svc:9092': '127.0.0.1:19092' },
+      relayAmqpUrl: 'amqp://guest:pw@127.0.0.1',
+    });
+    assert.deepEqual(JSON.parse(content!), {
+      env: { AMQP_URL: 'amqp://u:secret@host' },
+      addressMap: { 'kafka.svc:9092': '127.0.0.1:19092' },
+      relay: { amqpUrl: 'amqp://guest:pw@127.0.0.1' },
+    });
+    const args = sidecarArgs(
+      launch({ mode: 'relay', relayKafkaBrokers: '127.0.0.1:9092', settingsFile: '/x.json' }),
+    );
+    assert.ok(!args.join(' ').includes('secret'));
+    assert.equal(settingsFileContent({ env: {}, addressMap: {} }), undefined);
+  });
+
+  test('file names are safe for any context name', () => {
+    assert.equal(
+      safeFileName('arn:aws:eks:eu-west-1:1234:cluster/prod'),
+      'arn_aws_eks_eu-west-1_1234_cluster_prod',
+    );
+  });
+
+  for (const mode of ['http', 'env', 'relay'] as const) {
+    test(`the real sidecar CLI accepts the ${mode} command line`, () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-args-'));
+      try {
+        const settingsFile = path.join(dir, 'settings.json');
+        fs.writeFileSync(
+          settingsFile,
+          settingsFileContent({
+            env: { AMQP_URL: 'amqp://127.0.0.1' },
+            addressMap: {},
+            relayAmqpUrl: 'amqp://127.0.0.1',
+          })!,
+        );
+        const args = sidecarArgs(
+          launch({
+            mode,
+            settingsFile,
+            stateFile: path.join(dir, 'state.json'),
+            ...(mode === 'env' ? { envOut: path.join(dir, 'x.env') } : {}),
+            ...(mode === 'relay' ? { relayKafkaBrokers: '127.0.0.1:9092' } : {}),
+          }),
+        );
+        const { code, lines } = runSidecar(args);
+        const error = lines.find((m) => m?.type === 'error');
+        assert.ok(error !== undefined && error.type === 'error', `no error line (exit ${code})`);
+        assert.notEqual(error.code, 'usage', `the sidecar rejected a flag: ${error.message}`);
+        assert.equal(error.code, 'kube-config');
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});

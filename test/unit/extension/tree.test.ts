@@ -1,0 +1,232 @@
+// The "Queue Splits" tree as pure data: context → workloads → queues → routes, mine and
+// teammates', each with phase, filter (values only on mine), delivered count and lag.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { initialSession, reduceSession } from '../../../extension/model/session';
+import {
+  childrenOf,
+  contextNode,
+  lookOf,
+  type QueueNode,
+  type RouteNode,
+  type TreeNode,
+  type TreeSnapshot,
+  type WorkloadNode,
+} from '../../../extension/model/tree';
+import { split, workload } from './fixtures';
+
+const target = { context: 'dev', namespace: 'team-a', server: 'https://k8s.example:6443' };
+
+function snapshot(partial: Partial<TreeSnapshot> = {}): TreeSnapshot {
+  return {
+    target,
+    owner: 'alice',
+    workloads: [],
+    splits: [],
+    sessions: new Map(),
+    loading: false,
+    ...partial,
+  };
+}
+
+function walk(snap: TreeSnapshot): { node: TreeNode; depth: number }[] {
+  const out: { node: TreeNode; depth: number }[] = [];
+  const visit = (node: TreeNode, depth: number) => {
+    out.push({ node, depth });
+    for (const child of childrenOf(snap, node)) visit(child, depth + 1);
+  };
+  visit(contextNode(target), 0);
+  return out;
+}
+
+describe('tree structure', () => {
+  test('context → workloads → queues → routes, with stable ids', () => {
+    const snap = snapshot({
+      workloads: [workload('orders-app', ['orders', 'kpayments']), workload('billing', ['invoices'])],
+      splits: [
+        split({ owner: 'bob', phase: 'Active', queues: ['orders'] }),
+        split({ owner: 'alice', phase: 'Preparing', queues: ['orders', 'kpayments'] }),
+      ],
+    });
+    const rows = walk(snap).map(
+      ({ node, depth }) => `${'  '.repeat(depth)}${node.kind}:${lookOf(snap, node).label}`,
+    );
+    assert.deepEqual(rows, [
+      'context:dev',
+      '  workload:billing',
+      '    queue:invoices',
+      '  workload:orders-app',
+      '    queue:orders',
+      '      route:alice (you)',
+      '      route:bob',
+      '    queue:kpayments',
+      '      route:alice (you)',
+    ]);
+    const ids = walk(snap).map((r) => r.node.id);
+    assert.equal(new Set(ids).size, ids.length, 'ids are unique');
+    assert.deepEqual(
+      walk(snap).map((r) => r.node.id),
+      ids,
+      'the same snapshot gives the same ids (expansion state survives refreshes)',
+    );
+  });
+
+  test('a split whose workload lost its declaration is still shown, so it can be stopped', () => {
+    const snap = snapshot({
+      splits: [split({ workload: 'gone-app', queues: ['orders'], phase: 'Draining' })],
+    });
+    const [wl] = childrenOf(snap, contextNode(target)) as WorkloadNode[];
+    assert.equal(wl!.undeclared, true);
+    assert.match(lookOf(snap, wl!).description ?? '', /no queue declaration/);
+    const [queue] = childrenOf(snap, wl!) as QueueNode[];
+    assert.equal(queue!.undeclared, true);
+    assert.equal(childrenOf(snap, queue!).length, 1);
+  });
+
+  test('an invalid declaration shows its problems first', () => {
+    const snap = snapshot({
+      workloads: [workload('broken', ['orders'], ['queues[0].rabbitmq.sourceEnv: is not set. Fix: add it.'])],
+    });
+    const [wl] = childrenOf(snap, contextNode(target)) as WorkloadNode[];
+    const children = childrenOf(snap, wl!);
+    assert.equal(children[0]!.kind, 'notice');
+    assert.equal(lookOf(snap, wl!).contextValue, 'workload.invalid');
+    assert.equal(lookOf(snap, wl!).icon.id, 'warning');
+  });
+
+  test('an empty namespace says so (or that it is still loading)', () => {
+    assert.equal(
+      lookOf(snapshot(), childrenOf(snapshot(), contextNode(target))[0]!).label,
+      'No workload here declares queues',
+    );
+    const loading = snapshot({ loading: true });
+    assert.equal(lookOf(loading, childrenOf(loading, contextNode(target))[0]!).label, 'Loading…');
+  });
+});
+
+describe('route looks', () => {
+  function routes(snap: TreeSnapshot): RouteNode[] {
+    return walk(snap)
+      .map((r) => r.node)
+      .filter((n): n is RouteNode => n.kind === 'route');
+  }
+
+  test("mine shows my filter values; a teammate's only its keys", () => {
+    const snap = snapshot({
+      workloads: [workload()],
+      splits: [
+        split({ owner: 'alice', phase: 'Active', filter: { 'x-queue-split-user': 'alice', team: 'red' } }),
+        split({ owner: 'bob', phase: 'Active', filter: { 'x-queue-split-user': 'bob-secret-value' } }),
+      ],
+    });
+    const [mine, theirs] = routes(snap);
+    const mineLook = lookOf(snap, mine!);
+    const theirLook = lookOf(snap, theirs!);
+    assert.match(mineLook.description!, /team=red,x-queue-split-user=alice/);
+    assert.equal(mineLook.contextValue, 'route.mine');
+    assert.equal(theirLook.contextValue, 'route.teammate');
+    assert.match(theirLook.description!, /x-queue-split-user=…/);
+    assert.ok(
+      !JSON.stringify(theirLook).includes('bob-secret-value'),
+      "a teammate's header value never shows",
+    );
+  });
+
+  test('phase, delivered count and lag per queue; icons by phase', () => {
+    const snap = snapshot({
+      workloads: [workload('orders-app', ['orders', 'kpayments'])],
+      splits: [
+        split({
+          phase: 'Active',
+          queues: ['orders', 'kpayments'],
+          queueStatus: [
+            { name: 'orders', phase: 'Active', delivered: 12, lag: 3 },
+            { name: 'kpayments', phase: 'Degraded', delivered: 0 },
+          ],
+        }),
+      ],
+    });
+    const [orders, payments] = routes(snap);
+    assert.equal(
+      lookOf(snap, orders!).description,
+      'Active · x-queue-split-user=alice · 12 delivered · lag 3',
+    );
+    assert.equal(lookOf(snap, orders!).icon.id, 'pass-filled');
+    assert.match(lookOf(snap, payments!).description!, /^Degraded/);
+    assert.equal(lookOf(snap, payments!).icon.id, 'warning');
+  });
+
+  test('a deleted split reads Draining, with the blocking reason in the tooltip', () => {
+    const snap = snapshot({
+      workloads: [workload()],
+      splits: [
+        split({
+          phase: 'Active',
+          deleting: true,
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'False',
+              reason: 'Draining',
+              message: 'waiting for the session consumer to go',
+            },
+          ],
+        }),
+      ],
+    });
+    const [route] = routes(snap);
+    const look = lookOf(snap, route!);
+    assert.match(look.description!, /^Draining/);
+    assert.match(look.tooltip, /waiting for the session consumer to go/);
+  });
+
+  test('a sidecar of this window shows in the tooltip with what it handed over', () => {
+    let view = initialSession('http');
+    view = reduceSession(view, {
+      type: 'hello',
+      time: 't',
+      protocol: 1,
+      version: '0.1.0',
+      pid: 4242,
+      mode: 'http',
+    });
+    view = reduceSession(view, {
+      type: 'delivered',
+      time: 't',
+      queue: 'orders',
+      messageId: 'm1',
+      attempts: 1,
+      counts: { delivered: 5, failed: 1 },
+    });
+    const s = split({ phase: 'Active' });
+    const snap = snapshot({
+      workloads: [workload()],
+      splits: [s],
+      sessions: new Map([[s.metadata.name, view]]),
+    });
+    const [route] = routes(snap);
+    assert.match(lookOf(snap, route!).tooltip, /pid 4242.*handed to your process: 5/);
+  });
+
+  test('mine first, then by urgency, then by owner', () => {
+    const snap = snapshot({
+      workloads: [workload()],
+      splits: [
+        split({ name: 'a', owner: 'carol', phase: 'Active' }),
+        split({ name: 'b', owner: 'bob', phase: 'Rejected' }),
+        split({ name: 'c', owner: 'alice', phase: 'Active' }),
+        split({ name: 'd', owner: 'dave', phase: 'Active' }),
+      ],
+    });
+    assert.deepEqual(
+      routes(snap).map((r) => r.split.spec.owner),
+      ['alice', 'bob', 'carol', 'dave'],
+    );
+  });
+
+  test('queue nodes say when there are no routes', () => {
+    const snap = snapshot({ workloads: [workload()] });
+    const queue = walk(snap).find((r) => r.node.kind === 'queue')!.node;
+    assert.equal(lookOf(snap, queue).description, 'rabbitmq · orders-src · no routes');
+  });
+});

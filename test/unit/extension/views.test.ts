@@ -1,0 +1,190 @@
+// The small views: status bar, details YAML, phase wording, owner rules, workload summaries,
+// the install confirmation.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+import { parse } from 'yaml';
+import { queueSplitCrd } from '../../../core/crd/crdManifest';
+import { controllerManifests, defaultInstall } from '../../../deploy/manifests';
+import { detailsYaml } from '../../../extension/model/details';
+import { describeManifests, installConfirmation } from '../../../extension/model/install';
+import { effectiveOwner, filterForDisplay, filterKeys } from '../../../extension/model/owner';
+import { blockingReason, progressLine, queuePhase, splitPhase } from '../../../extension/model/phases';
+import { initialSession, reduceSession } from '../../../extension/model/session';
+import { statusBarLook } from '../../../extension/model/statusBar';
+import { summarizeWorkload } from '../../../extension/model/workloads';
+import { deploymentObject, split } from './fixtures';
+
+describe('status bar', () => {
+  test('hidden without splits', () => {
+    assert.equal(statusBarLook([]).visible, false);
+  });
+  test('one split: workload, phase, delivered', () => {
+    const look = statusBarLook([
+      { name: 's', workload: 'orders-app', queues: ['orders'], phase: 'Active', delivered: 4 },
+    ]);
+    assert.equal(look.text, '$(pass-filled) orders-app: Active · 4');
+    assert.equal(look.background, undefined);
+    assert.match(look.tooltip, /orders-app \[orders\]: Active, 4 delivered/);
+  });
+  test('several: the most urgent icon, phases counted, background on trouble', () => {
+    const look = statusBarLook([
+      { name: 'a', workload: 'orders-app', queues: ['orders'], phase: 'Active', delivered: 4 },
+      { name: 'b', workload: 'billing', queues: ['invoices'], phase: 'Degraded', routed: 2 },
+    ]);
+    assert.equal(look.text, '$(warning) 2 splits: 1 Degraded, 1 Active · 6');
+    assert.equal(look.background, 'statusBarItem.warningBackground');
+    assert.equal(
+      statusBarLook([{ name: 'c', workload: 'x', queues: [], phase: 'Failed' }]).background,
+      'statusBarItem.errorBackground',
+    );
+  });
+});
+
+describe('phases', () => {
+  test("deleted means draining; per-queue phase falls back to the split's", () => {
+    assert.equal(splitPhase(split({ phase: 'Active', deleting: true })), 'Draining');
+    assert.equal(splitPhase(split()), 'Pending');
+    const s = split({ phase: 'Active', queues: ['a', 'b'], queueStatus: [{ name: 'a', phase: 'Degraded' }] });
+    assert.equal(queuePhase(s, 'a'), 'Degraded');
+    assert.equal(queuePhase(s, 'b'), 'Active');
+  });
+  test('the blocking reason is the first False condition, with the next action', () => {
+    const s = split({
+      phase: 'Preparing',
+      conditions: [
+        { type: 'Attached', status: 'True', reason: 'Ok', message: 'fine' },
+        { type: 'Ready', status: 'False', reason: 'Quiescing', message: 'waiting for 2 app pods to stop' },
+      ],
+      nextAction: 'check the pods',
+    });
+    assert.deepEqual(blockingReason(s), {
+      phase: 'Preparing',
+      reason: 'waiting for 2 app pods to stop',
+      nextAction: 'check the pods',
+    });
+    assert.equal(progressLine(s), 'Preparing: waiting for 2 app pods to stop — next: check the pods');
+    assert.equal(progressLine(split({ phase: 'Draining', lag: 5 })), 'Draining (5 left)');
+  });
+});
+
+describe('owner and filters', () => {
+  test('values only for the owner; keys in logs', () => {
+    const filter = { 'x-queue-split-user': 'alice', team: 'red' };
+    assert.equal(filterForDisplay(filter, true), 'team=red,x-queue-split-user=alice');
+    assert.equal(filterForDisplay(filter, false), 'team=…,x-queue-split-user=…');
+    assert.equal(filterKeys(filter), 'team=…,x-queue-split-user=…');
+    assert.equal(filterForDisplay({}, false), '(all messages)');
+  });
+  test('owner: setting, else OS user, else a placeholder', () => {
+    assert.equal(effectiveOwner(' bob ', 'root'), 'bob');
+    assert.equal(effectiveOwner('', 'root'), 'root');
+    assert.equal(effectiveOwner('', undefined), 'developer');
+  });
+});
+
+describe('details YAML', () => {
+  test('mine: the QueueSplit as is, plus the sidecar state; no managedFields', () => {
+    const s = split({ phase: 'Active' });
+    (s.metadata as Record<string, unknown>).managedFields = [{ manager: 'x' }];
+    let view = initialSession('env');
+    view = reduceSession(view, {
+      type: 'ready',
+      time: 't',
+      mode: 'env',
+      split: { name: s.metadata.name, namespace: 'team-a', routeId: s.spec.routeId },
+      queues: [{ name: 'orders', provider: 'rabbitmq', shadow: 'qs-rses-x', deliversTo: 'env' }],
+      env: { SOURCE_QUEUE: 'qs-rses-x' },
+      secretEnv: ['AMQP_URL'],
+      envFile: '/tmp/x.env',
+    });
+    const text = detailsYaml(s, {
+      mine: true,
+      session: view,
+      name: s.metadata.name,
+      namespace: 'team-a',
+      context: 'dev',
+    });
+    const doc = parse(text) as {
+      queueSplit: { spec: { filter: Record<string, string> }; metadata: Record<string, unknown> };
+      sidecar: Record<string, unknown>;
+    };
+    assert.equal(doc.queueSplit.spec.filter['x-queue-split-user'], 'alice');
+    assert.equal(doc.queueSplit.metadata.managedFields, undefined);
+    assert.deepEqual(doc.sidecar.secretEnvNames, ['AMQP_URL']);
+    assert.deepEqual(doc.sidecar.env, { SOURCE_QUEUE: 'qs-rses-x' });
+  });
+  test("a teammate's: filter values hidden", () => {
+    const s = split({ owner: 'bob', filter: { 'x-queue-split-user': 'bob-value' } });
+    const text = detailsYaml(s, { mine: false, name: s.metadata.name, namespace: 'team-a', context: 'dev' });
+    assert.ok(!text.includes('bob-value'), text);
+    assert.match(text, /x-queue-split-user: …/);
+  });
+  test('a split that is gone says so', () => {
+    assert.match(detailsYaml(undefined, { mine: true, name: 'x', namespace: 'n', context: 'c' }), /gone/);
+  });
+});
+
+describe('workload summaries (both validation stages of core/queueConfig)', () => {
+  const declaration =
+    'queues:\n  - name: orders\n    rabbitmq: {urlEnv: AMQP_URL, managementUrlEnv: MGMT_URL, sourceEnv: SOURCE_QUEUE}';
+  test('a valid declaration lists its queues with provider and literal source', () => {
+    const info = summarizeWorkload(
+      'Deployment',
+      deploymentObject('orders-app', declaration, [
+        { name: 'AMQP_URL', value: 'amqp://127.0.0.1' },
+        { name: 'MGMT_URL', value: 'http://127.0.0.1:15672' },
+        { name: 'SOURCE_QUEUE', value: 'orders-q' },
+      ]),
+    );
+    assert.deepEqual(info.errors, []);
+    assert.deepEqual(info.queues, [
+      { name: 'orders', provider: 'rabbitmq', source: 'orders-q', container: 'app' },
+    ]);
+  });
+  test('a declaration the workload cannot satisfy keeps its queue names and says why', () => {
+    const info = summarizeWorkload('Deployment', deploymentObject('orders-app', declaration, []));
+    assert.equal(info.queues[0]?.name, 'orders');
+    assert.ok(info.errors.length > 0);
+    assert.match(info.errors.join(' '), /SOURCE_QUEUE/);
+  });
+});
+
+describe('install', () => {
+  test('the confirmation names every object and the context', () => {
+    const objects = [queueSplitCrd(), ...controllerManifests(defaultInstall)] as unknown as Parameters<
+      typeof describeManifests
+    >[0];
+    const text = installConfirmation('prod-admin', 'https://k8s:6443', objects);
+    assert.match(text, /context "prod-admin" \(https:\/\/k8s:6443\)/);
+    for (const object of objects)
+      assert.ok(text.includes(`${object.kind} ${object.metadata.name}`), `${object.kind} missing`);
+    assert.match(
+      text,
+      /Deployment queuesplit-controller in namespace queuesplit-system \(image queuesplit\/agent:[^,]+, 2 replicas\)/,
+    );
+    assert.match(text, /cluster-admin/);
+  });
+  test('the CRD the extension applies is the one in deploy/crd/', () => {
+    const file = path.resolve(__dirname, '../../../deploy/crd/queuesplit.crd.yaml');
+    assert.deepEqual(queueSplitCrd(), parse(fs.readFileSync(file, 'utf8')));
+  });
+});
+
+describe('workloads during a split', () => {
+  test('the declared source is shown, not the application shadow the controller put in the env', () => {
+    const declaration =
+      'queues:\n  - name: orders\n    rabbitmq: {urlEnv: AMQP_URL, managementUrlEnv: MGMT_URL, sourceEnv: SOURCE_QUEUE}';
+    const live = deploymentObject('orders-app', declaration, [
+      { name: 'AMQP_URL', value: 'amqp://127.0.0.1' },
+      { name: 'MGMT_URL', value: 'http://127.0.0.1:15672' },
+      { name: 'SOURCE_QUEUE', value: 'qs-rapp-orders-123' },
+    ]);
+    (live.metadata as { annotations: Record<string, string> }).annotations['queuesplit.dev/original-env'] =
+      JSON.stringify({
+        'app/SOURCE_QUEUE': 'orders-q',
+      });
+    assert.equal(summarizeWorkload('Deployment', live).queues[0]?.source, 'orders-q');
+  });
+});

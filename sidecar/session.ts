@@ -99,6 +99,9 @@ export class Session {
       await monitor?.stop();
       await lease?.stop();
     };
+    // Credentials in URLs the user gave us never reach stdout/stderr, whatever prints them.
+    if (options.relay.amqpUrl !== undefined) reporter.redactor.addUrl(options.relay.amqpUrl);
+    if (options.target !== undefined) reporter.redactor.addUrl(options.target.toString());
     try {
       const kube = loadKube(options);
       api = new QueueSplitApi(kube);

@@ -20,7 +20,7 @@ import type { Reporter } from '../output';
 import type { CarriedHeader, DeliveryHandler, ShadowConsumer, ShadowMessage } from './types';
 
 /** Long deliveries (a breakpoint in the handler) must not cost the group membership. */
-const HEARTBEAT_DURING_DELIVERY_MS = 3_000_000;
+const HEARTBEAT_DURING_DELIVERY_MS = 3_000;
 /** Short, so a restarted sidecar gets its partitions soon after a kill -9 of the old one. */
 const SESSION_TIMEOUT_MS = 15_000;
 

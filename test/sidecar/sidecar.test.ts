@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, Partitioners, type Admin, type IHeaders, type Producer } from 'kafkajs';
-import { QUEUE_SPLIT_GROUP } from '../../core/crd/queueSplitSchema';
+import { QUEUE_SPLIT_GROUP, type QueueSplit } from '../../core/crd/queueSplitSchema';
 import { leaseExpiry } from '../../core/crd/validateQueueSplit';
 import { amqpHeaders, kafkaHeaders, matches } from '../../core/filter';
 import { runDir } from '../env/paths';
@@ -703,6 +703,69 @@ test('kill -9 and restart adopts the same QueueSplit; the lease stops advancing 
   await stopAndDetach(second);
   assert.equal(fs.existsSync(stateFile), false, 'a detached route is forgotten');
   await target.close();
+});
+
+test('--split adopts a QueueSplit someone else created (the extension), renews it, and detaches it', async () => {
+  const session = await rabbitQueue('rses');
+  const name = `qs-split-ext-${uniqueName('x')}`.slice(0, 63);
+  const created = (await admin.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+    ...REF,
+    namespace,
+    body: {
+      apiVersion: `${PRIVATE_GROUP}/v1alpha1`,
+      kind: 'QueueSplit',
+      metadata: { name },
+      spec: {
+        workload: { kind: 'Deployment', name: workload.name },
+        queues: ['invoices'],
+        filter: FILTER,
+        owner: 'alice',
+        routeId: 'abcdefghijklmnop',
+        lease: {
+          renewTime: new Date(Date.now() - 5_000).toISOString().replace(/\.\d+Z$/, 'Z'),
+          durationSeconds: 30,
+        },
+      },
+    },
+  })) as QueueSplit;
+  await activate(admin, namespace, name, [
+    { name: 'invoices', phase: 'Active', shadow: { source: session } },
+  ]);
+  const sidecar = new SidecarProcess(
+    bundle,
+    [
+      '--kubeconfig',
+      developer,
+      '-n',
+      namespace,
+      '--split',
+      name,
+      '--mode',
+      'env',
+      '--lease-seconds',
+      '10',
+      '--poll-interval',
+      '250',
+    ],
+    { ...process.env, XDG_STATE_HOME: stateDir },
+  );
+  running.push(sidecar);
+  const adopting = await sidecar.waitFor('progress', (p) => p.stage === 'adopting');
+  assert.deepEqual(adopting.split, {
+    name,
+    namespace,
+    routeId: 'abcdefghijklmnop',
+    uid: created.metadata.uid,
+  });
+  const ready = await sidecar.waitFor('ready');
+  assert.deepEqual(ready.env, { INVOICE_QUEUE: session });
+  const adopted = (await getSplit(admin, namespace, name))!;
+  assert.ok(
+    Date.parse(adopted.spec.lease.renewTime) > Date.parse(created.spec.lease.renewTime),
+    'renewed at once',
+  );
+  assert.equal(adopted.spec.delivery?.mode, 'env');
+  await stopAndDetach(sidecar);
 });
 
 test('SIGTERM: stops consuming, deletes the split, reports the drain until the controller lets it go', async () => {

@@ -138,7 +138,11 @@ function checkInvariants(before: SplitState, event: SplitEvent, result: Transiti
     if (route && was?.phase !== 'ACTIVE') assert.notEqual(route.phase, 'ACTIVE', label);
   }
   if (event.type === 'stepSucceeded' && STEPS[before.phase]?.completion === 'proof') {
-    assert.equal(result.outcome, before.phase === event.phase ? 'invalid' : 'ignored', label);
+    // A bare success never completes a proof step: refused as invalid, or ignored as stale when
+    // it is for another phase or for a queue that already finished this one.
+    assert.ok(result.outcome === 'invalid' || result.outcome === 'ignored', `${label}: ${result.outcome}`);
+    if (before.phase !== event.phase) assert.equal(result.outcome, 'ignored', label);
+    assert.equal(result.state, before, `${label}: the state must not change`);
   }
 }
 

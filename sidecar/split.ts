@@ -475,13 +475,17 @@ export class LeaseKeeper {
   }
 }
 
+/** Phases an Active split does not come back from: the sidecar stops consuming. */
+const TERMINAL_WHILE_ACTIVE: ReadonlySet<string> = new Set(['Draining', 'Stopped', 'Failed', 'Rejected']);
+
 export interface MonitorHandlers {
   onGone(err: SidecarError): void;
 }
 
 /**
  * Watches the Active split: `status` lines when the controller's counts change, a warning when
- * it leaves Active (and progress when it is back), a fatal `split-deleted` when it disappears.
+ * it is Degraded (and progress when it is Active again), a fatal `split-deleted` when it
+ * disappears or is drained without our asking.
  */
 export class SplitMonitor {
   private readonly controller = new AbortController();
@@ -552,6 +556,19 @@ export class SplitMonitor {
         this.reporter.emit({ type: 'status', ...summary });
       }
       const { phase, message, nextAction } = statusText(current);
+      if (TERMINAL_WHILE_ACTIVE.has(phase)) {
+        // The route is being drained (or failed) without us asking — typically its lease ran
+        // out while the sidecar could not reach the cluster. Consuming on would hold up the drain,
+        // which waits for the session consumer to be gone.
+        this.handlers.onGone(
+          new SidecarError(
+            'split-deleted',
+            `QueueSplit ${ref.name} is ${message} — the route is no longer yours to consume.`,
+            nextAction ?? 'Its lease probably ran out; start the sidecar again for a new split.',
+          ),
+        );
+        return;
+      }
       if (phase !== lastPhase) {
         if (phase === 'Active') {
           this.reporter.emit({

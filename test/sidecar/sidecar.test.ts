@@ -101,6 +101,7 @@ after(async () => {
   await amqpModel?.close().catch(() => undefined);
   await proxy?.close();
   fs.rmSync(stateDir, { recursive: true, force: true });
+  if (!process.env.QS_SIDECAR_BUNDLE) fs.rmSync(path.dirname(bundle), { recursive: true, force: true });
   for (const f of [developer, noSecrets]) if (f) fs.rmSync(f, { force: true });
 });
 
@@ -758,7 +759,11 @@ test('--split adopts a QueueSplit someone else created (the extension), renews i
     uid: created.metadata.uid,
   });
   const ready = await sidecar.waitFor('ready');
-  assert.deepEqual(ready.env, { INVOICE_QUEUE: session });
+  assert.deepEqual(ready.env, {
+    RABBITMQ_MANAGEMENT_URL: 'http://rabbitmq.rabbitmq.svc.cluster.local:15672',
+    INVOICE_QUEUE: session,
+  });
+  assert.deepEqual(ready.secretEnv, ['AMQP_URL']);
   const adopted = (await getSplit(admin, namespace, name))!;
   assert.ok(
     Date.parse(adopted.spec.lease.renewTime) > Date.parse(created.spec.lease.renewTime),
@@ -865,6 +870,40 @@ test('a split deleted by someone else while active ends the session with an erro
   const error = await sidecar.waitFor('error');
   assert.equal(error.code, 'split-deleted');
   assert.equal((await sidecar.exited).code, 1);
+});
+
+test('a route drained without the sidecar asking (lease ran out) stops its consumer and ends with an error', async () => {
+  const session = await rabbitQueue('rses');
+  const target = await httpTarget();
+  const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url]);
+  const split = await activateWhenAsked(admin, sidecar, [
+    { name: 'invoices', phase: 'Active', shadow: { source: session } },
+  ]);
+  await sidecar.waitFor('ready');
+  await pollUntil(
+    'sidecar consuming',
+    () => getQueue(services.rabbitManagementUrl, session),
+    (q) => q.consumers === 1,
+  );
+  await patchStatus(admin, namespace, split.metadata.name, {
+    phase: 'Draining',
+    conditions: [
+      condition('Ready', 'False', 'LeaseExpired', 'The lease expired; the route drains back to the app.'),
+    ],
+  });
+  const error = await sidecar.waitFor('error');
+  assert.equal(error.code, 'split-deleted');
+  assert.match(error.message, /Draining: The lease expired/);
+  assert.equal((await sidecar.exited).code, 1);
+  await pollUntil(
+    'consumer gone, so the drain can proceed',
+    () => getQueue(services.rabbitManagementUrl, session),
+    (q) => q.consumers === 0,
+  );
+  await admin
+    .makeApiClient(CustomObjectsApi)
+    .deleteNamespacedCustomObject({ ...REF, namespace, name: split.metadata.name });
+  await target.close();
 });
 
 test('while waiting, progress follows the phases the controller reports', async () => {

@@ -25,7 +25,9 @@ import { AGENT_STEPS, desiredState, queueNames, storedCheckpoint } from './desir
 import { OwnershipLeases } from './ownership';
 import type { SplitObjects } from './splitObjects';
 import { sameStatus, splitStatus } from './splitStatus';
-import { overridesFor, withOriginalEnv, Workloads, type Workload, type WorkloadKind } from './workloads';
+import { overridesFor, Workloads, type Workload, type WorkloadKind } from './workloads';
+import { withOriginalEnv } from '../../core/queueConfig/originalEnv';
+import { leaseExpiry as leaseExpiryMs } from '../../core/crd/validateQueueSplit';
 
 export interface CoordinatorSettings {
   installId: string;
@@ -580,9 +582,9 @@ export class Coordinator {
   }
 }
 
+/** The lease expiry as the state document records it (ISO time). */
 export function leaseExpiry(split: QueueSplit): string {
-  const renew = Date.parse(split.spec.lease.renewTime);
-  return new Date(renew + split.spec.lease.durationSeconds * 1000).toISOString();
+  return new Date(leaseExpiryMs(split.spec)).toISOString();
 }
 
 export type { WorkloadPhase };

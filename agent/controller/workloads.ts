@@ -11,6 +11,14 @@ import {
   type V1Pod,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
+import {
+  applyEnv,
+  originalEnvEntries,
+  ORIGINAL_ENV_ANNOTATION,
+  OVERRIDE_GENERATION_ANNOTATION,
+  type EnvOverride,
+} from '../../core/queueConfig/originalEnv';
+import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { isNotFound } from '../kube/client';
 
@@ -18,16 +26,6 @@ export type Workload = V1Deployment | V1StatefulSet;
 export type WorkloadKind = 'Deployment' | 'StatefulSet';
 
 export const FINALIZER = 'queuesplit.dev/handback';
-/** JSON map "<container>/<ENV>" → original literal value, on the workload while overridden. */
-export const ORIGINAL_ENV_ANNOTATION = 'queuesplit.dev/original-env';
-/** On the pod template: the desired generation whose overrides the pods carry. */
-export const OVERRIDE_GENERATION_ANNOTATION = 'queuesplit.dev/override-generation';
-
-export interface EnvOverride {
-  container: string;
-  name: string;
-  value: string;
-}
 
 export class Workloads {
   private readonly apps: AppsV1Api;
@@ -127,19 +125,15 @@ export class Workloads {
   ) {
     const workload = await this.read(kind, namespace, name);
     if (!workload) throw new Error(`${kind} ${namespace}/${name} is gone`);
-    const originals = originalEnv(workload);
     // Restore everything first, so a queue leaving the override set gets its original back.
-    applyEnv(
-      workload,
-      Object.entries(originals).map(([key, value]) => ({ ...splitKey(key), value })),
-    );
+    applyEnv(workload as WorkloadLike, originalEnvEntries(workload as WorkloadLike));
     const nextOriginals: Record<string, string> = {};
     for (const o of overrides) {
       const current = findEnv(workload, o.container, o.name);
       if (current === undefined) throw new Error(`container ${o.container} has no literal env ${o.name}`);
       nextOriginals[`${o.container}/${o.name}`] = current;
     }
-    applyEnv(workload, overrides);
+    applyEnv(workload as WorkloadLike, overrides);
     const meta = (workload.metadata ??= {});
     const template = (workload.spec!.template.metadata ??= {});
     if (overrides.length > 0) {
@@ -205,42 +199,9 @@ function without(map: Record<string, string> | undefined, key: string): Record<s
   return Object.fromEntries(Object.entries(map ?? {}).filter(([k]) => k !== key));
 }
 
-export function originalEnv(workload: Workload): Record<string, string> {
-  const text = workload.metadata?.annotations?.[ORIGINAL_ENV_ANNOTATION];
-  if (!text) return {};
-  try {
-    return JSON.parse(text) as Record<string, string>;
-  } catch {
-    return {};
-  }
-}
-
-/** The workload as it was before any override: what declarations must be resolved against. */
-export function withOriginalEnv<T extends Workload>(workload: T): T {
-  const copy = structuredClone(workload);
-  applyEnv(
-    copy,
-    Object.entries(originalEnv(copy)).map(([key, value]) => ({ ...splitKey(key), value })),
-  );
-  return copy;
-}
-
-function splitKey(key: string): { container: string; name: string } {
-  const slash = key.indexOf('/');
-  return { container: key.slice(0, slash), name: key.slice(slash + 1) };
-}
-
 function findEnv(workload: Workload, container: string, name: string): string | undefined {
   const c = workload.spec?.template.spec?.containers.find((x) => x.name === container);
   return c?.env?.find((e) => e.name === name && e.valueFrom === undefined)?.value;
-}
-
-function applyEnv(workload: Workload, values: EnvOverride[]): void {
-  for (const v of values) {
-    const c = workload.spec?.template.spec?.containers.find((x) => x.name === v.container);
-    const entry = c?.env?.find((e) => e.name === v.name);
-    if (entry) entry.value = v.value;
-  }
 }
 
 /** The overrides that point `queues`' consumers at their application shadows. */

@@ -5,7 +5,7 @@ import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import { resolveWorkload } from '../../core/queueConfig/resolveWorkload';
 import { providerOf, QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { formatFieldError } from '../../core/result';
-import { withOriginalEnv, type Workload } from '../../agent/controller/workloads';
+import { withOriginalEnv } from '../../core/queueConfig/originalEnv';
 import type { DeclaredQueue, WorkloadInfo, WorkloadKind } from './types';
 
 export function isAnnotated(workload: WorkloadLike): boolean {
@@ -17,7 +17,7 @@ export function isAnnotated(workload: WorkloadLike): boolean {
  * shadow: while a split is active, the live env names the shadow, not the real topic or queue.
  */
 export function declaredWorkload(workload: WorkloadLike): WorkloadLike {
-  return withOriginalEnv(workload as Workload) as WorkloadLike;
+  return withOriginalEnv(workload);
 }
 
 export function summarizeWorkload(kind: WorkloadKind, live: WorkloadLike): WorkloadInfo {

@@ -98,16 +98,19 @@ export type Outcome<T> =
   /** The input was invalid (overlapping filters, unusable source); nothing changed. */
   | { readonly kind: 'rejected'; readonly errors: readonly FieldError[] };
 
-export type EnginePhase =
-  | 'new'
-  | 'prepared'
-  | 'running'
-  | 'stopped'
-  | 'app-drained'
-  | 'handed-off'
-  | 'aborted'
-  | 'cleaned'
-  | 'closed';
+/** Every engine phase, in order; checkpoints validate against this list. */
+export const ENGINE_PHASES = [
+  'new',
+  'prepared',
+  'running',
+  'stopped',
+  'app-drained',
+  'handed-off',
+  'aborted',
+  'cleaned',
+  'closed',
+] as const;
+export type EnginePhase = (typeof ENGINE_PHASES)[number];
 
 export interface PrepareResult {
   /** What the source turned out to be (RabbitMQ: `classic` | `quorum`; Kafka: `topic`). */

@@ -4,22 +4,18 @@
 // frontier (for the handback). Opaque to the controller; validated on the way back in.
 import { z } from 'zod';
 import type { HeaderFilter } from '../../core/filter';
-import type { Checkpoint, EnginePhase, RetainedResource, RouteSpec } from '../engine/contract';
+import {
+  ENGINE_PHASES,
+  type Checkpoint,
+  type EnginePhase,
+  RetainedResource,
+  RouteSpec,
+} from '../engine/contract';
 
 export const PROVIDER = 'kafka';
 const FORMAT = 1;
 
-const phases = [
-  'new',
-  'prepared',
-  'running',
-  'stopped',
-  'app-drained',
-  'handed-off',
-  'aborted',
-  'cleaned',
-  'closed',
-] as const satisfies readonly EnginePhase[];
+const phases = ENGINE_PHASES;
 
 const offsetList = z.array(z.object({ partition: z.number().int().nonnegative(), offset: z.string() }));
 const route = z.object({

@@ -2,23 +2,19 @@
 // one stopped. Opaque to the controller; validated on the way back in.
 import { z } from 'zod';
 import type { HeaderFilter } from '../../core/filter';
-import type { Checkpoint, EnginePhase, RetainedResource, RouteSpec } from '../engine/contract';
+import {
+  ENGINE_PHASES,
+  type Checkpoint,
+  type EnginePhase,
+  RetainedResource,
+  RouteSpec,
+} from '../engine/contract';
 import type { SourceType } from './preflight';
 
 export const PROVIDER = 'rabbitmq';
 const FORMAT = 1;
 
-const phases = [
-  'new',
-  'prepared',
-  'running',
-  'stopped',
-  'app-drained',
-  'handed-off',
-  'aborted',
-  'cleaned',
-  'closed',
-] as const satisfies readonly EnginePhase[];
+const phases = ENGINE_PHASES;
 
 const stateSchema = z.object({
   activationId: z.string(),

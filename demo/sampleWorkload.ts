@@ -1,5 +1,6 @@
 // The demo's sample service: one pod, two consumer containers — orders from a Kafka topic and
-// invoices from a RabbitMQ queue — annotated for Queue Split, as a team would deploy it.
+// invoices from a RabbitMQ queue — annotated for Queue Split, as a team would deploy it. The
+// cluster suite deploys the same service (with its own names) for the mixed-provider split.
 import type { V1Deployment } from '@kubernetes/client-node';
 import { QUEUE_CONFIG_ANNOTATION } from '../core/queueConfig/schema';
 
@@ -11,7 +12,7 @@ export const ordersTopic = `demo-orders-${run}`;
 export const appGroup = `shop-orders-${run}`;
 export const invoicesQueue = `demo-invoices-${run}`;
 
-const declaration = `queues:
+export const shopDeclaration = `queues:
   - name: orders
     container: orders-consumer
     kafka:
@@ -27,24 +28,40 @@ const declaration = `queues:
       sourceEnv: SOURCE_QUEUE
 `;
 
-export function shopDeployment(env: {
-  kafkaBrokers: string;
-  amqpUrl: string;
-  managementUrl: string;
-}): V1Deployment {
+export interface ShopNames {
+  namespace: string;
+  name: string;
+  ordersTopic: string;
+  appGroup: string;
+  invoicesQueue: string;
+  replicas?: number;
+}
+
+const demoNames: ShopNames = {
+  namespace: demoNamespace,
+  name: workloadName,
+  ordersTopic,
+  appGroup,
+  invoicesQueue,
+};
+
+export function shopDeployment(
+  env: { kafkaBrokers: string; amqpUrl: string; managementUrl: string },
+  names: ShopNames = demoNames,
+): V1Deployment {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: {
-      name: workloadName,
-      namespace: demoNamespace,
-      annotations: { [QUEUE_CONFIG_ANNOTATION]: declaration },
+      name: names.name,
+      namespace: names.namespace,
+      annotations: { [QUEUE_CONFIG_ANNOTATION]: shopDeclaration },
     },
     spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: workloadName } },
+      replicas: names.replicas ?? 1,
+      selector: { matchLabels: { app: names.name } },
       template: {
-        metadata: { labels: { app: workloadName } },
+        metadata: { labels: { app: names.name } },
         spec: {
           terminationGracePeriodSeconds: 10,
           containers: [
@@ -53,8 +70,8 @@ export function shopDeployment(env: {
               image: 'queuesplit/fixture-kafka-consumer:demo',
               env: [
                 { name: 'KAFKA_BROKERS', value: env.kafkaBrokers },
-                { name: 'SOURCE_TOPIC', value: ordersTopic },
-                { name: 'KAFKA_GROUP', value: appGroup },
+                { name: 'SOURCE_TOPIC', value: names.ordersTopic },
+                { name: 'KAFKA_GROUP', value: names.appGroup },
               ],
             },
             {
@@ -63,7 +80,7 @@ export function shopDeployment(env: {
               env: [
                 { name: 'AMQP_URL', value: env.amqpUrl },
                 { name: 'RABBITMQ_MANAGEMENT_URL', value: env.managementUrl },
-                { name: 'SOURCE_QUEUE', value: invoicesQueue },
+                { name: 'SOURCE_QUEUE', value: names.invoicesQueue },
               ],
             },
           ],

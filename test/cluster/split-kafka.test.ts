@@ -1,0 +1,255 @@
+// A workload with one Kafka topic and one RabbitMQ queue (the demo's sample service), split
+// together: one queue-agent process runs both engines. alice's messages reach her session
+// shadows on both brokers, everything else reaches the app, the agent's metrics and health
+// endpoints tell the truth, and the handback gives the app both sources back without a loss.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import * as amqp from 'amqplib';
+import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { Consumer, Kafka, Producer } from 'kafkajs';
+import { installController } from '../../deploy/install';
+import { shopDeployment } from '../../demo/sampleWorkload';
+import { adminConfig, createNamespace, deleteNamespace, records, waitForReadyPods } from '../support/kube';
+import { pollUntil } from '../support/poll';
+import { ids, publishTo } from '../support/rabbitSplit';
+import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
+import { loadServices, uniqueName } from '../support/services';
+import { connectProducer, consumeIds, createTopic, kafkaClient, produceIds } from '../support/kafkaSplit';
+import { agentLog, agentPods, agentPort, httpStatus, sampleValue, scrape } from '../support/agentMetrics';
+import { waitForHandback } from '../support/handback';
+
+const services = loadServices();
+let kc: KubeConfig;
+let namespace: string;
+let conn: amqp.ChannelModel;
+let ch: amqp.ConfirmChannel;
+let kafka: Kafka;
+let producer: Producer;
+
+before(async () => {
+  kc = adminConfig(services.kubeconfig);
+  await installController(kc);
+  namespace = await createNamespace(kc, 'qs-split-kafka');
+  conn = await amqp.connect(services.amqpUrl);
+  ch = await conn.createConfirmChannel();
+  kafka = kafkaClient(services, 'split-kafka-test');
+  producer = await connectProducer(kafka);
+});
+after(async () => {
+  await producer?.disconnect().catch(() => undefined);
+  await conn?.close().catch(() => undefined);
+  await deleteNamespace(kc, namespace);
+});
+
+/** Ids the fixture app recorded processing, from `source` when given. */
+function appGot(prefix: string, source?: string): Set<string> {
+  return new Set(
+    records(
+      (r) =>
+        r.event === 'message' && r.id.startsWith(prefix) && (source === undefined || r.source === source),
+    ).map((r) => (r.event === 'message' ? r.id : '')),
+  );
+}
+
+test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, handback, no loss', async () => {
+  const topic = uniqueName('shop-orders');
+  const group = uniqueName('shop-group');
+  const queue = uniqueName('shop-invoices');
+  await createTopic(kafka, topic, 3);
+  await ch.assertQueue(queue, { durable: true });
+  await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+    namespace,
+    body: shopDeployment(
+      {
+        kafkaBrokers: services.kafkaBrokers.join(','),
+        amqpUrl: services.amqpUrl,
+        managementUrl: services.rabbitManagementUrl,
+      },
+      { namespace, name: 'shop', ordersTopic: topic, appGroup: group, invoicesQueue: queue },
+    ),
+  });
+  await waitForReadyPods(kc, namespace, 'shop', 1);
+  const preOrders = ids(topic, 'pre', 4);
+  const preInvoices = ids(queue, 'pre', 4);
+  await produceIds(producer, topic, preOrders);
+  await publishTo(ch, queue, preInvoices);
+
+  const started = Date.now();
+  const split = await createSplit(kc, namespace, {
+    workload: 'shop',
+    queues: ['orders', 'invoices'],
+    filter: { 'x-queue-split-user': 'alice' },
+    owner: 'alice',
+  });
+  const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 240_000);
+  console.log(
+    `activation, Kafka + RabbitMQ (request → Active): ${((Date.now() - started) / 1000).toFixed(1)}s`,
+  );
+  const orders = active.status?.queues?.find((q) => q.name === 'orders');
+  const invoices = active.status?.queues?.find((q) => q.name === 'invoices');
+  const sessionTopic = orders?.shadow?.source;
+  const sessionGroup = orders?.shadow?.group;
+  const sessionQueue = invoices?.shadow?.source;
+  assert.ok(sessionTopic && sessionGroup && sessionQueue, 'the status names both session shadows');
+  assert.deepEqual(orders?.envOverrides, { SOURCE_TOPIC: sessionTopic, KAFKA_GROUP: sessionGroup });
+  assert.deepEqual(invoices?.envOverrides, { SOURCE_QUEUE: sessionQueue });
+
+  // One queue-agent process hosts both engines.
+  const pods = await agentPods(kc, namespace, 'shop');
+  assert.equal(pods.length, 1, 'one queue-agent pod for the workload');
+  const engines = new Set(agentLog(pods[0]!).map((l) => l.engine));
+  assert.ok(engines.has('kafka') && engines.has('rabbitmq'), `engines in the one agent: ${[...engines]}`);
+
+  const alice = { orders: ids(topic, 'alice', 8), invoices: ids(queue, 'alice', 8) };
+  const bob = { orders: ids(topic, 'bob', 6), invoices: ids(queue, 'bob', 6) };
+  const plain = { orders: ids(topic, 'plain', 6), invoices: ids(queue, 'plain', 6) };
+  await produceIds(producer, topic, alice.orders, 'alice');
+  await produceIds(producer, topic, bob.orders, 'bob');
+  await produceIds(producer, topic, plain.orders);
+  await publishTo(ch, queue, alice.invoices, 'alice');
+  await publishTo(ch, queue, bob.invoices, 'bob');
+  await publishTo(ch, queue, plain.invoices);
+
+  // alice's local consumers read her session shadows with the env overrides the status gave.
+  const mineOrders: string[] = [];
+  const mineInvoices: string[] = [];
+  const local: Consumer = await consumeIds(kafka, sessionTopic, sessionGroup, mineOrders);
+  const localCh = await conn.createChannel();
+  await localCh.consume(sessionQueue, (m) => {
+    if (!m) return;
+    mineInvoices.push(String(m.properties.messageId));
+    localCh.ack(m);
+  });
+  await pollUntil(
+    'alice received her messages on both brokers',
+    async () => [new Set(mineOrders).size, new Set(mineInvoices).size],
+    ([o, i]) => o === alice.orders.length && i === alice.invoices.length,
+    90_000,
+  );
+  const appExpected = [
+    ...preOrders,
+    ...bob.orders,
+    ...plain.orders,
+    ...preInvoices,
+    ...bob.invoices,
+    ...plain.invoices,
+  ];
+  await pollUntil(
+    'the app processed everything else on both brokers',
+    async () => new Set([...appGot(topic), ...appGot(queue)]),
+    (got) => appExpected.every((id) => got.has(id)),
+    90_000,
+  );
+  assert.deepEqual([...new Set(mineOrders)].sort(), [...alice.orders].sort(), 'alice got exactly her orders');
+  assert.deepEqual(
+    [...new Set(mineInvoices)].sort(),
+    [...alice.invoices].sort(),
+    'alice got exactly her invoices',
+  );
+  const app = new Set([...appGot(topic), ...appGot(queue)]);
+  assert.ok(
+    ![...alice.orders, ...alice.invoices].some((id) => app.has(id)),
+    'the app never saw an alice message',
+  );
+
+  // Metrics and health, from the agent's own endpoint.
+  const port = await agentPort(pods[0]!);
+  assert.equal(await httpStatus(port, '/healthz'), 200, 'liveness answers ok');
+  assert.equal(await httpStatus(port, '/readyz'), 200, 'readiness answers ok');
+  const { text, samples } = await pollUntil(
+    'the agent reports what it published, desired = observed generation',
+    () => scrape(port),
+    ({ samples: s }) =>
+      sampleValue(s, 'queuesplit_messages_published', { queue: 'orders', destination: 'session' }) ===
+        alice.orders.length &&
+      sampleValue(s, 'queuesplit_messages_published', { queue: 'invoices', destination: 'session' }) ===
+        alice.invoices.length &&
+      sampleValue(s, 'queuesplit_desired_generation') === sampleValue(s, 'queuesplit_observed_generation'),
+    30_000,
+  );
+  for (const q of ['orders', 'invoices']) {
+    const toApp =
+      sampleValue(samples, 'queuesplit_messages_published', { queue: q, destination: 'app' }) ?? 0;
+    assert.ok(toApp >= bob.orders.length + plain.orders.length, `${q}: ${toApp} published to the app shadow`);
+    assert.equal(sampleValue(samples, 'queuesplit_engine_healthy', { queue: q }), 1, `${q} engine healthy`);
+    assert.equal(
+      sampleValue(samples, 'queuesplit_publishes_in_flight', { queue: q }),
+      0,
+      `${q}: nothing in flight`,
+    );
+  }
+  assert.ok(
+    (sampleValue(samples, 'queuesplit_desired_generation') ?? 0) > 0,
+    'a desired generation is reported',
+  );
+  const inPhase = sampleValue(samples, 'queuesplit_time_in_phase_seconds', { phase: 'ACTIVE' });
+  assert.ok(inPhase !== undefined && inPhase >= 0, `time in phase ACTIVE reported: ${inPhase}`);
+  const labelNames = new Set(samples.flatMap((s) => Object.keys(s.labels)));
+  assert.ok(![...labelNames].some((l) => /route/i.test(l)), `no route label: ${[...labelNames]}`);
+  assert.ok(!text.includes(split.spec.routeId), 'no route id in the metrics');
+  assert.ok(!text.includes('alice'), 'no header value in the metrics');
+  console.log(
+    `metrics: published orders app=${sampleValue(samples, 'queuesplit_messages_published', { queue: 'orders', destination: 'app' })} ` +
+      `session=${alice.orders.length}; invoices app=${sampleValue(samples, 'queuesplit_messages_published', { queue: 'invoices', destination: 'app' })} ` +
+      `session=${alice.invoices.length}; generation ${sampleValue(samples, 'queuesplit_observed_generation')}; ACTIVE for ${inPhase}s`,
+  );
+  const log = JSON.stringify(agentLog(pods[0]!));
+  assert.ok(!log.includes('"alice"'), 'the agent log carries no header value');
+  assert.ok(!log.includes(services.amqpUrl), 'the agent log carries no broker URL with credentials');
+
+  await local.disconnect();
+  await localCh.close();
+
+  // Stop: both routes drain, the app gets its topic (with its own group) and queue back.
+  const stopped = Date.now();
+  await deleteSplit(kc, namespace, split.metadata.name);
+  await waitForSplitGone(kc, namespace, split.metadata.name, 240_000);
+  await waitForHandback(kc, {
+    kind: 'Deployment',
+    namespace,
+    name: 'shop',
+    replicas: 1,
+    env: [
+      { container: 'orders-consumer', name: 'SOURCE_TOPIC', value: topic },
+      { container: 'orders-consumer', name: 'KAFKA_GROUP', value: group },
+      { container: 'invoices-consumer', name: 'SOURCE_QUEUE', value: queue },
+    ],
+  });
+  console.log(
+    `handback, Kafka + RabbitMQ (delete → app on its sources): ${((Date.now() - stopped) / 1000).toFixed(1)}s`,
+  );
+  await pollUntil(
+    'the queue-agent is reaped',
+    () => agentPods(kc, namespace, 'shop'),
+    (p) => p.length === 0,
+    60_000,
+  );
+
+  const afterIds = { orders: ids(topic, 'after', 4), invoices: ids(queue, 'after', 4) };
+  await produceIds(producer, topic, afterIds.orders, 'alice');
+  await publishTo(ch, queue, afterIds.invoices, 'alice');
+  await pollUntil(
+    'after handback the app consumes both sources again, alice header or not',
+    async () => new Set([...appGot(topic, topic), ...appGot(queue, queue)]),
+    (got) => [...afterIds.orders, ...afterIds.invoices].every((id) => got.has(id)),
+    90_000,
+  );
+  const everywhere = new Set([...appGot(topic), ...appGot(queue), ...mineOrders, ...mineInvoices]);
+  const all = [
+    ...preOrders,
+    ...preInvoices,
+    ...alice.orders,
+    ...alice.invoices,
+    ...bob.orders,
+    ...bob.invoices,
+    ...plain.orders,
+    ...plain.invoices,
+    ...afterIds.orders,
+    ...afterIds.invoices,
+  ];
+  assert.deepEqual(
+    all.filter((id) => !everywhere.has(id)),
+    [],
+    'no message was lost',
+  );
+});

@@ -1,0 +1,62 @@
+// Kafka helpers for the cluster suites: a topic per test, messages with unique ids (the
+// `x-message-id` header the fixture consumer records) and a developer's local consumer of a
+// session shadow, reading it with the group the split's env overrides name.
+import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs';
+import type { Services } from './services';
+
+export function kafkaClient(services: Services, clientId: string): Kafka {
+  return new Kafka({ clientId, brokers: services.kafkaBrokers, logLevel: logLevel.NOTHING });
+}
+
+export async function createTopic(kafka: Kafka, topic: string, numPartitions = 3): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions }] });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export async function connectProducer(kafka: Kafka): Promise<Producer> {
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  return producer;
+}
+
+/** Produces one record per id (keyed by it), with the split header when `user` is given. */
+export async function produceIds(
+  producer: Producer,
+  topic: string,
+  ids: readonly string[],
+  user?: string,
+): Promise<void> {
+  await producer.send({
+    topic,
+    acks: -1,
+    messages: ids.map((id) => ({
+      key: id,
+      value: `body ${id}`,
+      headers: { 'x-message-id': id, ...(user ? { 'x-queue-split-user': user } : {}) },
+    })),
+  });
+}
+
+/** A local consumer of `topic` in `group` (from the beginning) pushing each record's id to `sink`. */
+export async function consumeIds(
+  kafka: Kafka,
+  topic: string,
+  group: string,
+  sink: string[],
+): Promise<Consumer> {
+  const consumer = kafka.consumer({ groupId: group });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      const id = message.headers?.['x-message-id'];
+      sink.push(String(Array.isArray(id) ? id[id.length - 1] : id));
+    },
+  });
+  return consumer;
+}

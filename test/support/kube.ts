@@ -1,7 +1,14 @@
 // Helpers for tests against the local control plane: an admin client, throwaway namespaces,
 // and waits that read real pod and process state.
 import * as path from 'node:path';
-import { AppsV1Api, CoreV1Api, KubeConfig, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  type V1Deployment,
+  type V1Pod,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
 import { readRecords, type FixtureRecord } from '../fixtures/records';
 import { runDir } from '../env/paths';
 import { pollUntil } from './poll';
@@ -110,6 +117,23 @@ export function fixtureDeployment(options: {
           containers: [{ name: 'app', image: options.image, env: options.env }],
         },
       },
+    },
+  };
+}
+
+/** The same workload as a StatefulSet (pods started in parallel; the service name is nominal). */
+export function asStatefulSet(deployment: V1Deployment): V1StatefulSet {
+  const { replicas, selector, template } = deployment.spec!;
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: deployment.metadata,
+    spec: {
+      replicas,
+      selector,
+      template,
+      serviceName: deployment.metadata!.name!,
+      podManagementPolicy: 'Parallel',
     },
   };
 }

@@ -2,7 +2,7 @@
 import * as amqp from 'amqplib';
 import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
-import { fixtureDeployment, records, waitForReadyPods } from './kube';
+import { asStatefulSet, fixtureDeployment, records, waitForReadyPods } from './kube';
 import type { Services } from './services';
 
 export const rabbitDeclaration = [
@@ -21,6 +21,7 @@ export async function deployRabbitApp(
   name: string,
   source: string,
   replicas = 1,
+  kind: 'Deployment' | 'StatefulSet' = 'Deployment',
 ): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   await core
@@ -31,20 +32,20 @@ export async function deployRabbitApp(
     .catch((e: unknown) => {
       if ((e as { code?: number }).code !== 409) throw e;
     });
-  await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
-    namespace,
-    body: fixtureDeployment({
-      name,
-      image: 'queuesplit/fixture-rabbitmq-consumer',
-      replicas,
-      annotations: { [QUEUE_CONFIG_ANNOTATION]: rabbitDeclaration },
-      env: [
-        { name: 'AMQP_URL', valueFrom: { secretKeyRef: { name: 'amqp', key: 'url' } } },
-        { name: 'RABBITMQ_MANAGEMENT_URL', value: services.rabbitManagementUrl },
-        { name: 'SOURCE_QUEUE', value: source },
-      ],
-    }),
+  const body = fixtureDeployment({
+    name,
+    image: 'queuesplit/fixture-rabbitmq-consumer',
+    replicas,
+    annotations: { [QUEUE_CONFIG_ANNOTATION]: rabbitDeclaration },
+    env: [
+      { name: 'AMQP_URL', valueFrom: { secretKeyRef: { name: 'amqp', key: 'url' } } },
+      { name: 'RABBITMQ_MANAGEMENT_URL', value: services.rabbitManagementUrl },
+      { name: 'SOURCE_QUEUE', value: source },
+    ],
   });
+  const apps = kc.makeApiClient(AppsV1Api);
+  if (kind === 'Deployment') await apps.createNamespacedDeployment({ namespace, body });
+  else await apps.createNamespacedStatefulSet({ namespace, body: asStatefulSet(body) });
   await waitForReadyPods(kc, namespace, name, replicas);
 }
 

@@ -66,7 +66,8 @@ async function pollUntil<T>(
 export const testInstall: InstallOptions = {
   namespace: 'queuesplit-system',
   image: 'queuesplit/agent:test',
-  replicas: 1,
+  // Two replicas as users run it: one leads, one stands by (the crash tests kill the leader).
+  replicas: 2,
   // Agents pick free ports (all pods share the host here); timeouts fit a test run.
   extraArgs: ['--agent-metrics-port=0', '--step-timeout=120', '--resync-ms=300', '--lease-seconds=6'],
 };

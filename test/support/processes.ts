@@ -1,0 +1,62 @@
+// The local processes behind Queue Split's pods on the test cluster, for tests that kill -9 them:
+// the controller replica that holds the leader Lease, and a workload's queue-agent.
+import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { testInstall } from '../../deploy/install';
+import { pidOf } from './kube';
+
+export const CONTROLLER_LEASE = 'queuesplit-controller';
+const controllerSelector = 'app.kubernetes.io/name=queue-split,app.kubernetes.io/component=controller';
+
+export async function listControllerPods(kc: KubeConfig): Promise<V1Pod[]> {
+  const list = await kc
+    .makeApiClient(CoreV1Api)
+    .listNamespacedPod({ namespace: testInstall.namespace, labelSelector: controllerSelector });
+  return list.items.filter((p) => !p.metadata?.deletionTimestamp);
+}
+
+export interface Leader {
+  identity: string;
+  pod: string;
+  pid: number;
+  transitions: number;
+}
+
+/** The replica acting as controller: the Lease holder, if its process is alive. */
+export async function controllerLeader(kc: KubeConfig): Promise<Leader | undefined> {
+  const lease = await kc
+    .makeApiClient(CoordinationV1Api)
+    .readNamespacedLease({ name: CONTROLLER_LEASE, namespace: testInstall.namespace });
+  const identity = lease.spec?.holderIdentity ?? '';
+  // Identity is `<hostname>-<pid>` (agent/controller/run.ts); pods here are local processes.
+  const pid = Number(/-(\d+)$/.exec(identity)?.[1]);
+  if (!pid) return undefined;
+  const pod = (await listControllerPods(kc)).find((p) => pidOf(p) === pid);
+  if (!pod || !alive(pid)) return undefined;
+  return { identity, pod: pod.metadata!.name!, pid, transitions: lease.spec?.leaseTransitions ?? 0 };
+}
+
+/** The running queue-agent process of a workload, if any. */
+export async function queueAgentPid(
+  kc: KubeConfig,
+  namespace: string,
+  workload: string,
+): Promise<number | undefined> {
+  const list = await kc.makeApiClient(CoreV1Api).listNamespacedPod({
+    namespace,
+    labelSelector: `queuesplit.dev/component=queue-agent,queuesplit.dev/workload=${workload}`,
+  });
+  const pids = list.items
+    .filter((p) => !p.metadata?.deletionTimestamp)
+    .map(pidOf)
+    .filter((pid): pid is number => pid !== undefined && alive(pid));
+  return pids[0];
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -8,19 +8,20 @@ import {
   RbacAuthorizationV1Api,
   type KubeConfig,
   type V1Deployment,
-  type V1EnvVar,
 } from '@kubernetes/client-node';
 import type { KubernetesObjectNames } from '../../core/names';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { isConflict, isNotFound } from '../kube/client';
+import { AGENT_LABEL, queueAgentDeployment, type AgentSettings } from './agentDeployment';
 
-export interface AgentSettings {
-  image: string;
-  /** 0 lets the agent pick a free port (the test kubelet runs every pod on one host). */
-  metricsPort: number;
+export type { AgentSettings };
+
+/** What the agent pod copies from the workload: env references and Secret key mounts. */
+function copiedMaterial(d: V1Deployment): string {
+  const spec = d.spec?.template.spec;
+  const c = spec?.containers[0];
+  return JSON.stringify([c?.env, c?.volumeMounts ?? [], spec?.volumes ?? []]);
 }
-
-const AGENT_LABEL = 'queuesplit.dev/component';
 
 export class AgentObjects {
   private readonly apps: AppsV1Api;
@@ -87,13 +88,10 @@ export class AgentObjects {
         },
       }),
     );
-    const body = this.deployment(namespace, names, labels, resolved);
+    const body = queueAgentDeployment(this.settings, namespace, names, labels, resolved);
     try {
       const current = await this.apps.readNamespacedDeployment({ name: names.agentDeployment, namespace });
-      if (
-        JSON.stringify(current.spec?.template.spec?.containers[0]?.env) !==
-        JSON.stringify(body.spec?.template.spec?.containers[0]?.env)
-      ) {
+      if (copiedMaterial(current) !== copiedMaterial(body)) {
         body.metadata!.resourceVersion = current.metadata?.resourceVersion;
         await this.apps.replaceNamespacedDeployment({ name: names.agentDeployment, namespace, body });
       }
@@ -124,90 +122,6 @@ export class AgentObjects {
     await gone(this.rbac.deleteNamespacedRole({ name: names.agentServiceAccount, namespace }));
     await gone(this.core.deleteNamespacedServiceAccount({ name: names.agentServiceAccount, namespace }));
     await gone(this.core.deleteNamespacedConfigMap({ name: names.agentStatusConfigMap, namespace }));
-  }
-
-  private deployment(
-    namespace: string,
-    names: KubernetesObjectNames,
-    labels: Record<string, string>,
-    resolved: readonly ResolvedQueue[],
-  ): V1Deployment {
-    const env: V1EnvVar[] = [];
-    const seen = new Map<string, string>();
-    for (const q of resolved) {
-      for (const copied of q.env) {
-        const entry = toEnvVar(copied.name, copied.source);
-        const key = JSON.stringify(entry);
-        const prior = seen.get(copied.name);
-        if (prior === undefined) {
-          seen.set(copied.name, key);
-          env.push(entry);
-        } else if (prior !== key) {
-          throw new Error(
-            `env ${copied.name} means different things in two containers; give the queues distinct variable names`,
-          );
-        }
-      }
-    }
-    const selector = { [AGENT_LABEL]: 'queue-agent', 'queuesplit.dev/agent': names.agentDeployment };
-    return {
-      metadata: { name: names.agentDeployment, namespace, labels },
-      spec: {
-        replicas: 1,
-        strategy: { type: 'Recreate' }, // never two agents on one source
-        selector: { matchLabels: selector },
-        template: {
-          metadata: { labels: { ...labels, ...selector } },
-          spec: {
-            serviceAccountName: names.agentServiceAccount,
-            terminationGracePeriodSeconds: 30,
-            containers: [
-              {
-                name: 'agent',
-                image: this.settings.image,
-                args: [
-                  'queue-agent',
-                  `--namespace=${namespace}`,
-                  `--desired=${names.stateConfigMap}`,
-                  `--observed=${names.agentStatusConfigMap}`,
-                  `--metrics-port=${this.settings.metricsPort}`,
-                ],
-                env,
-                ports:
-                  this.settings.metricsPort > 0
-                    ? [{ name: 'metrics', containerPort: this.settings.metricsPort }]
-                    : [],
-                securityContext: {
-                  runAsNonRoot: true,
-                  readOnlyRootFilesystem: true,
-                  allowPrivilegeEscalation: false,
-                },
-                resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
-              },
-            ],
-          },
-        },
-      },
-    };
-  }
-}
-
-function toEnvVar(name: string, source: ResolvedQueue['env'][number]['source']): V1EnvVar {
-  switch (source.kind) {
-    case 'value':
-      return { name, value: source.value };
-    case 'configMapKeyRef':
-      return {
-        name,
-        valueFrom: {
-          configMapKeyRef: { name: source.configMap, key: source.key, optional: source.optional },
-        },
-      };
-    case 'secretKeyRef':
-      return {
-        name,
-        valueFrom: { secretKeyRef: { name: source.secret, key: source.key, optional: source.optional } },
-      };
   }
 }
 

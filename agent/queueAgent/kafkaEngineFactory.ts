@@ -1,10 +1,12 @@
 // Builds a Kafka engine for one queue from the desired plan and the agent pod's env: brokers
 // (and SASL credentials) from the env names the declaration gave, resource names from the plan.
+import * as fs from 'node:fs';
 import type { SASLOptions } from 'kafkajs';
 import type { AgentQueuePlan } from '../../core/agentProtocol';
 import type { Engine } from '../engine/contract';
 import type { Logger } from '../engine/log';
 import { KafkaEngine } from '../kafka/engine';
+import { caFilePath } from '../../core/tlsMount';
 import { EngineConfigError } from './engineFactory';
 
 function sasl(plan: AgentQueuePlan): SASLOptions | undefined {
@@ -22,6 +24,16 @@ function sasl(plan: AgentQueuePlan): SASLOptions | undefined {
   return { mechanism: 'scram-sha-512', username, password };
 }
 
+function readCa(file: string, queue: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new EngineConfigError(
+      `queue ${queue}: the CA bundle ${file} is not mounted in the queue-agent pod (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+    );
+  }
+}
+
 export function createKafkaEngine(
   activationId: string,
   plan: AgentQueuePlan,
@@ -33,6 +45,7 @@ export function createKafkaEngine(
     throw new EngineConfigError(`queue ${plan.name}: the plan lacks the Kafka group or resource names`);
   }
   const credentials = sasl(plan);
+  const caFile = caFilePath(plan.tls);
   return new KafkaEngine(
     {
       activationId,
@@ -42,9 +55,9 @@ export function createKafkaEngine(
           .split(',')
           .map((b) => b.trim())
           .filter(Boolean),
-        // TLS with a private CA needs the mounted CA file; the agent does not mount one yet, so
-        // only a TLS declaration without a CA Secret (system CAs) is supported here.
-        ...(plan.tls ? { ssl: true } : {}),
+        // A private CA is the Secret key the controller mounted (core/tlsMount.ts); without one
+        // the system CAs are trusted.
+        ...(plan.tls ? { ssl: caFile ? { ca: readCa(caFile, plan.name) } : true } : {}),
         ...(credentials ? { sasl: credentials } : {}),
       },
       sourceTopic: plan.source,

@@ -1,0 +1,104 @@
+// The per-workload queue-agent Deployment as the controller creates it (DESIGN §2): one replica,
+// Recreate, non-root with a read-only root filesystem, env copied as references (literal,
+// configMapKeyRef, secretKeyRef) for exactly the connection variables the validated declaration
+// names, and read-only mounts of exactly the CA Secret keys it names. Pure, so unit tests can
+// check the pod spec; the controller never reads a Secret value.
+import type { V1Deployment, V1EnvVar } from '@kubernetes/client-node';
+import type { KubernetesObjectNames } from '../../core/names';
+import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
+import { tlsMounts } from './tlsMounts';
+
+export interface AgentSettings {
+  image: string;
+  /** 0 lets the agent pick a free port (the test kubelet runs every pod on one host). */
+  metricsPort: number;
+}
+
+export const AGENT_LABEL = 'queuesplit.dev/component';
+
+export function queueAgentDeployment(
+  settings: AgentSettings,
+  namespace: string,
+  names: KubernetesObjectNames,
+  labels: Record<string, string>,
+  resolved: readonly ResolvedQueue[],
+): V1Deployment {
+  const env: V1EnvVar[] = [];
+  const seen = new Map<string, string>();
+  for (const q of resolved) {
+    for (const copied of q.env) {
+      const entry = toEnvVar(copied.name, copied.source);
+      const key = JSON.stringify(entry);
+      const prior = seen.get(copied.name);
+      if (prior === undefined) {
+        seen.set(copied.name, key);
+        env.push(entry);
+      } else if (prior !== key) {
+        throw new Error(
+          `env ${copied.name} means different things in two containers; give the queues distinct variable names`,
+        );
+      }
+    }
+  }
+  const tls = tlsMounts(resolved);
+  env.push(...tls.env);
+  const selector = { [AGENT_LABEL]: 'queue-agent', 'queuesplit.dev/agent': names.agentDeployment };
+  return {
+    metadata: { name: names.agentDeployment, namespace, labels },
+    spec: {
+      replicas: 1,
+      strategy: { type: 'Recreate' }, // never two agents on one source
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels: { ...labels, ...selector } },
+        spec: {
+          serviceAccountName: names.agentServiceAccount,
+          terminationGracePeriodSeconds: 30,
+          ...(tls.volumes.length > 0 ? { volumes: tls.volumes } : {}),
+          containers: [
+            {
+              name: 'agent',
+              image: settings.image,
+              args: [
+                'queue-agent',
+                `--namespace=${namespace}`,
+                `--desired=${names.stateConfigMap}`,
+                `--observed=${names.agentStatusConfigMap}`,
+                `--metrics-port=${settings.metricsPort}`,
+              ],
+              env,
+              ...(tls.volumeMounts.length > 0 ? { volumeMounts: tls.volumeMounts } : {}),
+              ports:
+                settings.metricsPort > 0 ? [{ name: 'metrics', containerPort: settings.metricsPort }] : [],
+              securityContext: {
+                runAsNonRoot: true,
+                readOnlyRootFilesystem: true,
+                allowPrivilegeEscalation: false,
+              },
+              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+function toEnvVar(name: string, source: ResolvedQueue['env'][number]['source']): V1EnvVar {
+  switch (source.kind) {
+    case 'value':
+      return { name, value: source.value };
+    case 'configMapKeyRef':
+      return {
+        name,
+        valueFrom: {
+          configMapKeyRef: { name: source.configMap, key: source.key, optional: source.optional },
+        },
+      };
+    case 'secretKeyRef':
+      return {
+        name,
+        valueFrom: { secretKeyRef: { name: source.secret, key: source.key, optional: source.optional } },
+      };
+  }
+}

@@ -43,11 +43,15 @@ import {
 import { ManagementClient } from './management';
 import { checkSource, type SourceType } from './preflight';
 import { idle, noBacklog, noConsumers } from './probe';
+
 import { AmqpSession, type Link } from './session';
 import { declareShadow } from './shadows';
 import { ShadowWork } from './shadowWork';
 import { SourcePump } from './sourcePump';
 import { amqpTarget } from './urls';
+
+/** How long a live AMQP fact (a consumer count) must hold before it counts as proven. */
+const LIVE_FACT_RECHECK_MS = 1_000;
 
 type Up = { ok: true; link: Link } | { ok: false; outcome: Outcome<never> };
 
@@ -612,8 +616,15 @@ export class RabbitEngine implements Engine {
       ]);
     }
     this.sourceType = facts.value.type;
-    // Ownership precondition: nobody else consumes the source once the app has quiesced.
-    const quiet = await this.work.prove(up.link, this.config.sourceQueue, noConsumers);
+    // Ownership precondition: nobody else consumes the source once the app has quiesced. The
+    // consumer count is a live AMQP fact, not a lagging statistic: a short recheck catches a
+    // cancel or a reconnect in flight, and the pump's own consume is refused by an exclusive one.
+    const quiet = await this.work.prove(
+      up.link,
+      this.config.sourceQueue,
+      noConsumers,
+      Math.min(this.timing.quiesceMs, LIVE_FACT_RECHECK_MS),
+    );
     if (!quiet.ok) return pending('consumers-attached', `the source still has consumers: ${quiet.reason}`);
     const started = await this.pump.start(up.link, this.sourceType === 'quorum');
     if (started === 'refused')

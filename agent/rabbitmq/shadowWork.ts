@@ -34,11 +34,13 @@ export class ShadowWork {
     private readonly logger: Logger,
   ) {}
 
-  prove(link: Link, queue: string, expect: Expectation): Promise<Proof> {
+  /** `quiesceMs` defaults to the statistics-safe interval; a proof resting only on live AMQP
+   * facts may pass a shorter one. */
+  prove(link: Link, queue: string, expect: Expectation, quiesceMs = this.timing.quiesceMs): Promise<Proof> {
     return prove(() => readCounts(link, this.management, queue), queue, expect, {
       deadline: Date.now() + this.timing.stepTimeoutMs,
       pollIntervalMs: this.timing.pollIntervalMs,
-      quiesceMs: this.timing.quiesceMs,
+      quiesceMs,
     });
   }
 

@@ -369,7 +369,12 @@ export class Coordinator {
         phase === 'REDIRECTING_APP' || state.activeQueues.some((q) => !state.workflow?.queues.includes(q));
       const rollout = await this.deps.workloads.rolledOut(this.kind, workload, overridden);
       if (rollout.ok) return [{ type: 'proofReported', phase, proven: true, evidence: rollout.why }];
-      this.blocking = `rollout: ${rollout.why}`;
+      if (phase === 'REDIRECTING_APP' && rollout.failed) {
+        // The redirected app will not come up: abort now rather than after the step timeout.
+        const reason = `the application did not start with its source pointed at the split: ${rollout.failed}`;
+        return [{ type: 'stepFailed', phase, reason }];
+      }
+      this.blocking = `rollout: ${rollout.failed ?? rollout.why}`;
     }
     if (phase === 'REDIRECTING_APP' || phase === 'RESTORING_APP' || phase === 'QUIESCING_APP') {
       if (Date.now() - this.phaseEntered.at > this.settings.stepTimeoutMs)

@@ -21,6 +21,7 @@ import {
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { isNotFound } from '../kube/client';
+import { MIN_STABLE_SECONDS, stablyReady, stuckPod } from './podHealth';
 
 export type Workload = V1Deployment | V1StatefulSet;
 export type WorkloadKind = 'Deployment' | 'StatefulSet';
@@ -161,36 +162,42 @@ export class Workloads {
     return list.items;
   }
 
-  /** Rolled out: the controller saw the latest spec, and exactly the wanted pods are ready. */
+  /**
+   * Rolled out: the controller saw the latest spec, and exactly the wanted pods are ready and
+   * have stayed up for a few seconds.
+   * `failed` names a pod of the wanted template that will not become ready by waiting.
+   */
   async rolledOut(
     kind: WorkloadKind,
     workload: Workload,
     overridden: boolean,
-  ): Promise<{ ok: boolean; why: string }> {
+  ): Promise<{ ok: boolean; why: string; failed?: string }> {
     const want = workload.spec?.replicas ?? 1;
     const status = workload.status;
     if ((status?.observedGeneration ?? 0) < (workload.metadata?.generation ?? 0)) {
       return { ok: false, why: 'the workload controller has not observed the latest spec yet' };
     }
-    if (kind === 'StatefulSet') {
-      const sts = workload as V1StatefulSet;
-      if (want > 0 && sts.status?.updateRevision !== sts.status?.currentRevision) {
-        return { ok: false, why: 'StatefulSet update in progress' };
-      }
-    }
     const wantedGeneration = workload.spec?.template.metadata?.annotations?.[OVERRIDE_GENERATION_ANNOTATION];
-    const pods = (await this.pods(workload)).filter((p) => !p.metadata?.deletionTimestamp);
-    const terminating = (await this.pods(workload)).length - pods.length;
-    const good = pods.filter(
+    const all = await this.pods(workload);
+    const pods = all.filter((p) => !p.metadata?.deletionTimestamp);
+    const terminating = all.length - pods.length;
+    const wanted = pods.filter(
       (p) =>
         p.metadata?.annotations?.[OVERRIDE_GENERATION_ANNOTATION] ===
-          (overridden ? wantedGeneration : undefined) &&
-        p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+        (overridden ? wantedGeneration : undefined),
     );
+    const stableSeconds = Math.max(MIN_STABLE_SECONDS, workload.spec?.minReadySeconds ?? 0);
+    const good = wanted.filter((p) => stablyReady(p, Date.now(), stableSeconds));
+    const failed = stuckPod(wanted);
+    const sts = kind === 'StatefulSet' ? (workload as V1StatefulSet) : undefined;
+    if (sts && want > 0 && sts.status?.updateRevision !== sts.status?.currentRevision) {
+      return { ok: false, why: 'StatefulSet update in progress', ...(failed ? { failed } : {}) };
+    }
     const ok = good.length === want && pods.length === want && terminating === 0;
     return {
       ok,
-      why: `${good.length}/${want} ready pods with the wanted env, ${pods.length - good.length} other, ${terminating} terminating`,
+      why: `${good.length}/${want} pods with the wanted env ready for ${stableSeconds}s, ${pods.length - good.length} other, ${terminating} terminating`,
+      ...(failed && !ok ? { failed } : {}),
     };
   }
 }

@@ -1,0 +1,185 @@
+// A failed rollout proves its rollback: the demo's Kafka + RabbitMQ service is deployed so that
+// it crashes when pointed at anything but its own sources (FIXTURE_CRASH_ON_SOURCE), so the
+// redirected pods crash-loop. The controller notices, aborts (ABORTING_ACTIVATION → RESTORING_APP
+// → handed back), reports the split Failed with a readable reason and a safe next action,
+// restores the original env and replicas, and every message sent before and during the failed
+// cutover reaches the app from its own topic and queue.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import * as amqp from 'amqplib';
+import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { Kafka, Producer } from 'kafkajs';
+import { installController } from '../../deploy/install';
+import { shopDeployment } from '../../demo/sampleWorkload';
+import { adminConfig, createNamespace, deleteNamespace, records, waitForReadyPods } from '../support/kube';
+import { pollUntil } from '../support/poll';
+import { ids, publishTo } from '../support/rabbitSplit';
+import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
+import { loadServices, uniqueName } from '../support/services';
+import { connectProducer, createTopic, kafkaClient, produceIds } from '../support/kafkaSplit';
+import { agentPods } from '../support/agentMetrics';
+import { waitForHandback } from '../support/handback';
+import { PhaseWatch } from '../support/phaseWatch';
+
+const services = loadServices();
+let kc: KubeConfig;
+let namespace: string;
+let conn: amqp.ChannelModel;
+let ch: amqp.ConfirmChannel;
+let kafka: Kafka;
+let producer: Producer;
+
+before(async () => {
+  kc = adminConfig(services.kubeconfig);
+  await installController(kc);
+  namespace = await createNamespace(kc, 'qs-rollback');
+  conn = await amqp.connect(services.amqpUrl);
+  ch = await conn.createConfirmChannel();
+  kafka = kafkaClient(services, 'rollback-test');
+  producer = await connectProducer(kafka);
+});
+after(async () => {
+  await producer?.disconnect().catch(() => undefined);
+  await conn?.close().catch(() => undefined);
+  await deleteNamespace(kc, namespace);
+});
+
+/** Ids the fixture app recorded processing, from `source` when given. */
+function appGot(prefix: string, source?: string): Set<string> {
+  return new Set(
+    records(
+      (r) =>
+        r.event === 'message' && r.id.startsWith(prefix) && (source === undefined || r.source === source),
+    ).map((r) => (r.event === 'message' ? r.id : '')),
+  );
+}
+
+test('a redirected app that crash-loops: the split fails, the rollback is proved, nothing is lost', async () => {
+  const topic = uniqueName('rb-orders');
+  const group = uniqueName('rb-group');
+  const queue = uniqueName('rb-invoices');
+  await createTopic(kafka, topic, 3);
+  await ch.assertQueue(queue, { durable: true });
+  const body = shopDeployment(
+    {
+      kafkaBrokers: services.kafkaBrokers.join(','),
+      amqpUrl: services.amqpUrl,
+      managementUrl: services.rabbitManagementUrl,
+    },
+    { namespace, name: 'shop', ordersTopic: topic, appGroup: group, invoicesQueue: queue, replicas: 2 },
+  );
+  // Every shadow Queue Split names starts with `qs-`: the app runs on its own sources only.
+  for (const c of body.spec!.template.spec!.containers)
+    c.env!.push({ name: 'FIXTURE_CRASH_ON_SOURCE', value: '^qs-' });
+  await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body });
+  await waitForReadyPods(kc, namespace, 'shop', 2);
+
+  const pre = { orders: ids(topic, 'pre', 5), invoices: ids(queue, 'pre', 5) };
+  await produceIds(producer, topic, pre.orders);
+  await publishTo(ch, queue, pre.invoices);
+  const during = {
+    orders: [...ids(topic, 'during', 5), ...ids(topic, 'during-alice', 3)],
+    invoices: [...ids(queue, 'during', 5), ...ids(queue, 'during-alice', 3)],
+  };
+  let sentDuring = false;
+  const watch = new PhaseWatch(kc, namespace, 'shop', async (phase) => {
+    if (phase !== 'REDIRECTING_APP' || sentDuring) return;
+    // The pump owns the sources now: these go to the application shadows, which the crashing
+    // pods never read. The rollback must bring them back.
+    sentDuring = true;
+    await produceIds(producer, topic, during.orders.slice(0, 5));
+    await produceIds(producer, topic, during.orders.slice(5), 'alice');
+    await publishTo(ch, queue, during.invoices.slice(0, 5));
+    await publishTo(ch, queue, during.invoices.slice(5), 'alice');
+  });
+  watch.start();
+  try {
+    const started = Date.now();
+    const split = await createSplit(kc, namespace, {
+      workload: 'shop',
+      queues: ['orders', 'invoices'],
+      filter: { 'x-queue-split-user': 'alice' },
+      owner: 'alice',
+    });
+    const failed = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Failed', 300_000);
+    console.log(`failed rollout noticed (request → Failed): ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    const condition = failed.status?.conditions?.[0];
+    console.log(`status: ${condition?.reason}: ${condition?.message}`);
+    assert.equal(condition?.reason, 'ActivationFailed');
+    assert.match(condition?.message ?? '', /crash-looping/, 'the reason names the crashing pod');
+    assert.match(
+      condition?.message ?? '',
+      /Nothing was lost/,
+      'the message says what happened to the messages',
+    );
+    assert.match(failed.status?.nextAction ?? '', /start the split again/, 'a safe next action');
+
+    await waitForHandback(kc, {
+      kind: 'Deployment',
+      namespace,
+      name: 'shop',
+      replicas: 2,
+      env: [
+        { container: 'orders-consumer', name: 'SOURCE_TOPIC', value: topic },
+        { container: 'orders-consumer', name: 'KAFKA_GROUP', value: group },
+        { container: 'invoices-consumer', name: 'SOURCE_QUEUE', value: queue },
+      ],
+    });
+    console.log(`rolled back (request → app restored): ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    await pollUntil(
+      'the state document is removed (IDLE)',
+      async () => watch.phase,
+      (p) => p === '',
+      60_000,
+    );
+    console.log(`phases: ${watch.describe()}`);
+    const seen = watch.timeline.map((s) => s.phase);
+    const order = ['REDIRECTING_APP', 'ABORTING_ACTIVATION', 'RESTORING_APP', '(handed back)'];
+    const at = order.map((p) => seen.indexOf(p));
+    assert.ok(
+      at.every((i) => i >= 0),
+      `every rollback phase was persisted: ${seen.join(' → ')}`,
+    );
+    assert.deepEqual(
+      [...at].sort((a, b) => a - b),
+      at,
+      `in order: ${seen.join(' → ')}`,
+    );
+    assert.ok(!seen.includes('ACTIVE') && !seen.includes('DEGRADED'), `never active nor degraded: ${seen}`);
+    assert.ok(sentDuring, 'messages were sent during the failed cutover');
+    await pollUntil(
+      'the queue-agent is reaped',
+      () => agentPods(kc, namespace, 'shop'),
+      (p) => p.length === 0,
+      60_000,
+    );
+
+    const afterIds = { orders: ids(topic, 'after', 3), invoices: ids(queue, 'after', 3) };
+    await produceIds(producer, topic, afterIds.orders, 'alice');
+    await publishTo(ch, queue, afterIds.invoices, 'alice');
+    const expected = [
+      ...pre.orders,
+      ...during.orders,
+      ...afterIds.orders,
+      ...pre.invoices,
+      ...during.invoices,
+      ...afterIds.invoices,
+    ];
+    await pollUntil(
+      'the restored app consumed everything sent before, during and after the failed cutover',
+      async () => new Set([...appGot(topic), ...appGot(queue)]),
+      (got) => expected.every((id) => got.has(id)),
+      120_000,
+    );
+    const fromSources = new Set([...appGot(topic, topic), ...appGot(queue, queue)]);
+    assert.deepEqual(
+      [...during.orders, ...during.invoices].filter((id) => !fromSources.has(id)),
+      [],
+      'the messages of the failed cutover came back to the sources and were read there',
+    );
+    await deleteSplit(kc, namespace, split.metadata.name);
+    await waitForSplitGone(kc, namespace, split.metadata.name);
+  } finally {
+    watch.stop();
+  }
+});

@@ -1,0 +1,76 @@
+// How the controller judges pods of a new template: stably ready, or stuck (REDIRECTING_APP aborts on it).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import {
+  CRASH_LOOP_RESTARTS,
+  MIN_STABLE_SECONDS,
+  stablyReady,
+  stuckPod,
+} from '../../../agent/controller/podHealth';
+
+function pod(name: string, status: Partial<V1ContainerStatus>): V1Pod {
+  return {
+    metadata: { name },
+    status: {
+      containerStatuses: [{ name: 'app', image: 'x', imageID: '', ready: false, restartCount: 0, ...status }],
+    },
+  };
+}
+
+test('a container crashing again and again is crash-looping, with its last exit code', () => {
+  const why = stuckPod([
+    pod('ok-0', { ready: true, state: { running: {} } }),
+    pod('bad-1', {
+      restartCount: CRASH_LOOP_RESTARTS,
+      state: { waiting: { reason: 'CrashLoopBackOff' } },
+      lastState: { terminated: { exitCode: 3, reason: 'Error' } },
+    }),
+  ]);
+  assert.equal(why, 'pod bad-1 container app is crash-looping (3 restarts, last exit code 3 (Error))');
+});
+
+test('one restart, a ready container after restarts, or a pod still starting is not stuck', () => {
+  assert.equal(
+    stuckPod([pod('a', { restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } } })]),
+    undefined,
+  );
+  assert.equal(stuckPod([pod('b', { restartCount: 5, ready: true, state: { running: {} } })]), undefined);
+  assert.equal(stuckPod([pod('c', { state: { waiting: { reason: 'ContainerCreating' } } })]), undefined);
+  assert.equal(stuckPod([{ metadata: { name: 'd' } }]), undefined);
+});
+
+test('an image that cannot be pulled is stuck at once', () => {
+  assert.match(
+    stuckPod([pod('e', { state: { waiting: { reason: 'ImagePullBackOff' } } })]) ?? '',
+    /cannot start \(ImagePullBackOff\)/,
+  );
+});
+
+test('a pod counts as rolled out once ready and running for the stable window', () => {
+  const now = Date.parse('2030-01-01T00:00:10Z');
+  const running = (startedAt: string, ready = true): V1Pod => ({
+    metadata: { name: 'p' },
+    status: {
+      conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+      containerStatuses: [
+        {
+          name: 'app',
+          image: 'x',
+          imageID: '',
+          ready,
+          restartCount: 0,
+          state: { running: { startedAt: new Date(startedAt) } },
+        },
+      ],
+    },
+  });
+  assert.equal(MIN_STABLE_SECONDS, 5);
+  assert.ok(stablyReady(running('2030-01-01T00:00:04Z'), now), 'up 6 s');
+  assert.ok(!stablyReady(running('2030-01-01T00:00:08Z'), now), 'up 2 s: it may still crash');
+  assert.ok(!stablyReady(running('2030-01-01T00:00:00Z', false), now), 'not ready');
+  assert.ok(
+    !stablyReady(running('2030-01-01T00:00:04Z'), now, 30),
+    "the workload's minReadySeconds is longer",
+  );
+});

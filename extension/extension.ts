@@ -20,6 +20,8 @@ export const VIEW_ID = 'queueSplit.splits';
 /** For tests: what activation built (the session manager is how host tests see sidecars). */
 export interface QueueSplitApi {
   services: Services;
+  /** The debug configuration provider registered for every debug type ('*'). */
+  debug: QueueSplitDebugProvider;
   activationMs: number;
 }
 
@@ -50,7 +52,7 @@ export function activate(context: vscode.ExtensionContext): QueueSplitApi {
   log.info(
     `Queue Split ${context.extension.packageJSON.version as string} activated in ${activationMs.toFixed(1)} ms`,
   );
-  return { services, activationMs };
+  return { services, debug, activationMs };
 }
 
 export function deactivate(): void {

@@ -39,6 +39,8 @@ export const settings = {
   httpTarget: (): string => section().get<string>('delivery.httpTarget', 'http://127.0.0.1:8080/').trim(),
   relayKafkaBrokers: (): string => section().get<string>('delivery.relayKafkaBrokers', '').trim(),
   relayAmqpUrl: (): string => section().get<string>('delivery.relayAmqpUrl', '').trim(),
+  /** relay: logical queue → local topic/queue; unnamed queues keep their source's name. */
+  relayTo: (): Record<string, string> => stringMap(section().get('delivery.relayTo')),
   /** Local values of container env vars (may be secrets: never log them). */
   envOverrides: (): Record<string, string> => stringMap(section().get('env')),
   addressMap: (): Record<string, string> => stringMap(section().get('addressMap')),

@@ -1,8 +1,10 @@
 // Queue Split: Install Controller into Cluster… — applies the CRD and deploy/manifests.ts'
 // controller manifests with the user's credentials, after a modal confirmation that lists every
-// object it creates or replaces. For automation (tests, scripts) it accepts
-// `{ dryRun: true, confirmed: true }`: the API server then validates everything without persisting.
+// object it creates or replaces. For automation (tests, scripts) it accepts `confirmed: true`
+// (no dialog), `dryRun: true` (the API server validates everything without persisting) and
+// `options` (install options over the settings, e.g. a test build's image and flags).
 import * as vscode from 'vscode';
+import type { InstallOptions } from '../../deploy/manifests';
 import { installConfirmation } from '../model/install';
 import type { Services } from '../services';
 import { settings } from '../settings';
@@ -10,6 +12,7 @@ import { settings } from '../settings';
 export interface InstallArgs {
   dryRun?: boolean;
   confirmed?: boolean;
+  options?: Partial<InstallOptions>;
 }
 
 export async function installController(
@@ -18,10 +21,10 @@ export async function installController(
 ): Promise<string[] | undefined> {
   const kube = await services.cluster.kube();
   const api = await services.cluster.api();
-  const { crd, manifests, install } = kube.installObjects({
-    image: settings.installImage(),
-    namespace: settings.installNamespace(),
-  });
+  const { crd, manifests, install } = kube.installObjects(
+    { image: settings.installImage(), namespace: settings.installNamespace() },
+    args.options,
+  );
   const objects = [crd, ...manifests];
   if (args.confirmed !== true) {
     const answer = await vscode.window.showWarningMessage(
@@ -36,7 +39,10 @@ export async function installController(
       },
       'Install',
     );
-    if (answer !== 'Install') return undefined;
+    if (answer !== 'Install') {
+      services.log.info(`install into ${api.target.context} cancelled: nothing applied`);
+      return undefined;
+    }
   }
   const applied: string[] = [];
   await services.notifier.progress(

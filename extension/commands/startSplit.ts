@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import type { TreeNode } from '../model/tree';
 import type { SplitRequest } from '../model/types';
 import { UserError } from '../notifications';
+import { relayFromSettings } from '../relay';
 import { SidecarFailure } from '../sidecar/sessions';
 import type { Services } from '../services';
 import { settings } from '../settings';
@@ -39,26 +40,7 @@ export async function startSplit(services: Services, node?: TreeNode): Promise<v
     if (target === undefined) return;
     request.httpTarget = target;
   }
-  if (mode === 'relay') {
-    const kafkaBrokers = settings.relayKafkaBrokers();
-    const amqpUrl = settings.relayAmqpUrl();
-    if (kafkaBrokers === '' && amqpUrl === '')
-      throw new UserError(
-        'relay delivery needs the local broker to republish into.',
-        'Set queueSplit.delivery.relayKafkaBrokers and/or queueSplit.delivery.relayAmqpUrl, then start again.',
-        [
-          {
-            title: 'Open Settings',
-            run: () =>
-              vscode.commands.executeCommand('workbench.action.openSettings', 'queueSplit.delivery.relay'),
-          },
-        ],
-      );
-    request.relay = {
-      ...(kafkaBrokers !== '' ? { kafkaBrokers } : {}),
-      ...(amqpUrl !== '' ? { amqpUrl } : {}),
-    };
-  }
+  if (mode === 'relay') request.relay = relayFromSettings();
   const session = await services.sessions.ensure(request);
   let ready;
   try {

@@ -1,6 +1,7 @@
 // Debug integration for ANY debugger (node, python, go, java, ...): a launch configuration with a
 // `queueSplit` block gets its split ensured and a sidecar started before the debugger starts;
-// in env mode the split's env (source → session shadow, ...) is merged into the launch env.
+// in env mode the split's env (source → session shadow, ...) is merged into the field that
+// debugger reads (model/debuggerEnv.ts: `env`, or cppdbg's `environment` list).
 // The split stops when the last debug session using it ends, unless the block says persist.
 //
 // Registered for '*' — VS Code activates us for that through the `onDebug` activation event
@@ -11,18 +12,13 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import { chooseWorkload } from '../commands/pickers';
-import {
-  LAUNCH_BLOCK_KEY,
-  mergeLaunchEnv,
-  overriddenNames,
-  parseDotenv,
-  parseLaunchBlock,
-  RESOLVED_MARKER,
-} from '../model/launch';
+import { mergeSplitEnv } from '../model/debuggerEnv';
+import { LAUNCH_BLOCK_KEY, parseDotenv, parseLaunchBlock, RESOLVED_MARKER } from '../model/launch';
 import { checkFilter, defaultFilterText } from '../model/startSplit';
 import type { SplitRequest } from '../model/types';
 import { parseFilter } from '../../core/filter';
 import { explain, UserError } from '../notifications';
+import { relayFromSettings } from '../relay';
 import type { Services } from '../services';
 import { settings } from '../settings';
 import { SidecarFailure } from '../sidecar/sessions';
@@ -103,6 +99,11 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
       return null; // VS Code opens launch.json
     }
     const block = parsed.block;
+    if (block.mode === 'env') {
+      // Refused before anything is created: an attach target never sees the split's env.
+      const check = mergeSplitEnv(configuration, {});
+      if (!check.ok) throw new UserError(check.error, check.fix);
+    }
     const api = await services.cluster.api();
     const [workloads, splits] = await Promise.all([api.listWorkloads(), api.listSplits()]);
     const workload = await chooseWorkload(services, workloads, block.workload);
@@ -131,14 +132,7 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
       owner,
       mode: block.mode,
       ...(block.mode === 'http' ? { httpTarget: block.httpTarget ?? settings.httpTarget() } : {}),
-      ...(block.mode === 'relay'
-        ? {
-            relay: {
-              ...(settings.relayKafkaBrokers() !== '' ? { kafkaBrokers: settings.relayKafkaBrokers() } : {}),
-              ...(settings.relayAmqpUrl() !== '' ? { amqpUrl: settings.relayAmqpUrl() } : {}),
-            },
-          }
-        : {}),
+      ...(block.mode === 'relay' ? { relay: relayFromSettings() } : {}),
     };
     // My own live split of this workload is adopted by ensure(); anybody else's overlap is an error now.
     const check = checkFilter(
@@ -202,7 +196,9 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
     }
     const fileText = services.sessions.readEnvFile(ready);
     const env = { ...ready.env, ...(fileText !== undefined ? parseDotenv(fileText) : {}) };
-    const replaced = overriddenNames(configuration.env, env);
+    const merged = mergeSplitEnv(configuration, env);
+    if (!merged.ok) throw new UserError(merged.error, merged.fix);
+    const { fields, replaced } = merged.merge;
     if (replaced.length > 0)
       services.log.info(
         `launch "${configuration.name}": the split sets ${replaced.join(', ')} (the launch's own values are replaced)`,
@@ -210,6 +206,6 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
     services.log.info(
       `launch "${configuration.name}": merged split env ${Object.keys(env).join(', ')}${ready.secretEnv.length > 0 ? ` (secret: ${ready.secretEnv.join(', ')})` : ''}`,
     );
-    return { ...resolved, env: mergeLaunchEnv(configuration.env, env) };
+    return { ...resolved, ...fields };
   }
 }

@@ -4,7 +4,14 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { queueSplitCrd } from '../../core/crd/crdManifest';
 import { controllerManifests, defaultInstall, type InstallOptions } from '../../deploy/manifests';
 
-export function installObjects(options: { image?: string; namespace?: string }): {
+/**
+ * `image` and `namespace` come from the settings (empty: the defaults); `overrides` is for
+ * automation that installs a non-default build (the e2e test re-applies the test install).
+ */
+export function installObjects(
+  options: { image?: string; namespace?: string },
+  overrides: Partial<InstallOptions> = {},
+): {
   crd: KubernetesObject;
   manifests: KubernetesObject[];
   install: InstallOptions;
@@ -13,6 +20,7 @@ export function installObjects(options: { image?: string; namespace?: string }):
     ...defaultInstall,
     ...(options.image !== undefined && options.image !== '' ? { image: options.image } : {}),
     ...(options.namespace !== undefined && options.namespace !== '' ? { namespace: options.namespace } : {}),
+    ...overrides,
   };
   return {
     crd: queueSplitCrd() as unknown as KubernetesObject,

@@ -52,17 +52,21 @@ export function sidecarArgs(launch: SidecarLaunch): string[] {
   return args;
 }
 
-/** JSON (valid YAML) for the sidecar's --settings: env overrides, address map, relay URL. */
+/** JSON (valid YAML) for the sidecar's --settings: env overrides, address map, relay URL and destinations. */
 export function settingsFileContent(input: {
   env: Readonly<Record<string, string>>;
   addressMap: Readonly<Record<string, string>>;
   relayAmqpUrl?: string;
+  /** relay: logical queue → local topic/queue (default: the source's own name). */
+  relayTo?: Readonly<Record<string, string>>;
 }): string | undefined {
   const content: Record<string, unknown> = {};
   if (Object.keys(input.env).length > 0) content.env = { ...input.env };
   if (Object.keys(input.addressMap).length > 0) content.addressMap = { ...input.addressMap };
-  if (input.relayAmqpUrl !== undefined && input.relayAmqpUrl !== '')
-    content.relay = { amqpUrl: input.relayAmqpUrl };
+  const relay: Record<string, unknown> = {};
+  if (input.relayAmqpUrl !== undefined && input.relayAmqpUrl !== '') relay.amqpUrl = input.relayAmqpUrl;
+  if (input.relayTo !== undefined && Object.keys(input.relayTo).length > 0) relay.to = { ...input.relayTo };
+  if (Object.keys(relay).length > 0) content.relay = relay;
   return Object.keys(content).length > 0 ? `${JSON.stringify(content, null, 2)}\n` : undefined;
 }
 

@@ -44,7 +44,7 @@ export interface SplitRequest {
   mode: SidecarDeliveryMode;
   /** http mode: where the sidecar POSTs messages. */
   httpTarget?: string;
-  relay?: { kafkaBrokers?: string; amqpUrl?: string };
+  relay?: { kafkaBrokers?: string; amqpUrl?: string; to?: Record<string, string> };
 }
 
 export type { QueueSplit };

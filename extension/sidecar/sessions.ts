@@ -208,6 +208,7 @@ export class SessionManager implements vscode.Disposable {
       env: settings.envOverrides(),
       addressMap: settings.addressMap(),
       ...(request.relay?.amqpUrl !== undefined ? { relayAmqpUrl: request.relay.amqpUrl } : {}),
+      ...(request.relay?.to !== undefined ? { relayTo: request.relay.to } : {}),
     });
     const files: string[] = [];
     let settingsFile: string | undefined;

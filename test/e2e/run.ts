@@ -3,10 +3,13 @@
 //   2. ensures code-server and Chromium (test/e2e/setup/install-code-server.sh; cached);
 //   3. runs the extension-host tests (mocha, real `vscode` API) inside the workbench;
 //   4. runs the UI tests (test/e2e/ui/*.test.ts, node:test, one at a time).
+// While iterating: QS_E2E_HOST=word,... runs only the host test files whose names contain a word
+// (see host/index.ts); QS_E2E_UI=word,... only those UI test files, QS_E2E_UI=none none of them.
 // Exits non-zero if anything failed and says what. Prints `ℹ pass N` / `ℹ fail N` for the
 // host tests as node:test does for the UI tests, so test/run-all.sh's closing line counts both.
 // Screenshots and logs: test-results/e2e/<test>/.
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runHostTests } from './harness/hostTests';
 import { installScript, repoRoot, requireTools } from './harness/paths';
@@ -75,10 +78,28 @@ async function main(): Promise<number> {
       }
       return `${result.passes} passed; logs in ${where}/`;
     });
-    await phase('UI tests', async () => {
-      sh('bash', ['test/suite.sh', 'e2e/ui', '--test-concurrency=1']);
-      return 'screenshots in test-results/e2e/';
-    });
+    const ui = (process.env.QS_E2E_UI ?? '').split(',').filter(Boolean);
+    if (!ui.includes('none'))
+      await phase('UI tests', async () => {
+        if (ui.length === 0) sh('bash', ['test/suite.sh', 'e2e/ui', '--test-concurrency=1']);
+        else {
+          const files = fs
+            .readdirSync(path.join(repoRoot, 'test', 'e2e', 'ui'))
+            .filter((f) => f.endsWith('.test.ts') && ui.some((word) => f.includes(word)))
+            .map((f) => path.join('test', 'e2e', 'ui', f));
+          if (files.length === 0) throw new Error(`no UI test file matches QS_E2E_UI=${ui.join(',')}`);
+          sh('node', [
+            '--import',
+            'tsx',
+            '--test',
+            '--test-force-exit',
+            '--test-concurrency=1',
+            '--test-reporter=spec',
+            ...files,
+          ]);
+        }
+        return 'screenshots in test-results/e2e/';
+      });
   }
 
   console.log('\n=== e2e summary');

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { describe, it } from 'mocha';
 import * as vscode from 'vscode';
+import type { QueueSplitApi } from '../../../extension/extension';
 
 const extensionId = 'queuesplit.queue-split';
 // This bundle lives in <repo>/dist-test/e2e-host/.
@@ -24,9 +25,7 @@ interface PackageJson {
   };
 }
 
-interface ExtensionApi {
-  activationMs: number;
-}
+type ExtensionApi = QueueSplitApi;
 
 function extension(): vscode.Extension<ExtensionApi> {
   const ext = vscode.extensions.getExtension<ExtensionApi>(extensionId);
@@ -64,6 +63,25 @@ describe('Queue Split extension in the extension host', () => {
         : `activation: ${ms.toFixed(1)} ms (load dist/extension.js + activate()); activate() itself ${api.activationMs.toFixed(1)} ms`,
     );
     assert.ok(api.activationMs < 200, `activate() took ${api.activationMs} ms`);
+  });
+
+  it('loads its heavy bundles (Kubernetes client, kafkajs, amqplib) only when first needed', async () => {
+    const api = await extension().activate();
+    const dist = path.join(repoRoot, 'dist');
+    const loaded = () => Object.keys(require.cache).filter((f) => f.startsWith(dist));
+    const activationBundle = fs.statSync(path.join(dist, 'extension.js')).size;
+    console.log(`activation bundle dist/extension.js: ${(activationBundle / 1024).toFixed(0)} KiB`);
+    assert.ok(activationBundle < 300 * 1024, `dist/extension.js is ${activationBundle} bytes`);
+    for (const lazy of ['extension-kube.js', 'extension-publish.js', 'extension-manifests.js']) {
+      assert.ok(fs.existsSync(path.join(dist, lazy)), `dist/${lazy} is built`);
+      assert.ok(
+        !loaded().includes(path.join(dist, lazy)),
+        `activation loaded dist/${lazy}: ${loaded().join(', ')}`,
+      );
+    }
+    // First use: the Kubernetes bundle loads from beside dist/extension.js and works.
+    await api.services.cluster.kube();
+    assert.ok(loaded().includes(path.join(dist, 'extension-kube.js')), loaded().join(', '));
   });
 
   it('registers every command it contributes', async () => {

@@ -60,6 +60,18 @@ export async function ensureController(): Promise<void> {
   await installController(adminConfig(loadServices().kubeconfig));
 }
 
+/** Names of the QueueSplits in `namespace`. */
+export async function splitNamesIn(admin: KubeConfig, namespace: string): Promise<string[]> {
+  const { CustomObjectsApi } = await import('@kubernetes/client-node');
+  const list = (await admin.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+    group: 'queuesplit.dev',
+    version: 'v1alpha1',
+    namespace,
+    plural: 'queuesplits',
+  })) as { items: { metadata: { name: string } }[] };
+  return list.items.map((i) => i.metadata.name);
+}
+
 /** `install: false` inside the extension host: run.ts installed the controller before. */
 export async function prepareSplitFixture(
   prefix: string,
@@ -78,16 +90,7 @@ export async function prepareSplitFixture(
     const channel = await connection.createConfirmChannel();
     await channel.assertQueue(source, { durable: true });
     await deployRabbitApp(admin, services, namespace, workload, source, 1);
-    const splitNames = async () => {
-      const { CustomObjectsApi } = await import('@kubernetes/client-node');
-      const list = (await admin.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
-        group: 'queuesplit.dev',
-        version: 'v1alpha1',
-        namespace,
-        plural: 'queuesplits',
-      })) as { items: { metadata: { name: string } }[] };
-      return list.items.map((i) => i.metadata.name);
-    };
+    const splitNames = () => splitNamesIn(admin, namespace);
     const opened = connection;
     return {
       services,

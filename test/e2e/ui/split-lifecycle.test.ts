@@ -1,7 +1,7 @@
 // A developer's whole session, driven through the command palette of a real VS Code
 // (code-server + headless Chromium) against the local cluster and the real RabbitMQ:
 //   the Queue Splits view shows the annotated workload → "Install Controller…" says what it would
-//   do → the fixture service runs under the debugger → "Start Split…" (workload inferred from the
+//   do, and Cancel applies nothing → the fixture service runs under the debugger → "Start Split…" (workload inferred from the
 //   repo's manifest, queue, filter x-queue-split-user=<me>, http delivery) → the route reaches
 //   Active in the tree → "Show Split Details" → "Send Test Message…" with my header reaches the
 //   debugged service → a message without my header still goes to the cluster app → "Stop Split"
@@ -111,6 +111,7 @@ test('split lifecycle from the command palette', async () => {
       await waitForTreeRow(page, 'Queue Splits', /orders.*no routes/);
       await steps.shot('queue splits view');
 
+      const installedBefore = await installVersions(fixture);
       await runCommand(page, 'Queue Split: Install Controller into Cluster…');
       const dialog = await waitForDialog(page, 'CustomResourceDefinition queuesplits.queuesplit.dev');
       assert.match(
@@ -119,6 +120,9 @@ test('split lifecycle from the command palette', async () => {
       );
       await steps.shot('install confirmation');
       await clickDialogButton(dialog, 'Cancel');
+      // Declined: nothing was applied (a replace, even of identical content, is a new write).
+      await new Promise((r) => setTimeout(r, 2_000));
+      assert.deepEqual(await installVersions(fixture), installedBefore, 'Cancel applied nothing');
 
       await runCommand(page, 'Debug: Start Debugging');
       await pollUntil(
@@ -215,6 +219,18 @@ test('split lifecycle from the command palette', async () => {
     },
   );
 });
+
+/** resourceVersions of the objects "Install Controller…" would replace first and last. */
+async function installVersions(f: SplitFixture): Promise<(string | undefined)[]> {
+  const { ApiextensionsV1Api, AppsV1Api } = await import('@kubernetes/client-node');
+  const crd = await f.admin
+    .makeApiClient(ApiextensionsV1Api)
+    .readCustomResourceDefinition({ name: 'queuesplits.queuesplit.dev' });
+  const controller = await f.admin
+    .makeApiClient(AppsV1Api)
+    .readNamespacedDeployment({ name: 'queuesplit-controller', namespace: 'queuesplit-system' });
+  return [crd.metadata?.resourceVersion, controller.metadata?.resourceVersion];
+}
 
 async function acceptQuickInputAfterShot(
   page: Parameters<typeof acceptQuickInput>[0],

@@ -79,6 +79,16 @@ describe('sidecar command line', () => {
     assert.equal(settingsFileContent({ env: {}, addressMap: {} }), undefined);
   });
 
+  test('relay destinations (queue → local topic) go in the settings file the sidecar reads', () => {
+    const content = settingsFileContent({
+      env: {},
+      addressMap: {},
+      relayTo: { orders: 'orders-local' },
+    });
+    assert.deepEqual(JSON.parse(content!), { relay: { to: { orders: 'orders-local' } } });
+    assert.equal(settingsFileContent({ env: {}, addressMap: {}, relayTo: {} }), undefined);
+  });
+
   test('file names are safe for any context name', () => {
     assert.equal(
       safeFileName('arn:aws:eks:eu-west-1:1234:cluster/prod'),
@@ -97,6 +107,7 @@ describe('sidecar command line', () => {
             env: { AMQP_URL: 'amqp://127.0.0.1' },
             addressMap: {},
             relayAmqpUrl: 'amqp://127.0.0.1',
+            relayTo: { orders: 'orders-local' },
           })!,
         );
         const args = sidecarArgs(

@@ -9,6 +9,8 @@ import type { WorkloadPhase } from './state/phases';
 export const DESIRED_KEY = 'desired.json';
 export const OBSERVED_KEY = 'observed.json';
 export const STATE_KEY = 'state.json';
+/** Key of the cleanup ConfigMap a handback leaves when it had to keep broker resources. */
+export const CLEANUP_KEY = 'pending.json';
 
 /** Where a queue's connection settings live in the agent pod's env (names only, never values). */
 export interface AgentQueueEnv {

@@ -125,6 +125,9 @@ export interface KubernetesObjectNames {
   stateConfigMap: string;
   /** ConfigMap the agent writes its observed state to. */
   agentStatusConfigMap: string;
+  /** ConfigMap that outlives a handback listing broker resources kept because they were not
+   * proven empty (they may hold messages). */
+  cleanupConfigMap: string;
   /** Lease held by the controller for the workload. */
   lease: string;
   /** ServiceAccount of the queue-agent. */
@@ -137,6 +140,7 @@ export function kubernetesObjectNames(id: WorkloadObjectIdentity): KubernetesObj
     agentDeployment: boundedName('agent', id.workloadName, inputs),
     stateConfigMap: boundedName('state', id.workloadName, inputs),
     agentStatusConfigMap: boundedName('status', id.workloadName, inputs),
+    cleanupConfigMap: boundedName('cleanup', id.workloadName, inputs),
     lease: boundedName('lease', id.workloadName, inputs),
     agentServiceAccount: boundedName('sa', id.workloadName, inputs),
   };

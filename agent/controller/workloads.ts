@@ -20,7 +20,7 @@ import {
 } from '../../core/queueConfig/originalEnv';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
-import { isNotFound } from '../kube/client';
+import { isConflict, isNotFound } from '../kube/client';
 import { MIN_STABLE_SECONDS, stablyReady, stuckPod } from './podHealth';
 
 export type Workload = V1Deployment | V1StatefulSet;
@@ -81,8 +81,16 @@ export class Workloads {
       return;
     }
     const body = { metadata: { name, namespace, resourceVersion }, spec: { replicas } };
-    if (kind === 'Deployment') await this.apps.replaceNamespacedDeploymentScale({ name, namespace, body });
-    else await this.apps.replaceNamespacedStatefulSetScale({ name, namespace, body });
+    try {
+      if (kind === 'Deployment') await this.apps.replaceNamespacedDeploymentScale({ name, namespace, body });
+      else await this.apps.replaceNamespacedStatefulSetScale({ name, namespace, body });
+    } catch (err) {
+      // A step retried after a restart carries the resourceVersion it first saw; our own
+      // earlier scale (or the workload's status updates) moved it on. If the replicas already
+      // are what we want, the step is done; anything else is a concurrent change.
+      if (!isConflict(err) || (await this.read(kind, namespace, name))?.spec?.replicas !== replicas)
+        throw err;
+    }
   }
 
   private async scaleReplicaSetsToZero(workload: Workload): Promise<void> {

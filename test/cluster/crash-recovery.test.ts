@@ -211,16 +211,30 @@ test('two controller replicas: exactly one leads, the other stands by', async ()
   );
   const lastStart = log.lastIndexOf('controller.waiting_for_leadership');
   assert.ok(lastStart >= 0, 'the standby waits for leadership');
-  assert.ok(!log.slice(lastStart).includes('leader.acquired'), 'the standby does not act while the leader lives');
+  assert.ok(
+    !log.slice(lastStart).includes('leader.acquired'),
+    'the standby does not act while the leader lives',
+  );
 });
 
-test('controller kill -9 (the leader) in every phase: a replica takes over, recovers, and nothing is lost', async () => {
-  const first = await controllerLeader(kc);
-  await killInEveryPhase('controller');
-  const now = await pollUntil('a live leader after the kills', () => controllerLeader(kc), Boolean, 60_000);
-  assert.ok(now!.transitions > (first?.transitions ?? 0), 'leadership moved when its holder was killed');
-});
+// Up to three split lives with restarts and backoffs: longer than the suite's default timeout.
+const KILL_TEST = { timeout: 25 * 60_000 };
 
-test('queue-agent kill -9 in every phase: it restarts, resumes from its checkpoints, and nothing is lost', async () => {
-  await killInEveryPhase('queue-agent');
-});
+test(
+  'controller kill -9 (the leader) in every phase: a replica takes over, recovers, and nothing is lost',
+  KILL_TEST,
+  async () => {
+    const first = await controllerLeader(kc);
+    await killInEveryPhase('controller');
+    const now = await pollUntil('a live leader after the kills', () => controllerLeader(kc), Boolean, 60_000);
+    assert.ok(now!.transitions > (first?.transitions ?? 0), 'leadership moved when its holder was killed');
+  },
+);
+
+test(
+  'queue-agent kill -9 in every phase: it restarts, resumes from its checkpoints, and nothing is lost',
+  KILL_TEST,
+  async () => {
+    await killInEveryPhase('queue-agent');
+  },
+);

@@ -236,6 +236,15 @@ export interface Engine {
   /** On a fresh engine after a restart: take back a checkpoint and resume from it. */
   recover(checkpoint: Checkpoint): Promise<Outcome<RecoverResult>>;
   status(): EngineStatus;
+  /** Unconsumed messages in the shadows, read from the broker (for metrics; never a proof). */
+  shadowLag(): Promise<ShadowLag>;
   /** Release connections (and with them the fence). Deletes nothing. */
   close(): Promise<void>;
+}
+
+/** Unconsumed messages per destination kind; a kind is absent when the broker did not say. */
+export interface ShadowLag {
+  readonly app?: number;
+  /** Summed over the routes' session shadows (metrics carry no route labels). */
+  readonly sessions?: number;
 }

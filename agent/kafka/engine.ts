@@ -23,12 +23,15 @@ import type {
   RoutesResult,
   RouteSpec,
   StopResult,
+  ShadowLag,
 } from '../engine/contract';
 import { describeError, silentLogger, type Logger } from '../engine/log';
 import { degraded, pending, rejected, wrongPhase } from '../engine/outcome';
 import { PublishBarrier } from '../engine/publishBarrier';
 import { RouteTable } from '../engine/routeTable';
 import { Serial } from '../engine/serial';
+import { sumLag } from '../engine/lag';
+import { offsetGaps } from './backlog';
 import {
   decodeCheckpoint,
   encodeCheckpoint,
@@ -486,6 +489,31 @@ export class KafkaEngine implements Engine {
       this.log.info('engine.recovered', { phase: this.phase, generation: this.table.generation });
       return this.done<RecoverResult>({ phase: this.phase });
     });
+  }
+
+  /** End minus committed offsets per shadow and its consumer group: an upper bound, since
+   * transaction markers take offsets too (proofs count records instead; see backlog.ts). */
+  shadowLag(): Promise<ShadowLag> {
+    const groups = new Map<string, string>([
+      [this.config.appShadow, this.config.appShadowGroup],
+      ...(this.table.routes as readonly KafkaRoute[]).map((r): [string, string] => [
+        r.shadow,
+        r.sessionGroup,
+      ]),
+    ]);
+    return sumLag(
+      async (topic) => {
+        const [ends, committed] = await Promise.all([
+          this.link.admin.fetchTopicOffsets(topic),
+          committedOffsets(this.link.admin, groups.get(topic)!, topic),
+        ]);
+        let gap = 0n;
+        for (const { from, end } of offsetGaps(ends, committed).values()) gap += BigInt(end) - BigInt(from);
+        return Number(gap);
+      },
+      this.config.appShadow,
+      [...groups.keys()].slice(1),
+    );
   }
 
   status(): EngineStatus {

@@ -11,6 +11,9 @@ import { AgentMetrics } from './metrics';
 import { portOf, startServer } from './server';
 import { StepRunner } from './stepRunner';
 
+/** How often the shadow lag gauges are read from the brokers. */
+const LAG_PROBE_MS = 5_000;
+
 export interface QueueAgentOptions {
   namespace: string;
   desiredConfigMap: string;
@@ -46,6 +49,8 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
   process.once('SIGINT', stop);
 
   let lastWritten = '';
+  let lagProbe: Promise<void> | undefined;
+  let lagProbedAt = 0;
   while (!stopping) {
     lastPass = Date.now();
     try {
@@ -59,6 +64,17 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
         metrics.phaseSeconds.set({ phase: desired.phase }, (Date.now() - phaseSince.at) / 1000);
         const result = await runner.reconcile(desired);
         for (const { queue, status } of runner.engineStatuses()) metrics.observe(queue, status);
+        if (!lagProbe && Date.now() - lagProbedAt >= LAG_PROBE_MS) {
+          // Broker reads off the loop: a slow broker must not delay reconciling.
+          lagProbedAt = Date.now();
+          lagProbe = runner
+            .shadowLags()
+            .then((lags) => lags.forEach(({ queue, lag }) => metrics.observeLag(queue, lag)))
+            .catch(() => undefined)
+            .finally(() => {
+              lagProbe = undefined;
+            });
+        }
         for (const [queue, q] of Object.entries(result.queues)) {
           if (q.outcome.kind === 'degraded' || q.outcome.kind === 'rejected') {
             metrics.stepFailures.inc({ queue, step: q.step });

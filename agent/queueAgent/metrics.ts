@@ -1,7 +1,7 @@
 // Prometheus metrics of the queue-agent. Labels are the logical queue and the destination kind
 // (app | session), never route ids or filter values: those are unbounded and header values.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { EngineStatus } from '../engine/contract';
+import type { EngineStatus, ShadowLag } from '../engine/contract';
 
 export class AgentMetrics {
   readonly registry = new Registry();
@@ -35,6 +35,12 @@ export class AgentMetrics {
     labelNames: ['queue'],
     registers: [this.registry],
   });
+  private readonly lag = new Gauge({
+    name: 'queuesplit_shadow_lag_messages',
+    help: 'Unconsumed messages in the shadows, by destination kind (session: summed over routes). Kafka: end minus committed offsets, an upper bound.',
+    labelNames: ['queue', 'destination'],
+    registers: [this.registry],
+  });
   readonly desiredGeneration = new Gauge({
     name: 'queuesplit_desired_generation',
     help: 'Generation of the desired document the controller wrote.',
@@ -60,6 +66,15 @@ export class AgentMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  observeLag(queue: string, lag: ShadowLag): void {
+    for (const destination of ['app', 'sessions'] as const) {
+      const labels = { queue, destination: destination === 'app' ? 'app' : 'session' };
+      const value = lag[destination];
+      if (value === undefined) this.lag.remove(labels);
+      else this.lag.set(labels, value);
+    }
   }
 
   observe(queue: string, status: EngineStatus): void {

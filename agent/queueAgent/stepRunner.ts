@@ -11,7 +11,7 @@ import type {
   StepOutcome,
 } from '../../core/agentProtocol';
 import type { WorkloadPhase } from '../../core/state/phases';
-import type { Checkpoint, Engine, HandoffData, Outcome, RouteSpec } from '../engine/contract';
+import type { Checkpoint, Engine, HandoffData, Outcome, RouteSpec, ShadowLag } from '../engine/contract';
 import { describeError, type Logger } from '../engine/log';
 import { createEngine } from './engineFactory';
 
@@ -66,6 +66,16 @@ export class StepRunner {
 
   engineStatuses() {
     return [...this.engines.entries()].map(([queue, engine]) => ({ queue, status: engine.status() }));
+  }
+
+  /** Shadow lag per engine, read from the brokers; an engine that cannot say reports nothing. */
+  shadowLags(): Promise<{ queue: string; lag: ShadowLag }[]> {
+    return Promise.all(
+      [...this.engines.entries()].map(async ([queue, engine]) => ({
+        queue,
+        lag: await engine.shadowLag().catch((): ShadowLag => ({})),
+      })),
+    );
   }
 
   async close(): Promise<void> {

@@ -23,12 +23,14 @@ import type {
   RoutesResult,
   RouteSpec,
   StopResult,
+  ShadowLag,
 } from '../engine/contract';
 import { describeError, silentLogger, type Logger } from '../engine/log';
 import { degraded, pending, rejected, wrongPhase } from '../engine/outcome';
 import { PublishBarrier } from '../engine/publishBarrier';
 import { RouteTable } from '../engine/routeTable';
 import { Serial } from '../engine/serial';
+import { sumLag } from '../engine/lag';
 import { replyCode } from './amqpErrors';
 import { decodeCheckpoint, encodeCheckpoint, PROVIDER } from './checkpoint';
 import { conditions } from './conditions';
@@ -481,6 +483,20 @@ export class RabbitEngine implements Engine {
       this.log.info('engine.recovered', { phase: this.phase, generation: this.table.generation });
       return this.done<RecoverResult>({ phase: this.phase });
     });
+  }
+
+  /** Ready plus unacknowledged messages per shadow, from the management statistics. */
+  shadowLag(): Promise<ShadowLag> {
+    return sumLag(
+      async (queue) => {
+        const q = await this.management.getQueue(queue);
+        return q?.messages_ready === undefined
+          ? undefined
+          : q.messages_ready + (q.messages_unacknowledged ?? 0);
+      },
+      this.config.appShadow,
+      this.table.routes.map((r) => r.shadow),
+    );
   }
 
   status(): EngineStatus {

@@ -1,7 +1,8 @@
 // A workload with one Kafka topic and one RabbitMQ queue (the demo's sample service), split
 // together: one queue-agent process runs both engines. alice's messages reach her session
-// shadows on both brokers, everything else reaches the app, the agent's metrics and health
-// endpoints tell the truth, and the handback gives the app both sources back without a loss.
+// shadows on both brokers, everything else reaches the app, the agent's metrics (published
+// counts, shadow lag, generations, time in phase; no route labels) and health endpoints tell
+// the truth, and the handback gives the app both sources back without a loss.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
@@ -15,7 +16,15 @@ import { ids, publishTo } from '../support/rabbitSplit';
 import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
 import { loadServices, uniqueName } from '../support/services';
 import { connectProducer, consumeIds, createTopic, kafkaClient, produceIds } from '../support/kafkaSplit';
-import { agentLog, agentPods, agentPort, httpStatus, sampleValue, scrape } from '../support/agentMetrics';
+import {
+  agentLog,
+  agentPods,
+  agentPort,
+  httpStatus,
+  sampleValue,
+  scrape,
+  type Sample,
+} from '../support/agentMetrics';
 import { waitForHandback } from '../support/handback';
 
 const services = loadServices();
@@ -110,6 +119,22 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   await publishTo(ch, queue, bob.invoices, 'bob');
   await publishTo(ch, queue, plain.invoices);
 
+  // Before alice reads them, her messages wait in her session shadows: the lag gauges say so.
+  const port = await agentPort(pods[0]!);
+  const lagOf = (samples: Sample[], queue: string, destination: string) =>
+    sampleValue(samples, 'queuesplit_shadow_lag_messages', { queue, destination });
+  const waiting = await pollUntil(
+    'the agent reports the unconsumed session messages as lag',
+    async () => (await scrape(port)).samples,
+    (s) =>
+      lagOf(s, 'invoices', 'session') === alice.invoices.length &&
+      (lagOf(s, 'orders', 'session') ?? 0) >= alice.orders.length,
+    60_000,
+  );
+  console.log(
+    `lag before alice reads: orders session ${lagOf(waiting, 'orders', 'session')}, invoices session ${lagOf(waiting, 'invoices', 'session')}`,
+  );
+
   // alice's local consumers read her session shadows with the env overrides the status gave.
   const mineOrders: string[] = [];
   const mineInvoices: string[] = [];
@@ -153,7 +178,6 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   );
 
   // Metrics and health, from the agent's own endpoint.
-  const port = await agentPort(pods[0]!);
   assert.equal(await httpStatus(port, '/healthz'), 200, 'liveness answers ok');
   assert.equal(await httpStatus(port, '/readyz'), 200, 'readiness answers ok');
   const { text, samples } = await pollUntil(
@@ -181,6 +205,20 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   assert.ok(
     (sampleValue(samples, 'queuesplit_desired_generation') ?? 0) > 0,
     'a desired generation is reported',
+  );
+  const drained = await pollUntil(
+    'the lag gauges fall once alice and the app have read their shadows',
+    async () => (await scrape(port)).samples,
+    (s) =>
+      lagOf(s, 'invoices', 'session') === 0 &&
+      lagOf(s, 'invoices', 'app') === 0 &&
+      // Kafka lag is end minus committed offsets: each partition's last transaction marker stays.
+      (lagOf(s, 'orders', 'session') ?? Infinity) <= 3 &&
+      (lagOf(s, 'orders', 'app') ?? Infinity) <= 3,
+    60_000,
+  );
+  console.log(
+    `lag after reading: orders session ${lagOf(drained, 'orders', 'session')} app ${lagOf(drained, 'orders', 'app')}, invoices session ${lagOf(drained, 'invoices', 'session')} app ${lagOf(drained, 'invoices', 'app')}`,
   );
   const inPhase = sampleValue(samples, 'queuesplit_time_in_phase_seconds', { phase: 'ACTIVE' });
   assert.ok(inPhase !== undefined && inPhase >= 0, `time in phase ACTIVE reported: ${inPhase}`);

@@ -1,0 +1,30 @@
+// Shadow lag for the metrics: summed per destination kind, unknown (absent) rather than zero when
+// the broker does not answer, and exported without route labels.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { sumLag } from '../../../agent/engine/lag';
+import { AgentMetrics } from '../../../agent/queueAgent/metrics';
+
+test('session lag is the sum over the routes; a shadow the broker cannot report makes its kind unknown', async () => {
+  const depth: Record<string, number> = { app: 4, s1: 2, s2: 5 };
+  const read = async (shadow: string) => {
+    if (shadow === 'broken') throw new Error('management API down');
+    return depth[shadow];
+  };
+  assert.deepEqual(await sumLag(read, 'app', ['s1', 's2']), { app: 4, sessions: 7 });
+  assert.deepEqual(await sumLag(read, 'app', []), { app: 4, sessions: 0 });
+  assert.deepEqual(await sumLag(read, 'app', ['s1', 'broken']), { app: 4 });
+  assert.deepEqual(await sumLag(read, 'broken', ['s1', 'missing']), {});
+});
+
+test('the lag gauge carries queue and destination only, and drops a reading that became unknown', async () => {
+  const metrics = new AgentMetrics();
+  metrics.observeLag('orders', { app: 3, sessions: 9 });
+  let text = await metrics.registry.metrics();
+  assert.match(text, /queuesplit_shadow_lag_messages\{queue="orders",destination="app"\} 3/);
+  assert.match(text, /queuesplit_shadow_lag_messages\{queue="orders",destination="session"\} 9/);
+  metrics.observeLag('orders', { app: 1 });
+  text = await metrics.registry.metrics();
+  assert.match(text, /queuesplit_shadow_lag_messages\{queue="orders",destination="app"\} 1/);
+  assert.doesNotMatch(text, /destination="session"/);
+});

@@ -41,7 +41,16 @@ export async function runCommand(page: Page, title: string, timeoutMs = 30_000):
       // Enter when the palette already highlights the command; otherwise pick its row.
       if (focused?.startsWith(title)) await page.keyboard.press('Enter');
       else await match.first().click();
-      await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+      // The palette closes; a command may open its own quick input at once (same widget, no '>').
+      await page.waitForFunction(
+        `(() => {
+          const widget = document.querySelector('.quick-input-widget');
+          const input = widget && widget.querySelector('.quick-input-box input');
+          return !widget || widget.style.display === 'none' || !(input && input.value.startsWith('>'));
+        })()`,
+        undefined,
+        { timeout: 10_000 },
+      );
       return;
     }
     const offered = await paletteRows(page).evaluateAll((rows) =>

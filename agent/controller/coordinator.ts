@@ -3,7 +3,13 @@
 // observed, what the controller itself checked — and carries out the actions it returns. The
 // state is persisted (conditionally, by resourceVersion) before any step it describes runs.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { DESIRED_KEY, OBSERVED_KEY, STATE_KEY, type ObservedState } from '../../core/agentProtocol';
+import {
+  CLEANUP_KEY,
+  DESIRED_KEY,
+  OBSERVED_KEY,
+  STATE_KEY,
+  type ObservedState,
+} from '../../core/agentProtocol';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import { parseFilter } from '../../core/filter';
 import { kubernetesObjectNames, type KubernetesObjectNames } from '../../core/names';
@@ -27,6 +33,7 @@ import type { SplitObjects } from './splitObjects';
 import { sameStatus, splitStatus } from './splitStatus';
 import { overridesFor, Workloads, type Workload, type WorkloadKind } from './workloads';
 import { withOriginalEnv } from '../../core/queueConfig/originalEnv';
+import { cleanupRecord } from './cleanupRecord';
 import { leaseExpiry as leaseExpiryMs } from '../../core/crd/validateQueueSplit';
 
 export interface CoordinatorSettings {
@@ -152,7 +159,11 @@ export class Coordinator {
   }
 
   private async startIfWanted(workload: Workload | undefined, splits: readonly QueueSplit[]): Promise<void> {
-    const live = splits.filter((s) => !s.metadata.deletionTimestamp);
+    // A split that already ended (Failed after a rollback, Stopped, Rejected) starts nothing:
+    // the developer starts a new one.
+    const live = splits.filter(
+      (s) => !s.metadata.deletionTimestamp && !ENDED_PHASES.includes(s.status?.phase ?? 'Pending'),
+    );
     if (live.length === 0) {
       for (const s of splits) await this.deps.splits.removeFinalizer(s);
       return;
@@ -347,6 +358,8 @@ export class Coordinator {
     this.trackPhase();
     if (!workload) return [];
     const phase = state.phase;
+    const manualScale = await this.manualScale();
+    if (manualScale) return [{ type: 'stepFailed', phase, reason: manualScale }];
     if (phase === 'QUIESCING_APP' && state.preActivationReplicas !== null) {
       const pods = await this.deps.workloads.pods(workload);
       if (pods.length === 0) {
@@ -381,6 +394,29 @@ export class Coordinator {
         return [{ type: 'stepTimedOut', phase }];
     }
     return [];
+  }
+
+  /**
+   * From the quiesce to the redirect the controller holds the workload at a replica count it
+   * chose (0, then the recorded count). Anyone else scaling it meanwhile — which the
+   * resourceVersion precondition catches only at the moment of our own scale — aborts the
+   * activation into the proved rollback instead of racing the pump for the source.
+   */
+  private async manualScale(): Promise<string | undefined> {
+    const state = this.state!;
+    if (state.preActivationReplicas === null || this.unfinished) return undefined;
+    const held =
+      state.phase === 'QUIESCING_APP' || state.phase === 'STARTING_PUMP'
+        ? 0
+        : state.phase === 'REDIRECTING_APP'
+          ? state.preActivationReplicas
+          : undefined;
+    if (held === undefined) return undefined;
+    // Fresh: actions earlier in this pass may have scaled it after the pass's first read.
+    const workload = await this.deps.workloads.read(this.kind, this.namespace, this.name);
+    const replicas = workload?.spec?.replicas ?? 1;
+    if (!workload || workload.metadata?.deletionTimestamp || replicas === held) return undefined;
+    return `the workload was scaled to ${replicas} replicas by someone else during the cutover (Queue Split holds it at ${held} until the split is active); do not scale a workload while its split activates`;
   }
 
   private async apply(event: SplitEvent): Promise<void> {
@@ -573,12 +609,27 @@ export class Coordinator {
     if (!sameStatus(split.status, status)) await this.deps.splits.writeStatus(split, status);
   }
 
+  /** The state document goes with the handback; kept resources must not vanish from view. */
+  private async recordCleanupPending(state: SplitState): Promise<void> {
+    const names = this.names!;
+    const existing = await this.store.read(names.cleanupConfigMap);
+    await this.store.write(names.cleanupConfigMap, cleanupRecord(state, existing?.data[CLEANUP_KEY]), {
+      labels: { 'queuesplit.dev/cleanup': 'true', 'queuesplit.dev/workload': this.name },
+      resourceVersion: existing?.resourceVersion,
+    });
+    this.log.warn('workload.cleanup_pending', {
+      configMap: names.cleanupConfigMap,
+      resources: state.cleanupPending.map((p) => p.resource.name).join(','),
+    });
+  }
+
   private async finishIfIdle(): Promise<void> {
     const state = this.state;
     if (!state || state.phase !== 'IDLE' || state.routes.length > 0 || state.workflow !== null) return;
     const names = this.names!;
     await this.deps.agents.reap(this.namespace, names);
     await this.deps.workloads.removeFinalizer(this.kind, this.namespace, this.name);
+    if (state.cleanupPending.length > 0) await this.recordCleanupPending(state);
     await this.store.remove(names.stateConfigMap);
     this.log.info('workload.handed_back', { cleanupPending: state.cleanupPending.length });
     this.state = undefined;

@@ -3,7 +3,8 @@
 // redirected pods crash-loop. The controller notices, aborts (ABORTING_ACTIVATION → RESTORING_APP
 // → handed back), reports the split Failed with a readable reason and a safe next action,
 // restores the original env and replicas, and every message sent before and during the failed
-// cutover reaches the app from its own topic and queue.
+// cutover reaches the app from its own topic and queue. Second: someone scales the workload by
+// hand while the split activates; the activation aborts into the same proved rollback.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
@@ -11,9 +12,16 @@ import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Kafka, Producer } from 'kafkajs';
 import { installController } from '../../deploy/install';
 import { shopDeployment } from '../../demo/sampleWorkload';
-import { adminConfig, createNamespace, deleteNamespace, records, waitForReadyPods } from '../support/kube';
+import {
+  adminConfig,
+  createNamespace,
+  deleteNamespace,
+  records,
+  scale,
+  waitForReadyPods,
+} from '../support/kube';
 import { pollUntil } from '../support/poll';
-import { ids, publishTo } from '../support/rabbitSplit';
+import { deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
 import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
 import { loadServices, uniqueName } from '../support/services';
 import { connectProducer, createTopic, kafkaClient, produceIds } from '../support/kafkaSplit';
@@ -43,6 +51,23 @@ after(async () => {
   await conn?.close().catch(() => undefined);
   await deleteNamespace(kc, namespace);
 });
+
+/** The persisted phases, in order, from `first` on: the proved rollback path back to IDLE. */
+function assertRolledBack(watch: PhaseWatch, first: string): void {
+  const seen = watch.timeline.map((s) => s.phase);
+  const order = [first, 'ABORTING_ACTIVATION', 'RESTORING_APP', '(handed back)'];
+  const at = order.map((p) => seen.indexOf(p));
+  assert.ok(
+    at.every((i) => i >= 0),
+    `every rollback phase was persisted: ${seen.join(' → ')}`,
+  );
+  assert.deepEqual(
+    [...at].sort((a, b) => a - b),
+    at,
+    `in order: ${seen.join(' → ')}`,
+  );
+  assert.ok(!seen.includes('ACTIVE') && !seen.includes('DEGRADED'), `never active nor degraded: ${seen}`);
+}
 
 /** Ids the fixture app recorded processing, from `source` when given. */
 function appGot(prefix: string, source?: string): Set<string> {
@@ -133,19 +158,7 @@ test('a redirected app that crash-loops: the split fails, the rollback is proved
       60_000,
     );
     console.log(`phases: ${watch.describe()}`);
-    const seen = watch.timeline.map((s) => s.phase);
-    const order = ['REDIRECTING_APP', 'ABORTING_ACTIVATION', 'RESTORING_APP', '(handed back)'];
-    const at = order.map((p) => seen.indexOf(p));
-    assert.ok(
-      at.every((i) => i >= 0),
-      `every rollback phase was persisted: ${seen.join(' → ')}`,
-    );
-    assert.deepEqual(
-      [...at].sort((a, b) => a - b),
-      at,
-      `in order: ${seen.join(' → ')}`,
-    );
-    assert.ok(!seen.includes('ACTIVE') && !seen.includes('DEGRADED'), `never active nor degraded: ${seen}`);
+    assertRolledBack(watch, 'REDIRECTING_APP');
     assert.ok(sentDuring, 'messages were sent during the failed cutover');
     await pollUntil(
       'the queue-agent is reaped',
@@ -176,6 +189,65 @@ test('a redirected app that crash-loops: the split fails, the rollback is proved
       [...during.orders, ...during.invoices].filter((id) => !fromSources.has(id)),
       [],
       'the messages of the failed cutover came back to the sources and were read there',
+    );
+    await deleteSplit(kc, namespace, split.metadata.name);
+    await waitForSplitGone(kc, namespace, split.metadata.name);
+  } finally {
+    watch.stop();
+  }
+});
+
+test('a manual scale while the split activates aborts into the proved rollback', async () => {
+  const source = uniqueName('rb-scaled');
+  await ch.assertQueue(source, { durable: true });
+  await deployRabbitApp(kc, services, namespace, 'scaled', source, 2);
+  const pre = ids(source, 'pre', 5);
+  await publishTo(ch, source, pre);
+  const during = ids(source, 'during', 5);
+  let scaledIn = '';
+  const watch = new PhaseWatch(kc, namespace, 'scaled', async (phase) => {
+    if (phase !== 'STARTING_PUMP' || scaledIn) return;
+    scaledIn = phase;
+    await scale(kc, namespace, 'scaled', 3); // an operator, unaware of the split
+    await publishTo(ch, source, during);
+  });
+  watch.start();
+  try {
+    const started = Date.now();
+    const split = await createSplit(kc, namespace, {
+      workload: 'scaled',
+      queues: ['orders'],
+      filter: { 'x-queue-split-user': 'alice' },
+      owner: 'alice',
+    });
+    const failed = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Failed', 240_000);
+    console.log(`manual scale noticed (request → Failed): ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    const message = failed.status?.conditions?.[0]?.message ?? '';
+    console.log(`status: ${message}`);
+    assert.match(message, /scaled to 3 replicas by someone else/, 'the reason names the manual scale');
+    assert.match(failed.status?.nextAction ?? '', /start the split again/, 'a safe next action');
+    await waitForHandback(kc, {
+      kind: 'Deployment',
+      namespace,
+      name: 'scaled',
+      replicas: 2,
+      env: [{ container: 'app', name: 'SOURCE_QUEUE', value: source }],
+    });
+    await pollUntil(
+      'the state document is removed (IDLE)',
+      async () => watch.phase,
+      (p) => p === '',
+      60_000,
+    );
+    console.log(`phases: ${watch.describe()}`);
+    assertRolledBack(watch, scaledIn);
+    const afterIds = ids(source, 'after', 3);
+    await publishTo(ch, source, afterIds, 'alice');
+    await pollUntil(
+      'the restored app consumed everything sent before, during and after',
+      async () => appGot(source),
+      (got) => [...pre, ...during, ...afterIds].every((id) => got.has(id)),
+      90_000,
     );
     await deleteSplit(kc, namespace, split.metadata.name);
     await waitForSplitGone(kc, namespace, split.metadata.name);

@@ -7,8 +7,8 @@
 // image, two replicas, no test flags) or into another namespace would re-point the shared
 // ClusterRoleBindings and replace the controller under them. So the test first proves that the
 // objects the command will apply are exactly the test install's (same CRD as deploy/crd, same
-// deploy/manifests.ts output for deploy/install.ts's `testInstall` options plus the live pod
-// template's bundle annotation), then runs the command non-dry-run with those options: every
+// deploy/manifests.ts output for deploy/install.ts's `testInstall` options with the live pod
+// template's bundle annotation and the live replica count), then runs the command non-dry-run with those options: every
 // object goes through the command's create-or-replace path and its CRD wait, and the cluster
 // ends up identical — the same pod template (no rollout), the CRD unchanged, the controller ready.
 // The confirmation dialog's text and its Cancel path (nothing applied) are checked in the UI test
@@ -51,7 +51,12 @@ describe('Install Controller into Cluster (real apply of the test install)', fun
     const before = await apps.readNamespacedDeployment(where);
     const bundle = before.spec?.template.metadata?.annotations?.[BUNDLE_ANNOTATION];
     assert.ok(bundle, 'the test install (run.ts ensureController) put the bundle digest on the pod template');
-    const options: InstallOptions = { ...testInstall, podAnnotations: { [BUNDLE_ANNOTATION]: bundle } };
+    // The live replica count too: a suite running now may have scaled the shared controller.
+    const options: InstallOptions = {
+      ...testInstall,
+      replicas: before.spec?.replicas ?? testInstall.replicas,
+      podAnnotations: { [BUNDLE_ANNOTATION]: bundle },
+    };
     const crdBefore = await crds.readCustomResourceDefinition({ name: 'queuesplits.queuesplit.dev' });
 
     const config = vscode.workspace.getConfiguration('queueSplit');

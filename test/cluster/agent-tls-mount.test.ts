@@ -1,0 +1,133 @@
+// The queue-agent Deployment the real controller creates for a workload whose declaration names a
+// CA Secret: exactly that Secret key is mounted, read-only, where the agent reads it — not the
+// Secret's other keys, not the workload's other volumes — and the split still runs and hands
+// back. (The test kubelet runs pods as processes and does not materialise volumes, so this checks
+// the pod spec the controller wrote; the broker here is plain AMQP.)
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import * as amqp from 'amqplib';
+import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { installController } from '../../deploy/install';
+import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
+import { caFilePath, tlsMountDir } from '../../core/tlsMount';
+import {
+  adminConfig,
+  createNamespace,
+  deleteNamespace,
+  fixtureDeployment,
+  waitForReadyPods,
+} from '../support/kube';
+import { pollUntil } from '../support/poll';
+import { rabbitDeclaration } from '../support/rabbitSplit';
+import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
+import { loadServices, uniqueName } from '../support/services';
+import { agentPods } from '../support/agentMetrics';
+import { waitForHandback } from '../support/handback';
+
+const services = loadServices();
+let kc: KubeConfig;
+let namespace: string;
+let conn: amqp.ChannelModel;
+
+before(async () => {
+  kc = adminConfig(services.kubeconfig);
+  await installController(kc);
+  namespace = await createNamespace(kc, 'qs-agent-tls');
+  conn = await amqp.connect(services.amqpUrl);
+});
+after(async () => {
+  await conn?.close().catch(() => undefined);
+  await deleteNamespace(kc, namespace);
+});
+
+test('the queue-agent pod mounts exactly the declared CA Secret key, read-only', async () => {
+  const source = uniqueName('tls-orders');
+  const ch = await conn.createChannel();
+  await ch.assertQueue(source, { durable: true });
+  await ch.close();
+  const core = kc.makeApiClient(CoreV1Api);
+  await core.createNamespacedSecret({
+    namespace,
+    body: { metadata: { name: 'amqp' }, stringData: { url: services.amqpUrl } },
+  });
+  // A CA Secret with more than the CA in it: only ca.crt may reach the agent.
+  await core.createNamespacedSecret({
+    namespace,
+    body: {
+      metadata: { name: 'rabbit-tls' },
+      stringData: { 'ca.crt': 'not a real CA', 'tls.key': 'the app key', 'tls.crt': 'the app cert' },
+    },
+  });
+  const body = fixtureDeployment({
+    name: 'tls-app',
+    image: 'queuesplit/fixture-rabbitmq-consumer',
+    replicas: 1,
+    annotations: {
+      [QUEUE_CONFIG_ANNOTATION]: `${rabbitDeclaration}\n      tls: {caSecret: rabbit-tls, caKey: ca.crt}`,
+    },
+    env: [
+      { name: 'AMQP_URL', valueFrom: { secretKeyRef: { name: 'amqp', key: 'url' } } },
+      { name: 'RABBITMQ_MANAGEMENT_URL', value: services.rabbitManagementUrl },
+      { name: 'SOURCE_QUEUE', value: source },
+    ],
+  });
+  const podSpec = body.spec!.template.spec!;
+  podSpec.volumes = [
+    { name: 'tls', secret: { secretName: 'rabbit-tls' } },
+    { name: 'app-secrets', secret: { secretName: 'amqp' } },
+  ];
+  podSpec.containers[0]!.volumeMounts = [
+    { name: 'tls', mountPath: '/etc/rabbit-tls', readOnly: true },
+    { name: 'app-secrets', mountPath: '/etc/app', readOnly: true },
+  ];
+  await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body });
+  await waitForReadyPods(kc, namespace, 'tls-app', 1);
+
+  const split = await createSplit(kc, namespace, {
+    workload: 'tls-app',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'alice' },
+    owner: 'alice',
+  });
+  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 180_000);
+  const [pod] = await pollUntil(
+    'one queue-agent pod',
+    () => agentPods(kc, namespace, 'tls-app'),
+    (p) => p.length === 1,
+  );
+  const spec = pod!.spec!;
+  const agent = spec.containers[0]!;
+  const secretVolumes = (spec.volumes ?? []).filter((v) => v.secret);
+  assert.deepEqual(
+    secretVolumes.map((v) => ({
+      secret: v.secret?.secretName,
+      items: v.secret?.items?.map(({ key, path }) => ({ key, path })),
+      mode: v.secret?.defaultMode,
+    })),
+    [{ secret: 'rabbit-tls', items: [{ key: 'ca.crt', path: 'ca.crt' }], mode: 0o444 }],
+    'only the CA key of the CA Secret; not its other keys, not the workload’s other Secret volume',
+  );
+  const mount = agent.volumeMounts?.find((m) => m.name === secretVolumes[0]!.name);
+  assert.deepEqual(
+    { path: mount?.mountPath, readOnly: mount?.readOnly },
+    { path: tlsMountDir('rabbit-tls'), readOnly: true },
+  );
+  assert.equal(
+    agent.env?.find((e) => e.name === 'NODE_EXTRA_CA_CERTS')?.value,
+    caFilePath({ caSecret: 'rabbit-tls', caKey: 'ca.crt' }),
+  );
+  assert.ok(
+    !JSON.stringify(spec).includes('the app key') && !JSON.stringify(spec).includes('not a real CA'),
+    'no Secret value in the pod spec',
+  );
+
+  await deleteSplit(kc, namespace, split.metadata.name);
+  await waitForSplitGone(kc, namespace, split.metadata.name, 180_000);
+  await waitForHandback(kc, {
+    kind: 'Deployment',
+    namespace,
+    name: 'tls-app',
+    replicas: 1,
+    env: [{ container: 'app', name: 'SOURCE_QUEUE', value: source }],
+  });
+});

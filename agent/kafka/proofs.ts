@@ -25,7 +25,8 @@ export interface ProofRequest {
 type Reading = { exists: false } | { exists: true; members: string; empty: boolean; backlog: string };
 
 export async function prove(link: KafkaLink, request: ProofRequest, timing: KafkaTiming): Promise<Proof> {
-  const deadline = Date.now() + timing.stepTimeoutMs;
+  const started = Date.now();
+  const deadline = started + timing.stepTimeoutMs;
   const wire = link.newWire('proof');
   await wire.connect();
   try {
@@ -58,7 +59,13 @@ export async function prove(link: KafkaLink, request: ProofRequest, timing: Kafk
       }
       // A backlog nobody consumes will not shrink by waiting.
       const pointless = first.members === '' && !first.empty;
-      if (pointless || Date.now() + timing.pollIntervalMs > deadline) {
+      // Drained but still attached: answer soon. While the app runs (DRAINING_APP) that is the
+      // step's goal, and a member that is leaving is waited for by the caller's next attempt —
+      // holding the agent's loop (and every other queue's step) for the whole deadline helps
+      // neither.
+      const attachedOnly =
+        first.members !== '' && first.empty && Date.now() - started >= 2 * timing.quiesceMs;
+      if (pointless || attachedOnly || Date.now() + timing.pollIntervalMs > deadline) {
         return first.empty
           ? {
               ok: false,

@@ -20,6 +20,7 @@ import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { QueueSplitApi } from '../../../extension/extension';
 import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../../support/splits';
+import { bounded } from '../support/bounded';
 import { getSplit, pollUntil, prepareSplitFixture, type SplitFixture } from '../support/cluster';
 
 let fixture: SplitFixture;
@@ -61,11 +62,14 @@ describe('other debuggers, persist and Stop All My Splits (real cluster)', funct
     await config().update('leaseSeconds', 30, vscode.ConfigurationTarget.Global);
   });
 
-  after(async () => {
-    while (vscode.debug.activeDebugSession !== undefined) await vscode.debug.stopDebugging();
-    for (const key of SETTINGS) await config().update(key, undefined, vscode.ConfigurationTarget.Global);
+  after(async function () {
+    this.timeout(120_000);
+    await bounded('stop debugging', () => vscode.debug.stopDebugging());
+    await bounded('reset settings', async () => {
+      for (const key of SETTINGS) await config().update(key, undefined, vscode.ConfigurationTarget.Global);
+    });
     fs.rmSync(dir, { recursive: true, force: true });
-    await fixture?.close();
+    await bounded('delete the namespace', () => fixture?.close());
   });
 
   it('python (debugpy), go and java launches resolved at once share one split and get its env in `env`', async () => {

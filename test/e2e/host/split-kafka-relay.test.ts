@@ -20,6 +20,7 @@ import * as vscode from 'vscode';
 import type { QueueSplitApi } from '../../../extension/extension';
 import { uniqueName } from '../../support/services';
 import { waitForSplitPhase } from '../../support/splits';
+import { bounded } from '../support/bounded';
 import { prepareKafkaFixture, type KafkaFixture, type KafkaRecord } from '../support/kafka';
 
 let fixture: KafkaFixture;
@@ -82,12 +83,15 @@ describe('Kafka: relay delivery and Send Test Message from the active editor (re
     await set('delivery.relayTo', { orders: relayTopic });
   });
 
-  after(async () => {
-    while (vscode.debug.activeDebugSession !== undefined) await vscode.debug.stopDebugging();
-    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    for (const key of SETTINGS) await config().update(key, undefined, vscode.ConfigurationTarget.Global);
+  after(async function () {
+    this.timeout(120_000);
+    await bounded('stop debugging', () => vscode.debug.stopDebugging());
+    await bounded('close editors', () => vscode.commands.executeCommand('workbench.action.closeAllEditors'));
+    await bounded('reset settings', async () => {
+      for (const key of SETTINGS) await config().update(key, undefined, vscode.ConfigurationTarget.Global);
+    });
     fs.rmSync(dir, { recursive: true, force: true });
-    await fixture?.close();
+    await bounded('delete the namespace', () => fixture?.close());
   });
 
   it('relays my messages into the local topic and sends the editor text as a test message', async () => {

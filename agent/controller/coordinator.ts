@@ -19,6 +19,7 @@ import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import type { SplitAction } from '../../core/state/actions';
 import type { SplitEvent } from '../../core/state/events';
 import { pendingQueues } from '../../core/state/phaseActions';
+import { RETRY_ANNOTATION, retryEvents } from '../../core/state/operatorRetry';
 import { recover } from '../../core/state/recovery';
 import { STEPS, type WorkloadPhase } from '../../core/state/phases';
 import { initialState, parseState, serializeState, type SplitState } from '../../core/state/stateDocument';
@@ -70,6 +71,8 @@ export class Coordinator {
   /** Routes this coordinator has had in its state: a QueueSplit whose route left is not re-added. */
   private readonly seen = new Set<string>();
   private phaseEntered = { phase: '' as string, generation: 0, at: Date.now() };
+  /** When each route entered its current ATTACHING/DRAINING phase (restarts begin afresh). */
+  private readonly routeEntered = new Map<string, { phase: string; at: number }>();
   private lastDesired = '';
   private blocking: string | undefined;
   private readonly store: ConfigMapStore;
@@ -118,6 +121,8 @@ export class Coordinator {
       ...this.routeEvents(splits, workload),
       ...this.observedEvents(),
       ...(await this.controllerEvents(workload)),
+      ...(await this.operatorEvents(workload)),
+      ...this.routeTimeouts(),
     ];
     for (const event of events) await this.apply(event);
     await this.writeDesired(workload);
@@ -344,6 +349,26 @@ export class Coordinator {
     return events;
   }
 
+  /** A route attaching or draining for longer than a step may take times out: an attach then
+   * drains, a drain degrades (its shadow kept, the reason shown) instead of waiting silently. */
+  private routeTimeouts(): SplitEvent[] {
+    const events: SplitEvent[] = [];
+    for (const route of this.state!.routes) {
+      const { routeId, phase } = route;
+      if (phase !== 'ATTACHING' && phase !== 'DRAINING') {
+        this.routeEntered.delete(routeId);
+        continue;
+      }
+      const seen = this.routeEntered.get(routeId);
+      if (seen?.phase !== phase) this.routeEntered.set(routeId, { phase, at: Date.now() });
+      else if (Date.now() - seen.at > this.settings.stepTimeoutMs) {
+        this.routeEntered.delete(routeId);
+        events.push({ type: 'routeTimedOut', routeId });
+      }
+    }
+    return events;
+  }
+
   private trackPhase(): void {
     const state = this.state!;
     if (this.phaseEntered.phase !== state.phase) {
@@ -417,6 +442,15 @@ export class Coordinator {
     const replicas = workload?.spec?.replicas ?? 1;
     if (!workload || workload.metadata?.deletionTimestamp || replicas === held) return undefined;
     return `the workload was scaled to ${replicas} replicas by someone else during the cutover (Queue Split holds it at ${held} until the split is active); do not scale a workload while its split activates`;
+  }
+
+  /** An operator's retry annotation on the workload: acted on once, then removed. */
+  private async operatorEvents(workload: Workload | undefined): Promise<SplitEvent[]> {
+    if (workload?.metadata?.annotations?.[RETRY_ANNOTATION] === undefined) return [];
+    await this.deps.workloads.removeAnnotation(this.kind, this.namespace, this.name, RETRY_ANNOTATION);
+    const events = retryEvents(this.state!);
+    this.log.info('operator.retry', { retries: events.length });
+    return events;
   }
 
   private async apply(event: SplitEvent): Promise<void> {

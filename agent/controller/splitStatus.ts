@@ -1,6 +1,7 @@
 // The status a developer sees on their QueueSplit, derived from the workload's state and what
 // the queue-agent observed: phase, per-queue shadows and env overrides (names, never secrets),
 // delivered counts, and a condition that says what blocks and the safe next action.
+import { RETRY_ANNOTATION, retryHint } from '../../core/state/operatorRetry';
 import type { ObservedState } from '../../core/agentProtocol';
 import type {
   QueueSplit,
@@ -49,7 +50,7 @@ export function splitStatus(split: QueueSplit, inputs: StatusInputs): QueueSplit
     };
   });
   const delivered = queues.reduce((sum, q) => sum + (q.delivered ?? 0), 0);
-  const condition = conditionFor(phase, state, verdict, inputs.blocking);
+  const condition = conditionFor(phase, state, verdict, inputs.blocking, route?.lastError);
   return {
     phase,
     observedGeneration: split.metadata.generation ?? 0,
@@ -65,6 +66,7 @@ function conditionFor(
   state: SplitState | undefined,
   verdict: StatusInputs['verdict'],
   blocking: string | undefined,
+  routeError: string | undefined,
 ): { condition: QueueSplitCondition; nextAction?: string } {
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   if (verdict) {
@@ -91,9 +93,10 @@ function conditionFor(
     };
   }
   if (phase === 'Degraded') {
-    const reason = state?.degraded?.reason ?? 'a step could not be proven';
-    const next =
-      'Nothing was lost. Fix the cause named here, then delete and recreate the split or ask an operator to retry.';
+    const reason =
+      state?.degraded?.reason ??
+      (routeError ? `your route could not drain: ${routeError}` : 'a step could not be proven');
+    const next = `Nothing was lost. Fix the cause named here, then ask an operator to retry (${state ? retryHint(state.workload) : `annotate the workload with ${RETRY_ANNOTATION}=now`}).`;
     return {
       condition: {
         type: 'Ready',

@@ -114,6 +114,15 @@ export class Workloads {
     await this.replace(kind, workload);
   }
 
+  async removeAnnotation(kind: WorkloadKind, namespace: string, name: string, key: string): Promise<void> {
+    const workload = await this.read(kind, namespace, name);
+    if (workload?.metadata?.annotations?.[key] === undefined) return;
+    workload.metadata.annotations = Object.fromEntries(
+      Object.entries(workload.metadata.annotations).filter(([k]) => k !== key),
+    );
+    await this.replace(kind, workload);
+  }
+
   async removeFinalizer(kind: WorkloadKind, namespace: string, name: string): Promise<void> {
     const workload = await this.read(kind, namespace, name);
     if (!workload?.metadata?.finalizers?.includes(FINALIZER)) return;

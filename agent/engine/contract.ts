@@ -218,8 +218,10 @@ export interface Engine {
    * generation has its broker acknowledgement. */
   reconcileRoutes(generation: number, routes: readonly RouteSpec[]): Promise<Outcome<RoutesResult>>;
   /** Move a removed route's residue to the application shadow once its consumer is gone, then
-   * delete the shadow loss-proof or retain it (cleanup-pending). */
-  drainRoute(routeId: string): Promise<Outcome<RouteDrainResult>>;
+   * delete the shadow loss-proof or retain it (cleanup-pending). `route` is the route as the
+   * controller recorded it: an engine that never had it in its table (a restart lost it) still
+   * drains its shadow, so no message is stranded there. */
+  drainRoute(route: RouteSpec): Promise<Outcome<RouteDrainResult>>;
   /** Stop consuming the source at a frontier; every in-flight publish resolves first. */
   stop(): Promise<Outcome<StopResult>>;
   /** Activation failed: stop the pump and put shadow contents back where the app reads them

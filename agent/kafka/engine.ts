@@ -240,7 +240,8 @@ export class KafkaEngine implements Engine {
     });
   }
 
-  drainRoute(routeId: string): Promise<Outcome<RouteDrainResult>> {
+  drainRoute(spec: RouteSpec): Promise<Outcome<RouteDrainResult>> {
+    const routeId = spec.routeId;
     return this.step('drainRoute', async () => {
       const allowed: EnginePhase[] = [
         'prepared',
@@ -258,7 +259,13 @@ export class KafkaEngine implements Engine {
         );
       }
       const kept = this.retained.filter((r) => r.routeId === routeId);
-      const route = this.removed.get(routeId);
+      // Not in `removed` after a restart that lost it: drain by the recorded names (a topic
+      // already deleted drains as empty), unless it was drained and kept before.
+      const route =
+        this.removed.get(routeId) ??
+        (kept.length === 0 && spec.shadow && spec.sessionGroup && spec.drainGroup
+          ? { routeId, shadow: spec.shadow, sessionGroup: spec.sessionGroup, drainGroup: spec.drainGroup }
+          : undefined);
       if (!route) return this.done({ moved: 0, deleted: [], retained: kept });
       // DESIGN §5.3: the route stops receiving before its shadow is drained.
       if (!(await this.barrier.waitBelow(this.table.generation, this.timing.stepTimeoutMs))) {

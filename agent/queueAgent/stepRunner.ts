@@ -170,7 +170,7 @@ export class StepRunner {
           proven = false;
           continue;
         }
-        const outcome = await engine.drainRoute(route.routeId);
+        const outcome = await engine.drainRoute(routeSpec(route, queue));
         if (outcome.kind === 'done') {
           this.latest.set(queue, outcome.checkpoint);
           evidence.push(`${queue}: moved ${outcome.value.moved}, deleted ${outcome.value.deleted.length}`);

@@ -250,7 +250,8 @@ export class RabbitEngine implements Engine {
     });
   }
 
-  drainRoute(routeId: string): Promise<Outcome<RouteDrainResult>> {
+  drainRoute(spec: RouteSpec): Promise<Outcome<RouteDrainResult>> {
+    const routeId = spec.routeId;
     return this.step('drainRoute', async () => {
       const allowed: EnginePhase[] = [
         'prepared',
@@ -268,7 +269,10 @@ export class RabbitEngine implements Engine {
         );
       }
       const keptEarlier = this.retained.filter((r) => r.routeId === routeId);
-      const shadow = this.removed.get(routeId);
+      // Not in `removed` after a restart that lost it: drain by the recorded shadow name (a
+      // shadow already deleted reads as empty), unless it was drained and kept before.
+      const shadow =
+        this.removed.get(routeId) ?? (keptEarlier.length === 0 && spec.shadow ? spec.shadow : undefined);
       if (shadow === undefined) return this.done({ moved: 0, deleted: [], retained: keptEarlier });
       // DESIGN §5.3: the route stops receiving before its shadow is drained.
       if (!(await this.barrier.waitBelow(this.table.generation, this.timing.stepTimeoutMs))) {

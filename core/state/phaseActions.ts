@@ -1,6 +1,7 @@
 // The idempotent work of each phase, derived from the state alone. Entering a phase and
 // recovering in it after a restart run the same list, so a crash at any point is resumed by
 // doing the phase again; queues that already finished the step are skipped.
+import { retryHint } from './operatorRetry';
 import type { SplitAction } from './actions';
 import type { SplitState } from './stateDocument';
 
@@ -114,7 +115,11 @@ export function routeActions(state: SplitState): SplitAction[] {
 export function degradedReport(state: SplitState): SplitAction {
   const from = state.degraded?.from ?? state.phase;
   const reason = state.degraded?.reason ?? 'unknown';
-  return { type: 'reportDegraded', reason: `${from}: ${reason}`, nextAction: nextActionFor(from) };
+  return {
+    type: 'reportDegraded',
+    reason: `${from}: ${reason}`,
+    nextAction: `${nextActionFor(from)} To retry: ${retryHint(state.workload)}`,
+  };
 }
 
 /** The safe next step an operator (or the extension) is told about. */

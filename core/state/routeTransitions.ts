@@ -2,6 +2,7 @@
 // PREPARING (session shadows), ATTACHING (new route generation published, waiting for the
 // agent's ack), ACTIVE, and DRAINING when deleted, expired or failed. A drain that cannot be
 // proven leaves the route DEGRADED with its resources kept; it never counts as done.
+import { retryHint } from './operatorRetry';
 import { formatFilter } from '../filter';
 import { fieldError, type FieldError } from '../result';
 import { candidateOverlapErrors } from '../routeOverlap';
@@ -171,7 +172,7 @@ export function routeDrained(
     const action: SplitAction = {
       type: 'reportDegraded',
       reason: `route ${routeId}: drain not proven (${evidence})`,
-      nextAction: 'Its session shadow is kept with its messages. Check the broker, then retry the route.',
+      nextAction: `Its session shadow is kept with its messages. Check the broker, then retry the route: ${retryHint(state.workload)}`,
     };
     return result(state, { state: { ...state, routes }, actions: [action] }, `route ${routeId} degraded`);
   }
@@ -203,7 +204,7 @@ export function routeFailed(state: SplitState, routeId: string, reason: string):
     const action: SplitAction = {
       type: 'reportDegraded',
       reason: `route ${routeId}: drain failed (${reason})`,
-      nextAction: 'Its session shadow is kept with its messages. Fix the cause, then retry the route.',
+      nextAction: `Its session shadow is kept with its messages. Fix the cause (a consumer still attached to it?), then retry the route: ${retryHint(state.workload)}`,
     };
     return result(state, { state: { ...state, routes }, actions: [action] }, `route ${routeId} degraded`);
   }

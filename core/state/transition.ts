@@ -56,7 +56,7 @@ export function transition(state: SplitState, event: SplitEvent): TransitionResu
     case 'routeStepFailed':
       return routeFailed(state, event.routeId, event.reason);
     case 'routeTimedOut':
-      return routeFailed(state, event.routeId, 'timed out');
+      return routeFailed(state, event.routeId, 'timed out (longer than a step may take)');
     case 'workloadObserved':
       return workloadObserved(state, event.replicas, event.resourceVersion);
     case 'stepSucceeded':

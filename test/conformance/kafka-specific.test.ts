@@ -422,7 +422,7 @@ describe('Kafka engine specifics', { concurrency: 1 }, () => {
       await h.produce(t, input);
       await h.read(route.shadow, ids(input));
       done(await e.reconcileRoutes(2, []), 'route stop');
-      await untilDone(() => e.drainRoute('r'), 'drainRoute');
+      await untilDone(() => e.drainRoute(route), 'drainRoute');
       const stopped = done(await e.stop(), 'stop');
       done(await e.drainApplication(), 'drainApplication');
       done(await e.commitHandoff(stopped.value.handoff), 'commitHandoff');

@@ -45,10 +45,10 @@ export function lifecycleScenarios(h: ProviderHarness): void {
       const late = batch('late-alice', 5, () => ({ [USER]: 'alice' }));
       await h.produce(t, late); // the route is gone: these go to the application
 
-      expectPending(await e.drainRoute('alice'), 'consumers-attached', 'drain with the session attached');
+      expectPending(await e.drainRoute(alice), 'consumers-attached', 'drain with the session attached');
       assert.equal(await h.exists(alice.shadow), true);
       await session.kill(); // its 4 unacked deliveries go back to the shadow
-      const drained = await untilDone(() => e.drainRoute('alice'), 'drainRoute');
+      const drained = await untilDone(() => e.drainRoute(alice), 'drainRoute');
       assert.equal(drained.value.moved, forAlice.length - session.acked.length);
       if (h.cleanupRetainsShadows) {
         assert.deepEqual(
@@ -61,7 +61,7 @@ export function lifecycleScenarios(h: ProviderHarness): void {
         assert.equal(await h.exists(alice.shadow), false);
       }
       assert.deepEqual(e.status().routes, []);
-      assert.deepEqual(done(await e.drainRoute('alice'), 'drainRoute again').value.moved, 0);
+      assert.deepEqual(done(await e.drainRoute(alice), 'drainRoute again').value.moved, 0);
 
       const residue = forAlice.filter((m) => !session.acked.includes(m.id));
       const app = seenIds(await h.read(t.appShadow, ids([...forBob, ...residue, ...late])));

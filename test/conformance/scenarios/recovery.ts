@@ -58,12 +58,12 @@ export function recoveryScenarios(h: ProviderHarness): void {
         e.status().routes.map((r) => [r.routeId, r.state]),
         [['alice', 'removed']],
       );
-      const drained = done(await e.drainRoute('alice'), 'drainRoute');
+      const drained = done(await e.drainRoute(alice), 'drainRoute');
       e = await restart(drained.checkpoint, 'running');
       assert.deepEqual(e.status().routes, []);
       assert.deepEqual(e.status().retained, drained.value.retained, 'retained shadows come back');
       assert.deepEqual(
-        done(await e.drainRoute('alice'), 'drainRoute again').value.retained,
+        done(await e.drainRoute(alice), 'drainRoute again').value.retained,
         drained.value.retained,
       );
 
@@ -82,6 +82,32 @@ export function recoveryScenarios(h: ProviderHarness): void {
         inputs: [...one.inputs, ...two.inputs],
         destinations: { ...merge(one.seen, two.seen) },
       });
+    }));
+
+  test('a restart that lost a removed route still drains its shadow by the recorded route', () =>
+    withSplit(h, async (t, engines) => {
+      const e = engines.track(h.engine(t, { logger: testLogger() }));
+      const alice = t.route('alice', { [USER]: 'alice' });
+      const started = done(await e.prepare(), 'prepare');
+      done(await e.reconcileRoutes(1, [alice]), 'routes');
+      done(await e.start(), 'start');
+      const waiting = batch('stranded', 6, () => ({ [USER]: 'alice' }));
+      await h.produce(t, waiting);
+      await waitFor(
+        'alice messages in her shadow',
+        async () => e.status().routes[0]?.published ?? 0,
+        (n) => n === waiting.length,
+      );
+      // The agent dies; its successor only has a checkpoint from before the route existed.
+      await e.close();
+      const successor = engines.track(h.engine(t, { logger: testLogger() }));
+      done(await successor.recover(started.checkpoint), 'recover');
+      await untilDone(() => successor.start(), 'start');
+      done(await successor.reconcileRoutes(2, []), 'routes without alice');
+      const drained = await untilDone(() => successor.drainRoute(alice), 'drainRoute');
+      assert.equal(drained.value.moved, waiting.length, 'the stranded messages were moved');
+      const app = seenIds(await h.read(t.appShadow, ids(waiting)));
+      assertDelivery({ inputs: ids(waiting), destinations: { app } });
     }));
 
   test('abort rolls shadow contents back to the source, across a restart', () =>

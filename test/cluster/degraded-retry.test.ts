@@ -1,0 +1,88 @@
+// A route that cannot drain does not wait silently: a developer whose consumer stays attached to
+// the session shadow stops the split; after a step's time the route turns Degraded with the
+// reason and the exact retry command. Once the consumer lets go, an operator's retry annotation
+// drains it (the annotation is consumed), the workload is handed back, and nothing is lost.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import * as amqp from 'amqplib';
+import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { installController } from '../../deploy/install';
+import { RETRY_ANNOTATION } from '../../core/state/operatorRetry';
+import { mergePatch } from '../../agent/kube/client';
+import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { pollUntil } from '../support/poll';
+import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
+import { createSplit, deleteSplit, getSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
+import { waitForHandback } from '../support/handback';
+import { loadServices, uniqueName } from '../support/services';
+
+const services = loadServices();
+let kc: KubeConfig;
+let namespace: string;
+let conn: amqp.ChannelModel;
+let ch: amqp.ConfirmChannel;
+
+before(async () => {
+  kc = adminConfig(services.kubeconfig);
+  await installController(kc);
+  namespace = await createNamespace(kc, 'qs-degraded');
+  conn = await amqp.connect(services.amqpUrl);
+  ch = await conn.createConfirmChannel();
+});
+after(async () => {
+  await conn?.close().catch(() => undefined);
+  await deleteNamespace(kc, namespace);
+});
+
+test('a drain blocked by an attached consumer degrades with the retry command; the operator retry finishes it', async () => {
+  const source = uniqueName('stuck');
+  await ch.assertQueue(source, { durable: true });
+  await deployRabbitApp(kc, services, namespace, 'stuck', source);
+  const split = await createSplit(kc, namespace, {
+    workload: 'stuck',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'kim' },
+    owner: 'kim',
+  });
+  const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const shadow = active.status!.queues![0]!.shadow!.source!;
+  // kim's consumer takes nothing (prefetch 1, never acks): her messages stay in the shadow.
+  const local = await conn.createChannel();
+  await local.prefetch(1);
+  await local.consume(shadow, () => undefined);
+  const kim = ids(source, 'kim', 5);
+  const plain = ids(source, 'plain', 5);
+  await publishTo(ch, source, kim, 'kim');
+  await publishTo(ch, source, plain);
+
+  await deleteSplit(kc, namespace, split.metadata.name);
+  const degraded = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Degraded', 300_000);
+  const message = degraded.status?.conditions?.[0]?.message ?? '';
+  assert.match(message, /could not drain/, `the reason is named: ${message}`);
+  assert.match(message, new RegExp(`annotate deployment/stuck ${RETRY_ANNOTATION}=now`), 'the retry command');
+  assert.ok(!message.includes('kim'), 'no header value in the status');
+
+  await local.close(); // the unacked message goes back to the shadow
+  const apps = kc.makeApiClient(AppsV1Api);
+  await apps.patchNamespacedDeployment(
+    { name: 'stuck', namespace, body: { metadata: { annotations: { [RETRY_ANNOTATION]: 'now' } } } },
+    mergePatch,
+  );
+  await waitForSplitGone(kc, namespace, split.metadata.name, 240_000);
+  await waitForHandback(kc, {
+    kind: 'Deployment',
+    namespace,
+    name: 'stuck',
+    replicas: 1,
+    env: [{ container: 'app', name: 'SOURCE_QUEUE', value: source }],
+  });
+  const workload = await apps.readNamespacedDeployment({ name: 'stuck', namespace });
+  assert.equal(workload.metadata?.annotations?.[RETRY_ANNOTATION], undefined, 'the retry was consumed');
+  await pollUntil(
+    "kim's kept messages and everything else reach the app after the retry",
+    async () => appReceived(source),
+    (got) => [...kim, ...plain].every((id) => got.has(id)),
+    90_000,
+  );
+  assert.equal(await getSplit(kc, namespace, split.metadata.name), undefined);
+});

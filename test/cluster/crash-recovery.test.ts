@@ -1,5 +1,5 @@
-// kill -9 in every phase (DESIGN §6 recovery): a split's whole life — activation, ACTIVE,
-// handback — runs while the test watches the state document and, the moment each phase is
+// kill -9 in every phase (DESIGN §6 recovery): a split's whole life — activation, ACTIVE with a
+// teammate's route attaching and draining, handback — runs while the test watches the state document and, the moment each phase is
 // persisted, SIGKILLs the process under test: the leading controller replica (two run, so this
 // is also the leader-election test) or the workload's queue-agent. Traffic flows the whole time;
 // the fixture app's records and the developer's own consumer prove every message arrived
@@ -45,7 +45,9 @@ const HANDBACK = [
   'RESTORING_APP',
   'CLEANING_UP',
 ];
-const EVERY_PHASE = [...ACTIVATION, ...HANDBACK];
+// A route attaching to and draining from an ACTIVE queue (a second developer comes and goes).
+const ROUTE_PHASES = ['route:ATTACHING', 'route:DRAINING'];
+const EVERY_PHASE = [...ACTIVATION, ...ROUTE_PHASES, ...HANDBACK];
 const ROUNDS = 3;
 
 type Target = 'controller' | 'queue-agent';
@@ -226,11 +228,11 @@ async function lifecycle(
   const watch = new PhaseWatch(kc, namespace, name, async (phase) => {
     if (!wanted.includes(phase)) return;
     // The target may be starting (a queue-agent in PREPARING) or restarting after the last kill.
-    for (let waited = 0; watch.phase === phase && waited < 30_000; waited += 100) {
+    for (let waited = 0; watch.shows(phase) && waited < 30_000; waited += 100) {
       const pid = await livePid(target, name);
       if (pid) {
         process.kill(pid, 'SIGKILL');
-        kills.push({ phase, pid, confirmed: watch.phase === phase });
+        kills.push({ phase, pid, confirmed: watch.shows(phase) });
         return;
       }
       await sleep(100);
@@ -248,6 +250,16 @@ async function lifecycle(
     });
     const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 300_000);
     const detach = await subject.attach(active, mineReceived);
+    // A teammate attaches to the active queue and leaves again (route ATTACHING, DRAINING).
+    const mate = await createSplit(kc, namespace, {
+      workload: name,
+      queues: subject.queues,
+      filter: { 'x-queue-split-user': `jay${round}` },
+      owner: `jay${round}`,
+    });
+    await waitForSplitPhase(kc, namespace, mate.metadata.name, 'Active', 300_000);
+    await deleteSplit(kc, namespace, mate.metadata.name);
+    await waitForSplitGone(kc, namespace, mate.metadata.name, 300_000);
     await sleep(3000); // traffic through the split while ACTIVE
     // As the sidecar does when a split stops: the route drains once its consumer has let go.
     await detach();

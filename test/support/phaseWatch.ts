@@ -10,35 +10,52 @@ export interface PhaseSeen {
   at: number;
 }
 
+/** Labels for what a state document shows: its workload phase and `route:<PHASE>` per route. */
+function labelsOf(text: string | undefined): { phase: string; labels: Set<string> } {
+  if (!text) return { phase: '', labels: new Set() };
+  const doc = JSON.parse(text) as { phase?: string; routes?: { phase?: string }[] };
+  const phase = String(doc.phase ?? '');
+  return { phase, labels: new Set([phase, ...(doc.routes ?? []).map((r) => `route:${r.phase}`)]) };
+}
+
 export class PhaseWatch {
   readonly timeline: PhaseSeen[] = [];
   private readonly started = Date.now();
   private abort: AbortController | undefined;
   private stopped = false;
   private current = '';
+  private labels = new Set<string>();
 
   constructor(
     private readonly kc: KubeConfig,
     private readonly namespace: string,
     private readonly workload: string,
-    /** Called once per phase change, in order; the next change waits until it settles. */
-    private readonly onPhase: (phase: string) => Promise<void>,
+    /** Called for each phase or route phase (`route:ATTACHING`) as it appears, in order; the next
+     * call waits until the previous one settles. */
+    private readonly onPhase: (label: string) => Promise<void>,
   ) {}
 
-  /** The phase last persisted ('' before the state document exists or after it is removed). */
+  /** The workload phase last persisted ('' before the state document exists or after removal). */
   get phase(): string {
     return this.current;
+  }
+
+  /** Whether the last persisted document still shows `label` (a phase or `route:<PHASE>`). */
+  shows(label: string): boolean {
+    return this.labels.has(label);
   }
 
   start(): void {
     let chain = Promise.resolve();
     const handle = (type: string, cm: V1ConfigMap) => {
-      const text = type === 'DELETED' ? undefined : cm.data?.[STATE_KEY];
-      const phase = text ? String((JSON.parse(text) as { phase?: string }).phase ?? '') : '';
-      if (phase === this.current) return;
-      this.current = phase;
-      this.timeline.push({ phase: phase || '(handed back)', at: Date.now() - this.started });
-      if (phase) chain = chain.then(() => this.onPhase(phase)).catch(() => undefined);
+      const { phase, labels } = labelsOf(type === 'DELETED' ? undefined : cm.data?.[STATE_KEY]);
+      const appeared = [...labels].filter((l) => l && !this.labels.has(l));
+      this.labels = labels;
+      if (phase !== this.current) {
+        this.current = phase;
+        this.timeline.push({ phase: phase || '(handed back)', at: Date.now() - this.started });
+      }
+      for (const label of appeared) chain = chain.then(() => this.onPhase(label)).catch(() => undefined);
     };
     const connect = async () => {
       if (this.stopped) return;

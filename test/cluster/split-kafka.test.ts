@@ -201,6 +201,12 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
       0,
       `${q}: nothing in flight`,
     );
+    assert.equal(sampleValue(samples, 'queuesplit_messages_retrying', { queue: q }), 0, `${q}: no retries`);
+    assert.equal(
+      samples.filter((x) => x.name === 'queuesplit_step_failures_total' && x.labels.queue === q).length,
+      0,
+      `${q}: no failed step`,
+    );
   }
   assert.ok(
     (sampleValue(samples, 'queuesplit_desired_generation') ?? 0) > 0,

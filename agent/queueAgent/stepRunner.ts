@@ -13,7 +13,7 @@ import type {
 import type { WorkloadPhase } from '../../core/state/phases';
 import type { Checkpoint, Engine, HandoffData, Outcome, RouteSpec, ShadowLag } from '../engine/contract';
 import { describeError, type Logger } from '../engine/log';
-import { createEngine } from './engineFactory';
+import { createEngine, EngineConfigError } from './engineFactory';
 
 /** Phases in which the pump runs and the route table is kept current. */
 const PUMPING: readonly WorkloadPhase[] = ['STARTING_PUMP', 'REDIRECTING_APP', 'ACTIVE', 'DEGRADED'];
@@ -47,7 +47,8 @@ export class StepRunner {
       } catch (err) {
         const reason = describeError(err);
         this.log.error('queue.failed', { queue: plan.name, reason });
-        if (plan.step) this.record(plan, desired.generation, { kind: 'rejected', reason });
+        if (plan.step)
+          this.record(plan, desired.generation, this.neverBuilt(plan, err) ?? { kind: 'rejected', reason });
       }
     }
     await this.drainRoutes(desired);
@@ -81,6 +82,23 @@ export class StepRunner {
   async close(): Promise<void> {
     await Promise.all([...this.engines.values()].map((e) => e.close().catch(() => undefined)));
     this.engines.clear();
+  }
+
+  /**
+   * An engine this agent could not even build (its pod env is incomplete) and that never left a
+   * checkpoint has copied nothing in this activation: that alone proves the rollback and the
+   * cleanup after it, so a configuration error ends the split Failed instead of DEGRADED.
+   */
+  private neverBuilt(plan: AgentQueuePlan, err: unknown): StepOutcome | undefined {
+    if (!(err instanceof EngineConfigError)) return undefined;
+    if (plan.step !== 'ABORTING_ACTIVATION' && plan.step !== 'CLEANING_UP') return undefined;
+    if (this.engines.has(plan.name) || this.latest.has(plan.name) || plan.checkpoint !== undefined) {
+      return undefined;
+    }
+    return {
+      kind: 'done',
+      evidence: `no engine ever ran for ${plan.name} in this activation (${err.message}): nothing was copied, nothing to roll back or delete`,
+    };
   }
 
   private async reset(activationId: string): Promise<void> {

@@ -4,11 +4,12 @@
 // → handed back), reports the split Failed with a readable reason and a safe next action,
 // restores the original env and replicas, and every message sent before and during the failed
 // cutover reaches the app from its own topic and queue. Second: someone scales the workload by
-// hand while the split activates; the activation aborts into the same proved rollback.
+// hand while the split activates; the activation aborts into the same proved rollback. Third:
+// the queue-agent's copied env cannot build an engine; the split fails without touching the app.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
-import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Kafka, Producer } from 'kafkajs';
 import { installController } from '../../deploy/install';
 import { shopDeployment } from '../../demo/sampleWorkload';
@@ -16,12 +17,14 @@ import {
   adminConfig,
   createNamespace,
   deleteNamespace,
+  fixtureDeployment,
   records,
   scale,
   waitForReadyPods,
 } from '../support/kube';
 import { pollUntil } from '../support/poll';
-import { deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
+import { deployRabbitApp, ids, publishTo, rabbitDeclaration } from '../support/rabbitSplit';
+import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
 import { loadServices, uniqueName } from '../support/services';
 import { connectProducer, createTopic, kafkaClient, produceIds } from '../support/kafkaSplit';
@@ -248,6 +251,86 @@ test('a manual scale while the split activates aborts into the proved rollback',
       async () => appGot(source),
       (got) => [...pre, ...during, ...afterIds].every((id) => got.has(id)),
       90_000,
+    );
+    await deleteSplit(kc, namespace, split.metadata.name);
+    await waitForSplitGone(kc, namespace, split.metadata.name);
+  } finally {
+    watch.stop();
+  }
+});
+
+test('an agent env that cannot build an engine fails the split at PREPARING; the app is untouched', async () => {
+  const source = uniqueName('rb-config');
+  await ch.assertQueue(source, { durable: true });
+  const core = kc.makeApiClient(CoreV1Api);
+  // The app does not use the management URL; the queue-agent needs it and gets an empty value.
+  await core.createNamespacedConfigMap({
+    namespace,
+    body: { metadata: { name: 'broker-config' }, data: { management: '' } },
+  });
+  await core
+    .createNamespacedSecret({
+      namespace,
+      body: { metadata: { name: 'amqp' }, stringData: { url: services.amqpUrl } },
+    })
+    .catch((e: unknown) => {
+      if ((e as { code?: number }).code !== 409) throw e;
+    });
+  await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+    namespace,
+    body: fixtureDeployment({
+      name: 'misconfigured',
+      image: 'queuesplit/fixture-rabbitmq-consumer',
+      replicas: 1,
+      annotations: { [QUEUE_CONFIG_ANNOTATION]: rabbitDeclaration },
+      env: [
+        { name: 'AMQP_URL', valueFrom: { secretKeyRef: { name: 'amqp', key: 'url' } } },
+        {
+          name: 'RABBITMQ_MANAGEMENT_URL',
+          valueFrom: { configMapKeyRef: { name: 'broker-config', key: 'management' } },
+        },
+        { name: 'SOURCE_QUEUE', value: source },
+      ],
+    }),
+  });
+  const [appPod] = await waitForReadyPods(kc, namespace, 'misconfigured', 1);
+  const watch = new PhaseWatch(kc, namespace, 'misconfigured', async () => undefined);
+  watch.start();
+  try {
+    const split = await createSplit(kc, namespace, {
+      workload: 'misconfigured',
+      queues: ['orders'],
+      filter: { 'x-queue-split-user': 'alice' },
+      owner: 'alice',
+    });
+    const failed = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Failed', 120_000);
+    const message = failed.status?.conditions?.[0]?.message ?? '';
+    console.log(`status: ${message}`);
+    assert.match(
+      message,
+      /RABBITMQ_MANAGEMENT_URL .* is empty in the queue-agent pod/,
+      'names the missing env',
+    );
+    await pollUntil(
+      'the state document is removed (IDLE)',
+      async () => watch.phase,
+      (p) => p === '',
+      60_000,
+    );
+    console.log(`phases: ${watch.describe()}`);
+    const seen = watch.timeline.map((x) => x.phase);
+    assert.ok(
+      !seen.includes('DEGRADED') && !seen.includes('QUIESCING_APP'),
+      `failed before touching the app: ${seen}`,
+    );
+    assert.ok(seen.includes('ABORTING_ACTIVATION'), `through the rollback: ${seen}`);
+    const [still] = await waitForReadyPods(kc, namespace, 'misconfigured', 1);
+    assert.equal(still?.metadata?.name, appPod?.metadata?.name, 'the app pod was never restarted');
+    await pollUntil(
+      'no queue-agent left',
+      () => agentPods(kc, namespace, 'misconfigured'),
+      (p) => p.length === 0,
+      60_000,
     );
     await deleteSplit(kc, namespace, split.metadata.name);
     await waitForSplitGone(kc, namespace, split.metadata.name);

@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import { queueSplitCrd } from '../../../core/crd/crdManifest';
 import { controllerManifests } from '../../../deploy/manifests';
+import { bounded } from '../support/bounded';
 import { getSplit, pollUntil, prepareSplitFixture, type SplitFixture } from '../support/cluster';
 
 let fixture: SplitFixture;
@@ -64,12 +65,15 @@ describe('debug launches with a queueSplit block (real cluster, env delivery)', 
     await config().update('leaseSeconds', 30, vscode.ConfigurationTarget.Global);
   });
 
-  after(async () => {
-    while (vscode.debug.activeDebugSession !== undefined) await vscode.debug.stopDebugging();
-    for (const key of ['kubeconfig', 'namespace', 'owner', 'leaseSeconds'])
-      await config().update(key, undefined, vscode.ConfigurationTarget.Global);
+  after(async function () {
+    this.timeout(120_000);
+    await bounded('stop debugging', () => vscode.debug.stopDebugging());
+    await bounded('reset settings', async () => {
+      for (const key of ['kubeconfig', 'namespace', 'owner', 'leaseSeconds'])
+        await config().update(key, undefined, vscode.ConfigurationTarget.Global);
+    });
     fs.rmSync(dir, { recursive: true, force: true });
-    await fixture?.close();
+    await bounded('delete the namespace', () => fixture?.close());
   });
 
   it('"Install Controller into Cluster" (server-side dry run) is accepted by the real API server', async () => {

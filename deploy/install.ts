@@ -12,6 +12,7 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { parse } from 'yaml';
+import { forClient } from './clientObject';
 import { controllerManifests, developerBinding, type InstallOptions } from './manifests';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -19,7 +20,8 @@ const code = (err: unknown) => (err as { code?: number }).code;
 
 export async function applyObjects(kc: KubeConfig, objects: readonly KubernetesObject[]): Promise<void> {
   const api = KubernetesObjectApi.makeApiClient(kc);
-  for (const object of objects) {
+  for (const plain of objects) {
+    const object = forClient(plain);
     try {
       await api.create(object);
     } catch (err) {

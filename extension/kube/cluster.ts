@@ -1,6 +1,7 @@
 // The cluster calls the extension makes with the user's credentials: read annotated workloads
 // and QueueSplits, create and delete the user's QueueSplits, list namespaces, apply the install
 // manifests. Loaded lazily (with @kubernetes/client-node) the first time a command needs it.
+import { forClient } from '../../deploy/clientObject';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -220,7 +221,8 @@ export class ClusterApi {
   ): Promise<void> {
     const api = KubernetesObjectApi.makeApiClient(this.connection.kc);
     const dry = dryRun ? 'All' : undefined;
-    for (const object of objects) {
+    for (const plain of objects) {
+      const object = forClient(plain);
       const what = `${object.kind} ${object.metadata?.name ?? ''}`;
       try {
         try {

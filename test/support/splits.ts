@@ -12,7 +12,11 @@ import {
 import { queueSplitName, routeIdFromRandomBytes } from '../../core/names';
 import { pollUntil } from './poll';
 
-const api = { group: QUEUE_SPLIT_GROUP, version: QUEUE_SPLIT_VERSION, plural: QUEUE_SPLIT_PLURAL };
+export const queueSplitApi = {
+  group: QUEUE_SPLIT_GROUP,
+  version: QUEUE_SPLIT_VERSION,
+  plural: QUEUE_SPLIT_PLURAL,
+};
 
 export async function createSplit(
   kc: KubeConfig,
@@ -48,7 +52,7 @@ export async function createSplit(
   };
   return (await kc
     .makeApiClient(CustomObjectsApi)
-    .createNamespacedCustomObject({ ...api, namespace, body })) as QueueSplit;
+    .createNamespacedCustomObject({ ...queueSplitApi, namespace, body })) as QueueSplit;
 }
 
 export async function getSplit(
@@ -59,7 +63,7 @@ export async function getSplit(
   try {
     return (await kc
       .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ ...api, namespace, name })) as QueueSplit;
+      .getNamespacedCustomObject({ ...queueSplitApi, namespace, name })) as QueueSplit;
   } catch (err) {
     if ((err as { code?: number }).code === 404) return undefined;
     throw err;
@@ -67,7 +71,9 @@ export async function getSplit(
 }
 
 export async function deleteSplit(kc: KubeConfig, namespace: string, name: string): Promise<void> {
-  await kc.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({ ...api, namespace, name });
+  await kc
+    .makeApiClient(CustomObjectsApi)
+    .deleteNamespacedCustomObject({ ...queueSplitApi, namespace, name });
 }
 
 export function waitForSplitPhase(

@@ -92,7 +92,14 @@ function writeConfig(): string {
 }
 
 /** Kafka's cluster ids are 16 random bytes in URL-safe base64 without padding. */
-const newClusterId = () => randomBytes(16).toString('base64url');
+/** A base64url id, never starting with '-': kafka-storage would read that as an option (Kafka's
+ * own Uuid.randomUuid regenerates such ids for the same reason). */
+function newClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
 
 export async function startKafka(): Promise<Record<string, string>> {
   const env = { KAFKA_BROKERS: `127.0.0.1:${port}`, KAFKA_VERSION: kafkaVersion ?? 'unknown' };

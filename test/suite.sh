@@ -10,4 +10,7 @@ if [ ${#files[@]} -eq 0 ]; then
   echo "test/$suite has no *.test.ts files: nothing would run, which is a failure" >&2
   exit 1
 fi
-exec node --import tsx --test --test-force-exit --test-timeout=600000 --test-reporter=spec "$@" "${files[@]}"
+# The timeout bounds each test file as well as each test: a hang fails by name instead of eating
+# CI's budget. The cluster suite's kill -9 file runs several split lives, so it sets a longer one.
+timeout_ms=${QS_TEST_TIMEOUT_MS:-600000}
+exec node --import tsx --test --test-force-exit --test-timeout="$timeout_ms" --test-reporter=spec "$@" "${files[@]}"

@@ -95,6 +95,10 @@ export function routeReleased(state: SplitState, routeId: string, why: string): 
   const route = state.routes.find((r) => r.routeId === routeId);
   if (!route) return ignored(state, `route ${routeId} is unknown (already gone)`);
   if (route.phase === 'DRAINING') return ignored(state, `route ${routeId} is already draining`);
+  // A degraded drain waits for an operator's retry; its deleted split must not restart it on
+  // every pass (the status would flap between Draining and Degraded).
+  if (route.phase === 'DEGRADED')
+    return ignored(state, `route ${routeId} is degraded; an operator retries it`);
   if (route.phase === 'PENDING') return dropPending(state, route, why);
   return result(state, startDrain(state, route, why), `route ${routeId} draining (${why})`);
 }

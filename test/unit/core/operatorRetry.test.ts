@@ -34,3 +34,15 @@ test('the degraded report tells the operator the exact retry command', () => {
   assert.ok(report.type === 'reportDegraded' && report.nextAction.endsWith(hint));
   assert.match(hint, new RegExp(`annotate deployment/\\S+ ${RETRY_ANNOTATION}=now$`));
 });
+
+test('a degraded route stays degraded when its split is deleted: only the retry drains it again', () => {
+  const routeDegraded = transition(at('ACTIVE_ROUTE_DRAINING'), {
+    type: 'routeDrained',
+    routeId: 'r1',
+    proven: false,
+    evidence: 'a consumer is still attached',
+  }).state;
+  const deleted = transition(routeDegraded, { type: 'routeDeleted', routeId: 'r1' });
+  assert.equal(deleted.outcome, 'ignored');
+  assert.equal(deleted.state.routes[0]!.phase, 'DEGRADED');
+});

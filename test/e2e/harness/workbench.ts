@@ -105,11 +105,19 @@ export async function openViewContainer(page: Page, title: string, timeoutMs = 3
   const label = page.locator(`.action-label[aria-label^="${cssString(title)}"]`);
   const item = page.locator('.activitybar .action-item').filter({ has: label }).first();
   await item.waitFor({ state: 'visible', timeout: timeoutMs });
-  if (!(await item.evaluate((el) => el.classList.contains('checked')))) await item.click();
-  await page
-    .locator('.activitybar .action-item.checked')
-    .filter({ has: label })
-    .waitFor({ state: 'visible', timeout: timeoutMs });
+  const shown = page.locator('.activitybar .action-item.checked').filter({ has: label });
+  // Right after a reload the workbench may still be restoring the sidebar, and a click then
+  // toggles it shut: click, give it a moment, and click again until it shows.
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (!(await item.evaluate((el) => el.classList.contains('checked')))) await item.click();
+    try {
+      await shown.waitFor({ state: 'visible', timeout: 3_000 });
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
+  }
 }
 
 /**

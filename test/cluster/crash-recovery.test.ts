@@ -211,17 +211,19 @@ interface Kill {
   confirmed: boolean;
 }
 
-type Make = (name: string) => Promise<Subject>;
+/** The workloads under test, by the label their names carry. */
+const SUBJECTS = { rmq: rabbitSubject, mixed: shopSubject };
+type Kind = keyof typeof SUBJECTS;
 
 /** One split's life with a kill at the start of each wanted phase; returns the kills made. */
 async function lifecycle(
   target: Target,
-  make: Make,
+  kind: Kind,
   wanted: readonly string[],
   round: number,
 ): Promise<Kill[]> {
   const user = `ivy${round}`;
-  const subject = await make(`crash-${target === 'controller' ? 'ctl' : 'agt'}-${kindOf(make)}-${round}`);
+  const subject = await SUBJECTS[kind](`crash-${target === 'controller' ? 'ctl' : 'agt'}-${kind}-${round}`);
   const name = subject.name;
 
   const kills: Kill[] = [];
@@ -300,14 +302,12 @@ async function lifecycle(
   }
 }
 
-const kindOf = (make: Make) => (make === shopSubject ? 'mixed' : 'rmq');
-
-async function killInEveryPhase(target: Target, make: Make): Promise<void> {
+async function killInEveryPhase(target: Target, kind: Kind): Promise<void> {
   const hit = new Set<string>();
   for (let round = 1; round <= ROUNDS; round++) {
     const missing = EVERY_PHASE.filter((p) => !hit.has(p));
     if (missing.length === 0) break;
-    for (const k of await lifecycle(target, make, missing, round)) if (k.confirmed) hit.add(k.phase);
+    for (const k of await lifecycle(target, kind, missing, round)) if (k.confirmed) hit.add(k.phase);
   }
   assert.deepEqual(
     EVERY_PHASE.filter((p) => !hit.has(p)),
@@ -347,7 +347,7 @@ test(
   KILL_TEST,
   async () => {
     const first = await controllerLeader(kc);
-    await killInEveryPhase('controller', rabbitSubject);
+    await killInEveryPhase('controller', 'rmq');
     const now = await pollUntil('a live leader after the kills', () => controllerLeader(kc), Boolean, 60_000);
     assert.ok(now!.transitions > (first?.transitions ?? 0), 'leadership moved when its holder was killed');
   },
@@ -357,7 +357,7 @@ test(
   'queue-agent kill -9 in every phase: it restarts, resumes from its checkpoints, and nothing is lost',
   KILL_TEST,
   async () => {
-    await killInEveryPhase('queue-agent', rabbitSubject);
+    await killInEveryPhase('queue-agent', 'rmq');
   },
 );
 
@@ -365,6 +365,6 @@ test(
   'queue-agent kill -9 in every phase with a Kafka topic and a RabbitMQ queue in one agent: nothing is lost',
   KILL_TEST,
   async () => {
-    await killInEveryPhase('queue-agent', shopSubject);
+    await killInEveryPhase('queue-agent', 'mixed');
   },
 );

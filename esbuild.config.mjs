@@ -1,5 +1,6 @@
 // Builds the three bundles the product ships: the VS Code extension and the two Node 20
 // executables (sidecar on the laptop, agent in the cluster). One config so flags can't drift.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { build } from 'esbuild';
 
@@ -12,6 +13,8 @@ const common = {
   minify: process.argv.includes('--minify'),
   logLevel: 'info',
   legalComments: 'linked',
+  // What each bundle is made of: deploy/notices.ts lists the bundled packages from it.
+  metafile: true,
 };
 
 const executable = { banner: { js: '#!/usr/bin/env node' } };
@@ -26,6 +29,7 @@ const lazyBundles = {
   'extension/publish/testMessage.ts': 'extension-publish.js',
   'extension/model/manifests.ts': 'extension-manifests.js',
   'extension/model/details.ts': 'extension-details.js',
+  'extension/model/launchEdit.ts': 'extension-launch.js',
 };
 const lazyImports = {
   name: 'lazy-extension-bundles',
@@ -40,16 +44,27 @@ const lazyImports = {
     });
   },
 };
+// jsonc-parser's `main` is a UMD build whose factory requires its own files at run time, which
+// esbuild cannot follow (the bundle then fails with "Cannot find module './impl/format'"): bundle
+// its ES module build instead.
+const jsoncParserEsm = {
+  name: 'jsonc-parser-esm',
+  setup(b) {
+    b.onResolve({ filter: /^jsonc-parser$/ }, () => ({
+      path: path.resolve('node_modules/jsonc-parser/lib/esm/main.js'),
+    }));
+  },
+};
 // The extension bundles are minified (parse time at startup); the executables stay readable.
-const extensionBuild = { ...common, external: ['vscode'], minify: true };
+const extensionBuild = { ...common, external: ['vscode'], minify: true, plugins: [jsoncParserEsm] };
 
-await Promise.all([
+const results = await Promise.all([
   // `vscode` is provided by the editor at run time.
   build({
     ...extensionBuild,
     entryPoints: ['extension/extension.ts'],
     outfile: 'dist/extension.js',
-    plugins: [lazyImports],
+    plugins: [lazyImports, jsoncParserEsm],
   }),
   ...Object.entries(lazyBundles).map(([entry, file]) =>
     build({ ...extensionBuild, entryPoints: [entry], outfile: `dist/${file}` }),
@@ -57,3 +72,12 @@ await Promise.all([
   build({ ...common, ...executable, entryPoints: ['sidecar/main.ts'], outfile: 'dist/sidecar.js' }),
   build({ ...common, ...executable, entryPoints: ['agent/main.ts'], outfile: 'dist/agent.js' }),
 ]);
+
+// Each bundle's inputs (source files and the node_modules files it carries), for the notices.
+const inputs = {};
+for (const { metafile } of results) {
+  for (const [out, info] of Object.entries(metafile.outputs)) {
+    if (out.endsWith('.js')) inputs[path.basename(out)] = Object.keys(info.inputs).sort();
+  }
+}
+fs.writeFileSync('dist/bundle-inputs.json', `${JSON.stringify(inputs, null, 1)}\n`);

@@ -1,7 +1,10 @@
-// The in-cluster agent: one image, two modes (DESIGN §2). `controller` runs cluster-wide and owns
+// The in-cluster agent: one image, two modes (docs/design.md §2). `controller` runs cluster-wide and owns
 // cutover; `queue-agent` runs one per split workload and hosts its engines.
 import { Command, InvalidArgumentError } from 'commander';
+import { defaultAgentImage } from '../core/image';
 import { productVersion } from '../core/version';
+import { DEFAULT_METRICS_PORT } from './controller/agentDeployment';
+import { CONTROLLER_HEALTH_PORT } from '../core/podSecurity';
 import { runController } from './controller/run';
 import { runQueueAgent } from './queueAgent/main';
 
@@ -11,6 +14,19 @@ const integer = (name: string, min: number) => (value: string) => {
     throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got "${value}"`);
   return n;
 };
+
+/** `a,b`: DNS-1123 namespace names, at least one, no duplicates. */
+function watchNamespaces(value: string): string[] {
+  const list = value.split(',').map((n) => n.trim());
+  const bad = list.find((n) => !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(n));
+  if (bad !== undefined)
+    throw new InvalidArgumentError(
+      `--watch-namespaces: "${bad}" is not a namespace name; give comma-separated namespace names, e.g. team-a,team-b`,
+    );
+  if (new Set(list).size !== list.length)
+    throw new InvalidArgumentError('--watch-namespaces: a namespace is listed twice; list each once');
+  return list;
+}
 
 const program = new Command('queue-split-agent')
   .description('Queue Split controller and per-workload queue-agent.')
@@ -25,16 +41,12 @@ program
     'namespace of the controller (leader Lease, install id, ownership Leases)',
     process.env.POD_NAMESPACE,
   )
-  .option(
-    '--agent-image <image>',
-    'image of the per-workload queue-agent',
-    `queuesplit/agent:${productVersion}`,
-  )
+  .option('--agent-image <image>', 'image of the per-workload queue-agent', defaultAgentImage)
   .option(
     '--agent-metrics-port <port>',
     'metrics/health port of queue-agents (0: any free port)',
     integer('--agent-metrics-port', 0),
-    9090,
+    DEFAULT_METRICS_PORT,
   )
   .option(
     '--step-timeout <seconds>',
@@ -42,24 +54,47 @@ program
     integer('--step-timeout', 5),
     600,
   )
+  .option(
+    '--agent-start-timeout <seconds>',
+    'a queue-agent crash-looping or unready this long fails its step (an unpullable image or a refused pod fails it at once)',
+    integer('--agent-start-timeout', 5),
+    120,
+  )
   .option('--lease-seconds <seconds>', 'leader Lease duration', integer('--lease-seconds', 3), 15)
   .option('--resync-ms <ms>', 'interval between full passes', integer('--resync-ms', 100), 1000)
+  .option(
+    '--health-port <port>',
+    'port of /healthz and /readyz (0: any free port)',
+    integer('--health-port', 0),
+    CONTROLLER_HEALTH_PORT,
+  )
+  .option(
+    '--watch-namespaces <list>',
+    'a namespaced install: serve only these comma-separated namespaces (its RBAC is bound there alone)',
+    watchNamespaces,
+  )
   .action(
     async (opts: {
       namespace: string;
+      watchNamespaces?: string[];
       agentImage: string;
       agentMetricsPort: number;
       stepTimeout: number;
+      agentStartTimeout: number;
       leaseSeconds: number;
       resyncMs: number;
+      healthPort: number;
     }) => {
       await runController({
         namespace: opts.namespace,
         agentImage: opts.agentImage,
         agentMetricsPort: opts.agentMetricsPort,
         stepTimeoutSeconds: opts.stepTimeout,
+        agentStartTimeoutSeconds: opts.agentStartTimeout,
         leaseSeconds: opts.leaseSeconds,
         resyncMs: opts.resyncMs,
+        healthPort: opts.healthPort,
+        ...(opts.watchNamespaces ? { watchNamespaces: opts.watchNamespaces } : {}),
       });
     },
   );
@@ -74,7 +109,7 @@ program
     '--metrics-port <port>',
     'metrics and health port (0: any free port)',
     integer('--metrics-port', 0),
-    9090,
+    DEFAULT_METRICS_PORT,
   )
   .option('--interval-ms <ms>', 'reconcile interval', integer('--interval-ms', 100), 500)
   .action(

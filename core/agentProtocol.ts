@@ -1,4 +1,4 @@
-// The contract between the controller and a workload's queue-agent (DESIGN §2): the controller
+// The contract between the controller and a workload's queue-agent (docs/design.md §2): the controller
 // writes a desired document into the state ConfigMap; the agent writes what it observed into
 // its own status ConfigMap. Level-triggered: each side re-reads the whole document and every
 // step is idempotent, so a lost update or a restart on either side is harmless.
@@ -9,6 +9,9 @@ import type { WorkloadPhase } from './state/phases';
 export const DESIRED_KEY = 'desired.json';
 export const OBSERVED_KEY = 'observed.json';
 export const STATE_KEY = 'state.json';
+/** Versions of the two documents (schemas and checks: core/agentDocuments.ts). */
+export const DESIRED_API_VERSION = 'queuesplit.dev/desired/v1';
+export const OBSERVED_API_VERSION = 'queuesplit.dev/observed/v1';
 /** Key of the cleanup ConfigMap a handback leaves when it had to keep broker resources. */
 export const CLEANUP_KEY = 'pending.json';
 
@@ -31,6 +34,8 @@ export interface AgentQueuePlan {
   offsetReset?: KafkaBlock['offsetReset'];
   saslMechanism?: string;
   tls?: TlsBlock;
+  /** RabbitMQ: plain http management next to TLS AMQP was accepted explicitly (README "Trust boundaries"). */
+  allowPlainHttpManagement?: true;
   env: AgentQueueEnv;
   epoch: number;
   /** Resource names recorded in the controller's state for this activation epoch. */
@@ -61,6 +66,8 @@ export interface AgentRoute {
 }
 
 export interface DesiredState {
+  apiVersion: typeof DESIRED_API_VERSION;
+  /** `<installId>/<workload uid>`: with each queue's epoch, it determines every broker name. */
   activationId: string;
   generation: number;
   phase: WorkloadPhase;
@@ -99,9 +106,16 @@ export interface ObservedRoute {
 }
 
 export interface ObservedState {
+  apiVersion: typeof OBSERVED_API_VERSION;
   activationId: string;
   observedGeneration: number;
   updatedAt: string;
   queues: Record<string, ObservedQueue>;
   routes: Record<string, ObservedRoute>;
+  /** Set when the agent refused the desired document (e.g. names that differ from core/names):
+   * it acted on none of it; the controller reports it. */
+  refused?: string;
+  /** Set once a queue-agent of this activation started after another one had written this
+   * document (a crash or reschedule): how often, and when last. Shown to developers. */
+  restarts?: { count: number; lastAt: string };
 }

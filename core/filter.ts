@@ -1,4 +1,4 @@
-// Route filters (DESIGN §4): a set of header key=value pairs, AND-ed, compared as exact strings.
+// Route filters (docs/design.md §4): a set of header key=value pairs, AND-ed, compared as exact strings.
 // This module owns the whole semantics — parsing what users type, normalising what brokers
 // deliver, matching and overlap — so the extension, the controller and the queue-agent can
 // never disagree about which route a message belongs to.
@@ -23,6 +23,12 @@ export const MAX_FILTER_PAIRS = 32;
 export const MAX_FILTER_VALUE_LENGTH = 1024;
 /** AMQP table keys are short strings (≤ 255 bytes): a longer key could never match there. */
 export const MAX_FILTER_KEY_BYTES = 255;
+/**
+ * The whole filter as JSON, in bytes. A filter is stored in the state and desired documents of
+ * every route, which share one ConfigMap (1 MiB): this bound, with MAX_ROUTES_PER_WORKLOAD
+ * (core/state/limits.ts), keeps the documents of a fully used workload inside it.
+ */
+export const MAX_FILTER_BYTES = 4096;
 
 /** A pasted blob can produce thousands of errors; nobody reads past the first few. */
 const MAX_REPORTED_ERRORS = 20;
@@ -194,6 +200,14 @@ class PairCollector {
         'Filter on fewer headers.',
       );
     }
+    const bytes = Buffer.byteLength(JSON.stringify(Object.fromEntries(this.pairs)), 'utf8');
+    if (bytes > MAX_FILTER_BYTES) {
+      this.error(
+        this.path,
+        `is ${bytes} bytes as JSON; at most ${MAX_FILTER_BYTES} are allowed (filters are stored with every route).`,
+        'Filter on fewer or shorter headers and values.',
+      );
+    }
     if (this.errors.length > MAX_REPORTED_ERRORS) {
       const hidden = this.errors.length - MAX_REPORTED_ERRORS;
       return fail([
@@ -234,7 +248,7 @@ export function amqpHeaders(headers: Readonly<Record<string, unknown>> | undefin
   return result;
 }
 
-type KafkaHeaderValue = Buffer | string | ReadonlyArray<Buffer | string> | undefined;
+type KafkaHeaderValue = Buffer | string | null | ReadonlyArray<Buffer | string | null> | undefined; // null: a null header value (never matches)
 
 /** kafkajs `IHeaders` → headers: the last of repeated keys counts; non-UTF-8 bytes never match. */
 export function kafkaHeaders(

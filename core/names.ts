@@ -1,4 +1,4 @@
-// Names of every resource a split creates (DESIGN §7): bounded, deterministic, and derived
+// Names of every resource a split creates (docs/design.md §7): bounded, deterministic, and derived
 // through a hash of install id, workload UID, logical queue, activation epoch and route id — never
 // from a user's topic or queue name — so cleanup can only ever touch what a split made.
 //
@@ -128,6 +128,9 @@ export interface KubernetesObjectNames {
   /** ConfigMap that outlives a handback listing broker resources kept because they were not
    * proven empty (they may hold messages). */
   cleanupConfigMap: string;
+  /** ConfigMap in the controller's namespace holding the digest of the state document
+   * (agent/controller/stateSeal.ts): tenants cannot write there. */
+  stateSeal: string;
   /** Lease held by the controller for the workload. */
   lease: string;
   /** ServiceAccount of the queue-agent. */
@@ -141,6 +144,7 @@ export function kubernetesObjectNames(id: WorkloadObjectIdentity): KubernetesObj
     stateConfigMap: boundedName('state', id.workloadName, inputs),
     agentStatusConfigMap: boundedName('status', id.workloadName, inputs),
     cleanupConfigMap: boundedName('cleanup', id.workloadName, inputs),
+    stateSeal: boundedName('seal', id.workloadName, inputs),
     lease: boundedName('lease', id.workloadName, inputs),
     agentServiceAccount: boundedName('sa', id.workloadName, inputs),
   };

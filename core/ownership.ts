@@ -1,4 +1,4 @@
-// Ownership keys (DESIGN §7): a non-secret hash naming "this source, consumed this way, on this
+// Ownership keys (docs/design.md §7): a non-secret hash naming "this source, consumed this way, on this
 // broker", so the controller can refuse a second split (or a second installation) taking over
 // the same source. Credentials never enter the key. Normalisation errs towards equal keys: ports
 // and schemes are dropped (amqp://h:5672 and amqps://h:5671 are one broker), so a false conflict

@@ -1,4 +1,4 @@
-// Finds the one route whose filter a message matches without scanning every route (DESIGN §4).
+// Finds the one route whose filter a message matches without scanning every route (docs/design.md §4).
 //
 // The index is a decision tree over header keys. A node picks the key K that most of its routes
 // filter on; routes with K=v go to the child for v, routes without K go to `rest`. Matching looks

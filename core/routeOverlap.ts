@@ -1,4 +1,4 @@
-// Explains why two routes may not share a queue (DESIGN §4: overlapping filters are rejected,
+// Explains why two routes may not share a queue (docs/design.md §4: overlapping filters are rejected,
 // never resolved by attachment order) and proposes the smallest change that separates them.
 import { DEFAULT_FILTER_KEY, filterEntries, filtersOverlap, formatFilter, type HeaderFilter } from './filter';
 import { joinPath } from './fieldPath';

@@ -11,6 +11,7 @@ import * as amqp from 'amqplib';
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { installController, testInstall } from '../deploy/install';
+import { restrictedNamespaceLabels } from '../core/podSecurity';
 import { repoRoot, runDir } from '../test/env/paths';
 import { readRecords } from '../test/fixtures/records';
 import { loadServices } from '../test/support/services';
@@ -149,7 +150,10 @@ async function main(): Promise<void> {
   await ch.assertQueue(invoicesQueue, { durable: true });
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
-  await core.createNamespace({ body: { metadata: { name: demoNamespace } } }).catch(() => undefined);
+  // The namespace enforces PodSecurity `restricted`: the sample service and the queue-agent comply.
+  await core
+    .createNamespace({ body: { metadata: { name: demoNamespace, labels: restrictedNamespaceLabels } } })
+    .catch(() => undefined);
   await waitFor(
     'namespace ready',
     () => core.readNamespacedServiceAccount({ name: 'default', namespace: demoNamespace }),

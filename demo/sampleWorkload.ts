@@ -2,6 +2,7 @@
 // invoices from a RabbitMQ queue — annotated for Queue Split, as a team would deploy it. The
 // cluster suite deploys the same service (with its own names) for the mixed-provider split.
 import type { V1Deployment } from '@kubernetes/client-node';
+import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/podSecurity';
 import { QUEUE_CONFIG_ANNOTATION } from '../core/queueConfig/schema';
 
 // Names per run: a demo interrupted halfway never blocks the next one.
@@ -64,10 +65,12 @@ export function shopDeployment(
         metadata: { labels: { app: names.name } },
         spec: {
           terminationGracePeriodSeconds: 10,
+          securityContext: restrictedPodSecurityContext,
           containers: [
             {
               name: 'orders-consumer',
               image: 'queuesplit/fixture-kafka-consumer:demo',
+              securityContext: restrictedContainerSecurityContext,
               env: [
                 { name: 'KAFKA_BROKERS', value: env.kafkaBrokers },
                 { name: 'SOURCE_TOPIC', value: names.ordersTopic },
@@ -77,6 +80,7 @@ export function shopDeployment(
             {
               name: 'invoices-consumer',
               image: 'queuesplit/fixture-rabbitmq-consumer:demo',
+              securityContext: restrictedContainerSecurityContext,
               env: [
                 { name: 'AMQP_URL', value: env.amqpUrl },
                 { name: 'RABBITMQ_MANAGEMENT_URL', value: env.managementUrl },

@@ -67,11 +67,21 @@ async function pollUntil<T>(
 
 export const testInstall: InstallOptions = {
   namespace: 'queuesplit-system',
+  // The test kubelet's name for this checkout's dist/agent.js (test/env/k8s/kubelet/images.ts); not
+  // an image anyone pulls, so not the published one (core/image.ts).
   image: 'queuesplit/agent:test',
   // Two replicas as users run it: one leads, one stands by (the crash tests kill the leader).
   replicas: 2,
   // Agents pick free ports (all pods share the host here); timeouts fit a test run.
-  extraArgs: ['--agent-metrics-port=0', '--step-timeout=120', '--resync-ms=300', '--lease-seconds=6'],
+  extraArgs: [
+    '--agent-metrics-port=0',
+    '--health-port=0',
+    '--step-timeout=120',
+    // Above the test kubelet's longest restart back-off (20 s): the kill -9 tests are not crash loops.
+    '--agent-start-timeout=45',
+    '--resync-ms=300',
+    '--lease-seconds=6',
+  ],
 };
 
 export async function installController(

@@ -2,12 +2,33 @@
 // `npm run deploy:manifests`), the tests that install the controller on the local cluster, and
 // the extension's "Install Controller into Cluster" command.
 import { QUEUE_SPLIT_GROUP, QUEUE_SPLIT_PLURAL } from '../core/crd/queueSplitSchema';
-import { productVersion } from '../core/version';
+import {
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
+  agentProbes,
+  CONTROLLER_HEALTH_PORT,
+  restrictedNamespaceLabels,
+} from '../core/podSecurity';
+import { defaultAgentImage, imageDigest } from '../core/image';
+import { ADMINS_GROUP, OWNER_POLICY } from '../core/identity';
+import { controllerAdmissionPolicy } from './admissionPolicy';
 
 export interface InstallOptions {
   namespace: string;
+  /** Controller and queue-agent image, kept as given (a digest stays: core/image.ts). */
   image: string;
+  /**
+   * Image of the queue-agents (default: `image`). The admission policy lets the controller run
+   * this image and no other (deploy/admissionPolicy.ts).
+   */
+  agentImage?: string;
   replicas: number;
+  /**
+   * A namespaced install: the controller serves only these namespaces (they must exist), its
+   * workload permissions are RoleBindings there (and in its own namespace) instead of a
+   * ClusterRoleBinding. Undefined: every namespace.
+   */
+  watchNamespaces?: string[];
   /** Extra controller flags (tests shorten timeouts and let agents pick free ports). */
   extraArgs: string[];
   /** Pod template annotations (tests roll the controller when its bundle changes). */
@@ -16,7 +37,7 @@ export interface InstallOptions {
 
 export const defaultInstall: InstallOptions = {
   namespace: 'queuesplit-system',
-  image: `queuesplit/agent:${productVersion}`,
+  image: defaultAgentImage,
   replicas: 2,
   extraArgs: [],
 };
@@ -24,59 +45,73 @@ export const defaultInstall: InstallOptions = {
 export type Manifest = {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
 } & Record<string, unknown>;
 
 const labels = { 'app.kubernetes.io/name': 'queue-split', 'app.kubernetes.io/component': 'controller' };
 
-/** What cutover needs, and nothing that reads a Secret. */
+/**
+ * What cutover needs in the workloads' namespaces, and nothing more: each verb is one the code in
+ * agent/controller calls (test/unit/deploy/controllerRbac.test.ts lists the call sites). Only
+ * QueueSplits are watched; everything else is read when a pass needs it. Nothing reads a Secret;
+ * StatefulSets are changed, never created or deleted. What it may create is further confined by
+ * the admission policy below (README "Install").
+ */
 export const controllerRules = [
-  {
-    apiGroups: [QUEUE_SPLIT_GROUP],
-    resources: [QUEUE_SPLIT_PLURAL],
-    verbs: ['get', 'list', 'watch', 'update', 'patch'],
-  },
-  {
-    apiGroups: [QUEUE_SPLIT_GROUP],
-    resources: [`${QUEUE_SPLIT_PLURAL}/status`],
-    verbs: ['get', 'update', 'patch'],
-  },
-  { apiGroups: [QUEUE_SPLIT_GROUP], resources: [`${QUEUE_SPLIT_PLURAL}/finalizers`], verbs: ['update'] },
+  { apiGroups: [QUEUE_SPLIT_GROUP], resources: [QUEUE_SPLIT_PLURAL], verbs: ['list', 'watch', 'patch'] },
+  { apiGroups: [QUEUE_SPLIT_GROUP], resources: [`${QUEUE_SPLIT_PLURAL}/status`], verbs: ['patch'] },
+  // Workloads: read, finalizer/env override (update), status annotation (patch); the queue-agent
+  // Deployment is created, updated and deleted.
   {
     apiGroups: ['apps'],
-    resources: ['deployments', 'statefulsets'],
-    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    resources: ['deployments'],
+    verbs: ['get', 'create', 'update', 'patch', 'delete'],
   },
-  {
-    apiGroups: ['apps'],
-    resources: ['deployments/scale', 'statefulsets/scale'],
-    verbs: ['get', 'update', 'patch'],
-  },
+  { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'update', 'patch'] },
+  { apiGroups: ['apps'], resources: ['deployments/scale', 'statefulsets/scale'], verbs: ['update'] },
   // Only to stop the pods of a Deployment being deleted, whose own controller no longer scales it.
   { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['list'] },
-  { apiGroups: ['apps'], resources: ['replicasets/scale'], verbs: ['get', 'update', 'patch'] },
-  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['apps'], resources: ['replicasets/scale'], verbs: ['update'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+  // State, status, cleanup and seal ConfigMaps. get and update are also what the queue-agent's
+  // Role grants, which RBAC lets the controller create only while it holds them itself.
   {
     apiGroups: [''],
     resources: ['configmaps'],
-    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    verbs: ['get', 'list', 'create', 'update', 'delete'],
   },
-  { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'create', 'delete'] },
+  { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['create', 'delete'] },
   {
     apiGroups: ['rbac.authorization.k8s.io'],
     resources: ['roles', 'rolebindings'],
-    verbs: ['get', 'create', 'delete'],
+    verbs: ['create', 'delete'],
   },
+  { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
+  // list: the kubelet's Warning events on a queue-agent pod name why it cannot start.
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'list'] },
+  // Only to tell a namespace being deleted, where no handback can finish (README).
+  { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+];
+
+/** In the controller's own namespace only: the leader Lease and the ownership Leases. */
+export const controllerNamespaceRules = [
   {
     apiGroups: ['coordination.k8s.io'],
     resources: ['leases'],
-    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
   },
-  { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['get', 'list'] },
-  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 
-/** Developers create and watch their splits and read workloads; they cannot scale or read Secrets. */
+/**
+ * What one developer session needs, verb by verb (README "The developer role"), and nothing
+ * that scales, edits a workload or reads a Secret. RBAC cannot say "only your own" QueueSplits:
+ * the `queuesplit-owner` admission policy below does (update/delete by the owner only).
+ */
 export const developerRules = [
   {
     apiGroups: [QUEUE_SPLIT_GROUP],
@@ -84,12 +119,107 @@ export const developerRules = [
     verbs: ['create', 'get', 'list', 'watch', 'delete', 'patch', 'update'],
   },
   { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: ['get', 'list', 'watch'] },
+  // Who am I (the owner of my splits), and may I (the preflight of issue 15 item 5). Also in
+  // system:basic-user; listed so the role is complete where that binding was trimmed.
+  {
+    apiGroups: ['authentication.k8s.io'],
+    resources: ['selfsubjectreviews'],
+    verbs: ['create'],
+  },
+  {
+    apiGroups: ['authorization.k8s.io'],
+    resources: ['selfsubjectaccessreviews'],
+    verbs: ['create'],
+  },
+  // The coming session transport (issue 15 item 1) streams through a port-forward to the
+  // queue-agent pod; `get`/`list` pods to find it. RBAC cannot narrow this to queue-agent pods
+  // by label: a namespace's pods are all forwardable (README says so).
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+  { apiGroups: [''], resources: ['pods/portforward'], verbs: ['create'] },
 ];
+
+/** Annotations on the controller Deployment that say which image was installed, and its digest. */
+export const AGENT_IMAGE_ANNOTATION = 'queuesplit.dev/agent-image';
+export const AGENT_IMAGE_DIGEST_ANNOTATION = 'queuesplit.dev/agent-image-digest';
+
+/**
+ * Admission (CEL, admissionregistration.k8s.io/v1) that makes a QueueSplit its creator's:
+ * on create spec.owner must be the caller's user name; update and delete are the owner's.
+ * Exempt: members of queuesplit:admins and system:masters (may act for anybody), the
+ * controller's ServiceAccount on update (finalizers; status is a subresource and not matched),
+ * and Kubernetes' own controllers in kube-system (namespace deletion, garbage collection).
+ * Its own objects, apart from the controller's RBAC (README "Who owns a split").
+ */
+export function ownerPolicyManifests(namespace: string): Manifest[] {
+  const controller = `system:serviceaccount:${namespace}:queuesplit-controller`;
+  const policyLabels = { ...labels, 'app.kubernetes.io/component': 'split-ownership' };
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: OWNER_POLICY, labels: policyLabels },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: [QUEUE_SPLIT_GROUP],
+              apiVersions: ['*'],
+              operations: ['CREATE', 'UPDATE', 'DELETE'],
+              resources: [QUEUE_SPLIT_PLURAL],
+            },
+          ],
+        },
+        variables: [
+          { name: 'user', expression: 'request.userInfo.username' },
+          {
+            name: 'admin',
+            expression: `request.userInfo.groups.exists(g, g == '${ADMINS_GROUP}' || g == 'system:masters')`,
+          },
+          {
+            name: 'platform',
+            expression:
+              "request.userInfo.username.startsWith('system:serviceaccount:kube-system:') || request.userInfo.username == 'system:kube-controller-manager'",
+          },
+        ],
+        validations: [
+          {
+            expression: `request.operation != 'CREATE' || variables.admin || object.spec.owner == variables.user`,
+            messageExpression: `'${OWNER_POLICY}: a QueueSplit is created for its creator: spec.owner must be your Kubernetes user name "' + variables.user + '", not "' + object.spec.owner + '". Leave the owner to Queue Split (the extension and sidecar set it), or ask a member of ${ADMINS_GROUP}.'`,
+            reason: 'Forbidden',
+          },
+          {
+            expression: `request.operation == 'CREATE' || variables.admin || variables.platform || oldObject.spec.owner == variables.user || (request.operation == 'UPDATE' && variables.user == '${controller}')`,
+            messageExpression: `'${OWNER_POLICY}: only the owner "' + oldObject.spec.owner + '" (or a member of ${ADMINS_GROUP}) may ' + (request.operation == 'DELETE' ? 'delete' : 'update') + ' this QueueSplit; you are "' + variables.user + '". Ask its owner to stop it.'`,
+            reason: 'Forbidden',
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: OWNER_POLICY, labels: policyLabels },
+      spec: { policyName: OWNER_POLICY, validationActions: ['Deny'] },
+    },
+  ];
+}
 
 export function controllerManifests(options: InstallOptions = defaultInstall): Manifest[] {
   const { namespace } = options;
+  const digest = imageDigest(options.image);
+  const imageAnnotations = {
+    [AGENT_IMAGE_ANNOTATION]: options.image,
+    ...(digest !== undefined ? { [AGENT_IMAGE_DIGEST_ANNOTATION]: digest } : {}),
+  };
+  const agentImage = options.agentImage ?? options.image;
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels } },
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      // The controller's pods meet PodSecurity `restricted`; the namespace enforces it.
+      metadata: { name: namespace, labels: { ...labels, ...restrictedNamespaceLabels } },
+    },
     {
       apiVersion: 'v1',
       kind: 'ServiceAccount',
@@ -101,11 +231,18 @@ export function controllerManifests(options: InstallOptions = defaultInstall): M
       metadata: { name: 'queuesplit-controller', labels },
       rules: controllerRules,
     },
+    ...workloadBindings(options),
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: 'queuesplit-controller', labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'queuesplit-controller' },
+      kind: 'Role',
+      metadata: { name: 'queuesplit-controller', namespace, labels },
+      rules: controllerNamespaceRules,
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'queuesplit-controller', namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'queuesplit-controller' },
       subjects: [{ kind: 'ServiceAccount', name: 'queuesplit-controller', namespace }],
     },
     {
@@ -117,10 +254,13 @@ export function controllerManifests(options: InstallOptions = defaultInstall): M
       },
       rules: developerRules,
     },
+    ...ownerPolicyManifests(namespace),
+    // Before the controller runs: it never acts unconfined (deploy/admissionPolicy.ts).
+    ...controllerAdmissionPolicy({ namespace, image: agentImage, labels }),
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
-      metadata: { name: 'queuesplit-controller', namespace, labels },
+      metadata: { name: 'queuesplit-controller', namespace, labels, annotations: imageAnnotations },
       spec: {
         replicas: options.replicas,
         selector: { matchLabels: labels },
@@ -129,6 +269,7 @@ export function controllerManifests(options: InstallOptions = defaultInstall): M
           spec: {
             serviceAccountName: 'queuesplit-controller',
             terminationGracePeriodSeconds: 30,
+            securityContext: restrictedPodSecurityContext,
             containers: [
               {
                 name: 'controller',
@@ -136,18 +277,22 @@ export function controllerManifests(options: InstallOptions = defaultInstall): M
                 args: [
                   'controller',
                   `--namespace=${namespace}`,
-                  `--agent-image=${options.image}`,
+                  `--agent-image=${agentImage}`,
+                  ...(options.watchNamespaces
+                    ? [`--watch-namespaces=${options.watchNamespaces.join(',')}`]
+                    : []),
                   ...options.extraArgs,
                 ],
                 env: [
                   { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
                 ],
-                securityContext: {
-                  runAsNonRoot: true,
-                  readOnlyRootFilesystem: true,
-                  allowPrivilegeEscalation: false,
+                ports: [{ name: 'health', containerPort: CONTROLLER_HEALTH_PORT }],
+                ...agentProbes(CONTROLLER_HEALTH_PORT),
+                securityContext: restrictedContainerSecurityContext,
+                resources: {
+                  requests: { cpu: '50m', memory: '128Mi' },
+                  limits: { cpu: '1', memory: '512Mi' },
                 },
-                resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
               },
             ],
           },
@@ -155,6 +300,37 @@ export function controllerManifests(options: InstallOptions = defaultInstall): M
       },
     },
   ];
+}
+
+/**
+ * The controller's workload permissions (controllerRules): cluster-wide, or in a namespaced
+ * install only in the watched namespaces and its own (seals, records, the install id).
+ */
+function workloadBindings(options: InstallOptions): Manifest[] {
+  const { namespace } = options;
+  const roleRef = {
+    apiGroup: 'rbac.authorization.k8s.io',
+    kind: 'ClusterRole',
+    name: 'queuesplit-controller',
+  };
+  const subjects = [{ kind: 'ServiceAccount', name: 'queuesplit-controller', namespace }];
+  if (!options.watchNamespaces)
+    return [
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'queuesplit-controller', labels },
+        roleRef,
+        subjects,
+      },
+    ];
+  return [...new Set([...options.watchNamespaces, namespace])].map((bound) => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'queuesplit-controller-workloads', namespace: bound, labels },
+    roleRef,
+    subjects,
+  }));
 }
 
 /** Grants a developer (user or group) the split role in one namespace. */

@@ -3,19 +3,15 @@
 // Kubernetes module, and the namespace watch shared by everything that wants live state.
 import * as vscode from 'vscode';
 import type * as Kube from './kube';
+import type { Selection } from './model/selection';
 import type { KubeTargetInfo } from './model/types';
+import type { SelectionStore } from './selectionStore';
 import { affectsTarget, settings } from './settings';
 
 type KubeModule = typeof Kube;
 
-const SELECTION_KEY = 'queueSplit.selection';
 /** A watch nobody holds any more keeps running this long, so collapsing and re-expanding is instant. */
 const WATCH_LINGER_MS = 30_000;
-
-export interface Selection {
-  context?: string;
-  namespace?: string;
-}
 
 interface SharedWatch {
   key: string;
@@ -34,14 +30,19 @@ export class ClusterService implements vscode.Disposable {
   /** A namespace watch started or stopped (follow `currentWatch` again). */
   readonly onDidChangeWatch = this.watchChanged.event;
   private readonly subscriptions: vscode.Disposable[] = [];
+  private identity: { key: string; owner: Promise<string>; known?: string } | undefined;
+  private readonly ownerChanged = new vscode.EventEmitter<void>();
+  /** The owner of "my" splits became known for the current target. */
+  readonly onDidChangeOwner = this.ownerChanged.event;
 
   constructor(
-    private readonly memento: vscode.Memento,
+    private readonly store: SelectionStore,
     private readonly log: vscode.LogOutputChannel,
   ) {
     this.subscriptions.push(
       this.targetChanged,
       this.watchChanged,
+      this.ownerChanged,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (affectsTarget(e)) this.fireTargetChanged();
       }),
@@ -57,13 +58,18 @@ export class ClusterService implements vscode.Disposable {
     return this.kubeModule;
   }
 
-  get selection(): Selection {
-    return this.memento.get<Selection>(SELECTION_KEY) ?? {};
+  selection(): Promise<Selection> {
+    return this.store.get();
   }
 
+  /** Resolves once the choice is saved for this workspace (see selectionStore.ts). */
   async select(selection: Selection): Promise<void> {
-    await this.memento.update(SELECTION_KEY, selection);
-    this.fireTargetChanged();
+    try {
+      await this.store.save(selection);
+    } finally {
+      // Applied even when saving failed: the error says it may not survive a reload.
+      this.fireTargetChanged();
+    }
   }
 
   /** Forget live state and look again (after an install, on "Refresh"). */
@@ -72,13 +78,14 @@ export class ClusterService implements vscode.Disposable {
   }
 
   private fireTargetChanged(): void {
+    this.identity = undefined;
     void this.dropWatch();
     this.targetChanged.fire();
   }
 
   async connection(): Promise<Kube.KubeConnection> {
     const kube = await this.kube();
-    return kube.connect(settings.kubeconfig(), this.selection, {
+    return kube.connect(settings.kubeconfig(), await this.selection(), {
       context: settings.context(),
       namespace: settings.namespace(),
     });
@@ -87,6 +94,43 @@ export class ClusterService implements vscode.Disposable {
   async api(): Promise<Kube.ClusterApi> {
     const kube = await this.kube();
     return new kube.ClusterApi(await this.connection());
+  }
+
+  /**
+   * Whose splits are "mine": the queueSplit.owner setting (for members of queuesplit:admins
+   * acting for somebody), else the Kubernetes user name from a SelfSubjectReview, asked once
+   * per kubeconfig and context. Never the OS user name: every dev container is `vscode`.
+   */
+  async owner(): Promise<string> {
+    const setting = settings.ownerSetting();
+    if (setting !== '') return setting;
+    const connection = await this.connection();
+    const key = `${settings.kubeconfig()}|${connection.target.context}`;
+    if (this.identity?.key !== key) {
+      const kube = await this.kube();
+      const identity: NonNullable<ClusterService['identity']> = {
+        key,
+        owner: new kube.ClusterApi(connection).whoAmI(),
+      };
+      this.identity = identity;
+      identity.owner.then(
+        (owner) => {
+          identity.known = owner;
+          if (this.identity === identity) this.ownerChanged.fire();
+        },
+        // A refusal is shown where the owner is needed (commands); ask again next time.
+        () => {
+          if (this.identity === identity) this.identity = undefined;
+        },
+      );
+    }
+    return this.identity.owner;
+  }
+
+  /** The owner if already known (views render synchronously); undefined until owner() resolved. */
+  get knownOwner(): string | undefined {
+    const setting = settings.ownerSetting();
+    return setting !== '' ? setting : this.identity?.known;
   }
 
   /** The target without contacting the cluster (kubeconfig only); undefined if it cannot load. */

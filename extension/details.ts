@@ -5,7 +5,6 @@ import * as vscode from 'vscode';
 import type { QueueSplit } from '../core/crd/queueSplitSchema';
 import type { ClusterService } from './cluster';
 import { isMine } from './model/owner';
-import { settings } from './settings';
 import type { SessionManager } from './sidecar/sessions';
 
 export const DETAILS_SCHEME = 'queuesplit';
@@ -74,7 +73,7 @@ export class DetailsProvider implements vscode.TextDocumentContentProvider, vsco
     const session = this.sessions.byName(context, namespace ?? '', name);
     const { detailsYaml } = await import('./model/details');
     return detailsYaml(split, {
-      mine: split !== undefined ? isMine(split, settings.owner()) : true,
+      mine: split !== undefined ? isMine(split, await this.cluster.owner().catch(() => '')) : true,
       ...(session !== undefined ? { session: session.view } : {}),
       name,
       namespace: namespace ?? '',

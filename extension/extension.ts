@@ -11,6 +11,7 @@ import { DETAILS_SCHEME, DetailsProvider } from './details';
 import { registerLogging } from './logging';
 import { Notifier } from './notifications';
 import type { Services } from './services';
+import { SelectionStore } from './selectionStore';
 import { SessionManager } from './sidecar/sessions';
 import { registerStatusBar } from './statusBar';
 import { SplitsTreeProvider } from './tree/provider';
@@ -22,6 +23,8 @@ export interface QueueSplitApi {
   services: Services;
   /** The debug configuration provider registered for every debug type ('*'). */
   debug: QueueSplitDebugProvider;
+  /** The Queue Splits view's data: host tests read its rows as the user sees them. */
+  tree: SplitsTreeProvider;
   activationMs: number;
 }
 
@@ -29,14 +32,17 @@ export function activate(context: vscode.ExtensionContext): QueueSplitApi {
   const started = performance.now();
   const log = registerLogging(context);
   const notifier = new Notifier(log);
-  const cluster = new ClusterService(context.workspaceState, log);
+  const cluster = new ClusterService(
+    new SelectionStore(context.storageUri, context.workspaceState, log),
+    log,
+  );
   const sessions = new SessionManager(context, cluster, log, notifier);
   const services: Services = { context, log, notifier, cluster, sessions };
   const details = new DetailsProvider(cluster, sessions);
   const tree = new SplitsTreeProvider(cluster, sessions, log);
   const debug = new QueueSplitDebugProvider(services);
 
-  // Disposed in reverse order: sessions (SIGTERM to every sidecar) go last but one.
+  // Disposed in reverse order: sessions (a stop request to every sidecar) go last but one.
   context.subscriptions.push(
     cluster,
     sessions,
@@ -52,7 +58,7 @@ export function activate(context: vscode.ExtensionContext): QueueSplitApi {
   log.info(
     `Queue Split ${context.extension.packageJSON.version as string} activated in ${activationMs.toFixed(1)} ms`,
   );
-  return { services, debug, activationMs };
+  return { services, debug, tree, activationMs };
 }
 
 export function deactivate(): void {

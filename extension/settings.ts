@@ -1,9 +1,8 @@
 // Typed access to the `queueSplit.*` settings (declared in package.json `contributes.configuration`).
 // Read fresh on every use: a changed setting applies to the next command without a reload.
-import * as os from 'node:os';
 import * as vscode from 'vscode';
 import type { SidecarDeliveryMode } from '../sidecar/protocol';
-import { effectiveOwner } from './model/owner';
+import { parseLinger, type LingerSetting } from './model/linger';
 
 export type NotificationKind = 'progress' | 'info' | 'warnings' | 'errors';
 
@@ -18,19 +17,12 @@ function stringMap(value: unknown): Record<string, string> {
   );
 }
 
-function osUser(): string | undefined {
-  try {
-    return os.userInfo().username;
-  } catch {
-    return process.env.USER ?? process.env.USERNAME;
-  }
-}
-
 export const settings = {
   kubeconfig: (): string => section().get<string>('kubeconfig', '').trim(),
   context: (): string => section().get<string>('context', '').trim(),
   namespace: (): string => section().get<string>('namespace', '').trim(),
-  owner: (): string => effectiveOwner(section().get<string>('owner', ''), osUser()),
+  /** Only for admins acting for somebody; empty: the Kubernetes user name (ClusterService.owner()). */
+  ownerSetting: (): string => section().get<string>('owner', '').trim(),
   workload: (): string => section().get<string>('workload', '').trim(),
   deliveryMode: (): SidecarDeliveryMode => {
     const mode = section().get<string>('delivery.mode', 'http');
@@ -45,6 +37,8 @@ export const settings = {
   envOverrides: (): Record<string, string> => stringMap(section().get('env')),
   addressMap: (): Record<string, string> => stringMap(section().get('addressMap')),
   leaseSeconds: (): number => Math.min(3600, Math.max(10, section().get<number>('leaseSeconds', 60))),
+  /** Seconds a split stays after its last debug session ends; a bad value says so and falls back. */
+  linger: (): LingerSetting => parseLinger(section().get<unknown>('linger')),
   readyTimeoutSeconds: (): number => Math.max(10, section().get<number>('readyTimeoutSeconds', 300)),
   sidecarNodePath: (): string => section().get<string>('sidecar.nodePath', '').trim(),
   installImage: (): string => section().get<string>('install.image', '').trim(),

@@ -6,7 +6,6 @@ import { isMine } from './model/owner';
 import { splitPhase } from './model/phases';
 import { totalDelivered } from './model/session';
 import { statusBarLook, type MySplitSummary } from './model/statusBar';
-import { settings } from './settings';
 import type { SessionManager } from './sidecar/sessions';
 
 export function registerStatusBar(cluster: ClusterService, sessions: SessionManager): vscode.Disposable[] {
@@ -26,11 +25,12 @@ export function registerStatusBar(cluster: ClusterService, sessions: SessionMana
         phase: s.view.phase ?? (s.view.stage === 'active' ? 'Active' : 'Pending'),
         ...(s.view.mode !== 'env' ? { delivered: totalDelivered(s.view) } : {}),
         ...(s.view.routed !== undefined ? { routed: s.view.routed } : {}),
+        ...(s.lingerUntil !== undefined ? { lingerLeftMs: s.lingerUntil - Date.now() } : {}),
       });
     }
-    const owner = settings.owner();
+    const owner = cluster.knownOwner;
     for (const split of cluster.currentWatch?.current.splits ?? []) {
-      if (!isMine(split, owner) || summaries.has(split.metadata.name)) continue;
+      if (owner === undefined || !isMine(split, owner) || summaries.has(split.metadata.name)) continue;
       summaries.set(split.metadata.name, {
         name: split.metadata.name,
         workload: split.spec.workload.name,
@@ -61,7 +61,10 @@ export function registerStatusBar(cluster: ClusterService, sessions: SessionMana
     cluster.onDidChangeWatch(() => {
       followWatch();
       update();
+      // My splits in the watch are known once the owner is (onDidChangeOwner updates again).
+      if (cluster.currentWatch !== undefined) cluster.owner().catch(() => undefined);
     }),
+    cluster.onDidChangeOwner(update),
     { dispose: () => watchListener?.dispose() },
   ];
 }

@@ -2,6 +2,15 @@
 // ours), and one translation of API failures into errors that say what was refused and what to
 // do. Every read and write the sidecar makes goes through these credentials, so RBAC applies.
 import { KubeConfig } from '@kubernetes/client-node';
+import {
+  ADMINS_GROUP,
+  IdentityUnknown,
+  SELF_REVIEW_PERMISSION,
+  isOwnerPolicyDenial,
+  reviewSelf,
+} from '../core/identity';
+import { accessText, deniedAccess, sessionAccessChecks } from '../core/preflight';
+import type { WorkloadRef } from '../core/crd/queueSplitSchema';
 import { SidecarError, errorText, systemCode } from './errors';
 
 export interface KubeTarget {
@@ -100,6 +109,14 @@ export function kubeError(err: unknown, op: KubeOperation, context: string): Sid
       'Log in again (refresh your cluster credentials), then start the sidecar again.',
     );
   }
+  if (status === 403 && isOwnerPolicyDenial(statusMessage(err))) {
+    // The queuesplit-owner admission policy, not RBAC: its message names the owner and the caller.
+    return new SidecarError(
+      'forbidden',
+      `Kubernetes refused to ${op.verb} ${object}: ${statusMessage(err) ?? ''}`,
+      `Only a split's owner (or a member of ${ADMINS_GROUP}) may change or stop it. Leave --owner out to create your own split.`,
+    );
+  }
   if (status === 403) {
     return new SidecarError(
       'forbidden',
@@ -123,5 +140,68 @@ export function kubeError(err: unknown, op: KubeOperation, context: string): Sid
     'internal',
     `Kubernetes refused to ${op.verb} ${object} (HTTP ${status}): ${statusMessage(err) ?? errorText(err).split('\n')[0]}`,
     'Check the object with kubectl; if it looks right, report this with the sidecar log.',
+  );
+}
+
+/**
+ * The caller's Kubernetes user name (SelfSubjectReview): the owner of the splits this sidecar
+ * creates, as the `queuesplit-owner` admission policy requires.
+ */
+export async function whoAmI(kube: KubeTarget): Promise<string> {
+  try {
+    return (await reviewSelf(kube.kc)).username;
+  } catch (err) {
+    if (!(err instanceof IdentityUnknown)) throw err;
+    if (err.forbidden)
+      throw new SidecarError(
+        'forbidden',
+        `Your Kubernetes credentials (context "${kube.context}") may not ${SELF_REVIEW_PERMISSION}: the sidecar uses it to learn your user name, the owner of your split.`,
+        `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${kube.namespace} (it grants ${SELF_REVIEW_PERMISSION}).`,
+      );
+    if (err.cause === undefined)
+      throw new SidecarError(
+        'kube-unauthorized',
+        `The Kubernetes API of context "${kube.context}" did not say who you are: ${err.message}.`,
+        'Check the credentials of your kubeconfig context.',
+      );
+    throw kubeError(
+      err.cause,
+      { verb: 'create', resource: 'selfsubjectreviews.authentication.k8s.io', namespace: kube.namespace },
+      kube.context,
+    );
+  }
+}
+
+/**
+ * The RBAC preflight (core/preflight.ts): every verb the session needs, asked before the
+ * QueueSplit exists, so a missing one creates nothing (no cutover nobody could stop).
+ */
+export async function checkSessionAccess(
+  kube: KubeTarget,
+  workload: WorkloadRef,
+  creates: boolean,
+  user: string,
+): Promise<void> {
+  let denied;
+  try {
+    denied = await deniedAccess(kube.kc, kube.namespace, sessionAccessChecks(workload, creates));
+  } catch (err) {
+    throw kubeError(
+      err,
+      {
+        verb: 'create',
+        resource: 'selfsubjectaccessreviews.authorization.k8s.io',
+        namespace: kube.namespace,
+        purpose: 'to check your permissions before the split is created',
+        forbiddenAction: `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${kube.namespace} (it grants the self reviews).`,
+      },
+      kube.context,
+    );
+  }
+  if (denied.length === 0) return;
+  throw new SidecarError(
+    'forbidden',
+    `Your Kubernetes credentials (user ${user}, context "${kube.context}") may not, in namespace ${kube.namespace}: ${denied.map((c) => `${accessText(c)} (to ${c.why})`).join('; ')}. Nothing was created.`,
+    `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${kube.namespace}: kubectl create rolebinding queuesplit-developer --clusterrole=queuesplit-developer --user=${user} -n ${kube.namespace}`,
   );
 }

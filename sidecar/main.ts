@@ -6,7 +6,8 @@ import { productVersion } from '../core/version';
 import { SidecarError, errorText } from './errors';
 import { buildOptions, collect, intIn, type RawOptions } from './options';
 import { Reporter } from './output';
-import { SIDECAR_EXIT_CODES } from './protocol';
+import { createInterface } from 'node:readline';
+import { parseSidecarRequest, SIDECAR_EXIT_CODES } from './protocol';
 import { Session } from './session';
 
 const reporter = new Reporter();
@@ -25,7 +26,7 @@ function usageFailure(err: SidecarError): never {
 const program = new Command('queue-split-sidecar')
   .description(
     'Serves one Queue Split session: creates (or adopts) your QueueSplit, waits until it is Active, renews its lease ' +
-      'and hands your session messages to the process you debug. On SIGINT/SIGTERM it detaches and reports the drain.\n\n' +
+      'and hands your session messages to the process you debug. On SIGINT/SIGTERM, or a {"type":"stop"} line on stdin, it detaches and reports the drain.\n\n' +
       'stdout: one JSON object per line (hello, progress, warning, error, ready, delivered, failed, status, detached). stderr: logs for people.',
   )
   .version(productVersion)
@@ -45,7 +46,10 @@ const program = new Command('queue-split-sidecar')
     collect(true),
   )
   .option('-f, --filter <k=v,...>', 'header filter, pairs AND-ed (default: x-queue-split-user=<owner>)')
-  .option('--owner <name>', 'who the split is for (default: your OS user name)')
+  .option(
+    '--owner <name>',
+    'who the split is for (default: your Kubernetes user name; another name only for members of queuesplit:admins)',
+  )
   .option('--lease-seconds <n>', 'lease duration; renewed every third of it', intIn(10, 3600), 60)
   .option(
     '--state-file <path>',
@@ -85,7 +89,8 @@ const program = new Command('queue-split-sidecar')
   // Not --env-file: Node 20 itself reads that flag even after the script name.
   .option(
     '--env-out <path>',
-    'env: write the complete env as a dotenv file (secrets included, mode 0600) (default: next to the state file)',
+    'env: write the complete env as a dotenv file (secrets included, mode 0600), removed when the sidecar exits ' +
+      '(default: $XDG_STATE_HOME/queuesplit/<context>-<namespace>-<workload>.env, next to the state file)',
   )
   .option('--relay-kafka-brokers <list>', 'relay: local Kafka to republish Kafka queues into')
   .option('--relay-amqp-url <url>', 'relay: local RabbitMQ to republish RabbitMQ queues into')
@@ -130,12 +135,23 @@ const program = new Command('queue-split-sidecar')
     'after',
     `
 Examples:
-  queue-split-sidecar -w deployment/orders --target http://127.0.0.1:8080/events
-  queue-split-sidecar -w orders -q orders -m env --env-out .queuesplit.env
-  queue-split-sidecar -w orders -m relay --relay-kafka-brokers 127.0.0.1:9092 --relay-to orders=orders-local
-  queue-split-sidecar -w orders --map-address kafka.kafka.svc:9092=127.0.0.1:19092 --target http://127.0.0.1:8080/
+  http   POST your messages (x-queue-split-user=<your OS user>) to a local handler:
+    queue-split-sidecar -w deployment/orders --target http://127.0.0.1:8080/events
+  http   for alice, only her EU orders (pairs are AND-ed):
+    queue-split-sidecar -w orders --owner alice -f x-queue-split-user=alice,region=eu --target http://127.0.0.1:8080/
+  env    your own consumer reads the session shadow; env printed, secrets in the file:
+    queue-split-sidecar -w orders -q orders -m env --owner alice --env-out .queuesplit.env
+  env    a statefulset, filtered on a tenant header instead of the user:
+    queue-split-sidecar -w statefulset/billing -m env --owner alice -f x-tenant=acme-test
+  relay  republish into a local Kafka under another topic name:
+    queue-split-sidecar -w orders -m relay --owner alice -f x-queue-split-user=alice --relay-kafka-brokers 127.0.0.1:9092 --relay-to orders=orders-local
+  relay  a RabbitMQ queue into a local RabbitMQ:
+    queue-split-sidecar -w orders -q invoices -m relay --owner alice --relay-amqp-url amqp://127.0.0.1:5672
+  through a port-forward:
+    queue-split-sidecar -w orders --map-address kafka.kafka.svc:9092=127.0.0.1:19092 --target http://127.0.0.1:8080/
 
-Exit codes: 0 stopped and detached, 1 error (see the "error" line), 2 bad flags, 130 interrupted twice.`,
+Exit codes: 0 stopped and detached (also when the reader of stdout goes away: a clean detach), 1 error (see the
+"error" line), 2 bad flags, 130 interrupted twice. The --env-out file is removed on every exit but kill -9.`,
   )
   .exitOverride()
   .configureOutput({ outputError: () => undefined }); // errors are reported as JSON below
@@ -172,8 +188,12 @@ try {
 }
 
 const session = new Session(options, reporter);
+// The parent stopped reading (its end of the pipe closed): it cannot see us any more, so stop
+// cleanly — detach the split and exit 0 — rather than serve a session nobody watches.
+reporter.whenStdoutCloses((reason) => session.requestStop(reason));
 let signals = 0;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+// SIGHUP: the terminal went away; the same clean stop (and env-file removal) as Ctrl-C.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => {
     if (++signals > 1) {
       reporter.log(
@@ -184,6 +204,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     session.requestStop(signal);
   });
 }
+// A stop request on stdin (protocol.ts StopRequest) stops like the first signal. End of stdin is
+// NOT a stop: run from a script or with </dev/null the sidecar must keep serving.
+createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line', (line) => {
+  if (parseSidecarRequest(line)?.type === 'stop') session.requestStop('stop request');
+});
 process.on('unhandledRejection', (reason) => {
   reporter.emit({
     type: 'error',

@@ -1,7 +1,6 @@
 // Flags (and the --settings file) → validated options. Every problem names the flag or settings
 // key and says what a valid value looks like; nothing reaches the cluster before this passes.
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import { InvalidArgumentError } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -55,7 +54,8 @@ export interface SidecarOptions {
   queues: string[];
   /** Undefined: `x-queue-split-user=<owner>`. */
   filter?: HeaderFilter;
-  owner: string;
+  /** --owner (admins acting for somebody); undefined: the Kubernetes user name (core/identity.ts). */
+  owner?: string;
   mode: SidecarDeliveryMode;
   target?: URL;
   httpTimeoutMs: number;
@@ -216,12 +216,12 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
       'Pass one of the two.',
     );
   }
-  const owner = raw.owner ?? safeUserName();
-  if (owner === undefined || owner === '') {
+  const owner = raw.owner?.trim();
+  if (owner === '') {
     throw usageError(
       '--owner',
-      'is required: the OS user name is not available.',
-      'Pass --owner <your name>.',
+      'is empty.',
+      'Leave --owner out: the owner is your Kubernetes user name (only a member of queuesplit:admins may name another).',
     );
   }
   let filter: HeaderFilter | undefined;
@@ -231,7 +231,7 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
       throw usageError(
         '--filter',
         parsed.errors.map((e) => formatFieldError({ ...e, path: '' })).join(' '),
-        `Write it as ${DEFAULT_FILTER_KEY}=${owner}[,key=value].`,
+        `Write it as ${DEFAULT_FILTER_KEY}=${owner ?? '<you>'}[,key=value].`,
       );
     }
     filter = parsed.value;
@@ -298,7 +298,7 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
     ...(raw.split !== undefined ? { split: raw.split } : {}),
     queues: [...new Set(raw.queue ?? [])],
     ...(filter !== undefined ? { filter } : {}),
-    owner,
+    ...(owner !== undefined ? { owner } : {}),
     mode,
     ...(target !== undefined ? { target } : {}),
     httpTimeoutMs: raw.httpTimeout * 1000,
@@ -326,14 +326,6 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
     pollMs: raw.pollInterval,
     stopGraceMs: raw.stopGrace * 1000,
   };
-}
-
-function safeUserName(): string | undefined {
-  try {
-    return os.userInfo().username;
-  } catch {
-    return process.env.USER;
-  }
 }
 
 /** For the error line when a non-SidecarError escapes option handling. */

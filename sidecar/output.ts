@@ -1,6 +1,10 @@
 // Where the sidecar speaks: protocol lines (sidecar/protocol.ts) on stdout for the parent, and
 // human-readable lines on stderr for a person (or the extension's output channel). Both pass
 // through the Redactor, so no code path can print a registered secret.
+// A reader that goes away (`| head`, an extension host that died) makes the next write fail with
+// EPIPE: that is the parent saying it stopped listening, so the Reporter stops writing to that
+// stream and tells its owner once (sidecar/main.ts then detaches) instead of letting the stream's
+// 'error' event crash the process (sidecar/README.md, "Exit codes").
 import type { Writable } from 'node:stream';
 import type { SidecarMessage } from './protocol';
 import { Redactor } from './redact';
@@ -14,6 +18,10 @@ export type Outgoing = SidecarMessage extends infer M
 
 export class Reporter {
   readonly redactor: Redactor;
+  private stdoutOpen = true;
+  private stderrOpen = true;
+  private onStdoutClosed: ((reason: string) => void) | undefined;
+  private stdoutClosedReason: string | undefined;
 
   constructor(
     private readonly stdout: Writable = process.stdout,
@@ -21,19 +29,47 @@ export class Reporter {
     redactor = new Redactor(),
   ) {
     this.redactor = redactor;
+    stdout.on('error', (err: NodeJS.ErrnoException) => this.stdoutFailed(err));
+    // Nobody is left to tell about a failing stderr: human lines are dropped from then on.
+    stderr.on('error', () => {
+      this.stderrOpen = false;
+    });
+  }
+
+  /** Called once when stdout's reader is gone (EPIPE or any other write error). */
+  whenStdoutCloses(listener: (reason: string) => void): void {
+    this.onStdoutClosed = listener;
+    if (this.stdoutClosedReason !== undefined) listener(this.stdoutClosedReason);
+  }
+
+  get stdoutIsOpen(): boolean {
+    return this.stdoutOpen;
   }
 
   emit(message: Outgoing): void {
     const line = this.redactor.redactValue({ ...message, time: new Date().toISOString() });
-    this.stdout.write(`${JSON.stringify(line)}\n`);
+    if (this.stdoutOpen && !this.stdout.destroyed) this.stdout.write(`${JSON.stringify(line)}\n`);
     const human = describe(line as SidecarMessage);
     if (human !== undefined) this.log(human);
   }
 
   /** A stderr line for people; not part of the protocol. */
   log(text: string): void {
+    if (!this.stderrOpen || this.stderr.destroyed) return;
     const stamp = new Date().toISOString().slice(11, 19);
     this.stderr.write(`${stamp} ${this.redactor.redact(text)}\n`);
+  }
+
+  private stdoutFailed(err: NodeJS.ErrnoException): void {
+    if (!this.stdoutOpen) return;
+    this.stdoutOpen = false;
+    const reason =
+      err.code === 'EPIPE'
+        ? 'the reader of stdout went away (EPIPE)'
+        : `stdout failed (${err.code ?? err.message})`;
+    this.stdoutClosedReason = reason;
+    this.log(`${reason}: no more protocol lines; logging here only.`);
+    this.onStdoutClosed?.(reason);
   }
 }
 

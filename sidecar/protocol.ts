@@ -100,7 +100,11 @@ export type WarningCode =
   /** The route did not finish draining within --detach-timeout; the controller finishes it. */
   | 'detach-timeout'
   /** Kafka brokers advertise addresses only the sidecar's address map makes reachable. */
-  | 'advertised-address';
+  | 'advertised-address'
+  /** The route drained but the workload's handback is not finished (waiting or Degraded): reason and safe action. */
+  | 'handback-pending'
+  /** The queue-agent restarted while the split was active or draining (duplicates possible). */
+  | 'agent-restarted';
 
 export interface WarningMessage {
   type: 'warning';
@@ -133,6 +137,8 @@ export type ErrorCode =
   | 'split-timeout'
   /** The QueueSplit was deleted by someone else while the sidecar ran. */
   | 'split-deleted'
+  /** Preflight: the http target accepts no connection (checked before the QueueSplit is created). */
+  | 'target-unreachable'
   | 'broker-unreachable'
   | 'broker-auth'
   /** The session shadow named by the controller does not exist on the broker. */
@@ -147,7 +153,7 @@ export interface ErrorMessage {
   code: ErrorCode;
   message: string;
   suggestedAction: string;
-  /** For `usage`: the flag (e.g. `--mode`) or settings key at fault. */
+  /** For `usage` and failed preflight checks: the flag (e.g. `--mode`) or settings key at fault. */
   flag?: string;
 }
 
@@ -222,6 +228,8 @@ export interface DetachedMessage {
   drained: boolean;
   waitedMs: number;
   message: string;
+  /** The workload-level status after the route drained (core/workloadStatus.ts), when the controller publishes one. */
+  handback?: { phase: string; message: string; nextAction?: string };
 }
 
 export type SidecarMessage =
@@ -248,6 +256,35 @@ const TYPES: ReadonlySet<string> = new Set<SidecarMessageType>([
   'status',
   'detached',
 ]);
+
+/**
+ * What a parent may write to the sidecar's stdin, one JSON object per line. `stop` does what the
+ * first SIGINT/SIGTERM does (stop delivery, delete the split, report the drain, exit 0): the
+ * extension uses it because on Windows a signal to a child is a hard kill that skips the drain
+ * (docs/launch-configurations.md). Unknown lines are ignored, as unknown stdout types are.
+ */
+export interface StopRequest {
+  type: 'stop';
+}
+
+export type SidecarRequest = StopRequest;
+
+/** The stdin line of a stop request (with its newline). */
+export const STOP_REQUEST_LINE = `${JSON.stringify({ type: 'stop' } satisfies StopRequest)}\n`;
+
+/** One stdin line → a request, or undefined for anything else (blank, not JSON, unknown type). */
+export function parseSidecarRequest(line: string): SidecarRequest | undefined {
+  const text = line.trim();
+  if (!text.startsWith('{')) return undefined;
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'stop')
+      return { type: 'stop' };
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
 
 /**
  * One stdout line → a message, or undefined for anything that is not a protocol line (blank,

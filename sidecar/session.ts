@@ -23,7 +23,9 @@ import { RelayDeliverer, type RelayDestination } from './delivery/relay';
 import { StopSignals } from './delivery/retry';
 import type { Deliverer } from './delivery/types';
 import { SidecarError, errorText, isAbort, usageError } from './errors';
-import { kubeError, kubeStatus, loadKube, type KubeTarget } from './kube';
+import { checkEnvBrokers, checkHttpTarget, preflightFailure } from './preflight';
+import { followHandback, workloadStatusText } from './handback';
+import { checkSessionAccess, kubeError, kubeStatus, loadKube, whoAmI, type KubeTarget } from './kube';
 import type { SidecarOptions } from './options';
 import type { Reporter } from './output';
 import { SIDECAR_EXIT_CODES, SIDECAR_PROTOCOL_VERSION, type ReadyQueue } from './protocol';
@@ -43,6 +45,8 @@ export class Session {
   private readonly stopController = new AbortController();
   private readonly stopSignals = new StopSignals();
   private fatal: SidecarError | undefined;
+  /** relay mode: opened by the preflight, delivers once the split is Active. */
+  private relay: RelayDeliverer | undefined;
   private wake: () => void = () => undefined;
   private readonly ended = new Promise<void>((resolve) => {
     this.wake = resolve;
@@ -107,9 +111,19 @@ export class Session {
       api = new QueueSplitApi(kube);
       const adoptTarget =
         options.split !== undefined ? await this.splitToAdopt(api, options.split) : undefined;
+      // An adopted split keeps its owner; a new one is the caller's (the `queuesplit-owner`
+      // admission policy checks), asked first so a refusal stops before anything is read.
+      const owner = adoptTarget?.spec.owner ?? options.owner ?? (await whoAmI(kube));
+      if (adoptTarget === undefined && options.owner === undefined)
+        reporter.emit({
+          type: 'progress',
+          stage: 'resolving',
+          message: `You are ${owner} (Kubernetes user of context ${kube.context}): the owner of this split.`,
+        });
       const workloadRef: WorkloadRef | undefined = adoptTarget?.spec.workload ?? options.workload;
       if (workloadRef === undefined)
         throw usageError('--workload', 'is required.', 'Pass --workload deployment/<name>.');
+      await checkSessionAccess(kube, workloadRef, adoptTarget === undefined, owner);
       reporter.emit({
         type: 'progress',
         stage: 'resolving',
@@ -134,19 +148,26 @@ export class Session {
           message: `Queue "${c.queue.name}": ${c.broker.display}.`,
         });
       const relayDestinations = options.mode === 'relay' ? this.relayDestinations(connections) : [];
+      // The mode's preflight (sidecar/preflight.ts): before the create rolls the team's workload.
+      await this.preflight(connections, relayDestinations, (d) => (deliverer = d)).catch((err: unknown) => {
+        throw preflightFailure(err, options.mode, adoptTarget === undefined);
+      });
 
       const filter: HeaderFilter = adoptTarget?.spec.filter ??
-        options.filter ?? { [DEFAULT_FILTER_KEY]: options.owner };
+        options.filter ?? { [DEFAULT_FILTER_KEY]: owner };
       const request: SplitRequest = {
         workload: workloadRef,
         queues: queueNames,
         filter,
-        owner: adoptTarget?.spec.owner ?? options.owner,
+        owner,
         leaseSeconds: options.leaseSeconds,
         mode: options.mode,
       };
       stateFile = options.stateFile ?? defaultStateFile(kube.context, kube.namespace, workloadRef);
-      if (this.stopping) return SIDECAR_EXIT_CODES.ok;
+      if (this.stopping) {
+        await stopDelivery(); // the relay the preflight opened
+        return SIDECAR_EXIT_CODES.ok;
+      }
       const acquired = await acquireSplit({
         api,
         reporter,
@@ -186,13 +207,7 @@ export class Session {
         message: `QueueSplit ${active.metadata.name} is Active.`,
       });
 
-      const readyQueues = await this.startDelivery(
-        active,
-        connections,
-        relayDestinations,
-        consumers,
-        (d) => (deliverer = d),
-      );
+      const readyQueues = await this.startDelivery(active, connections, consumers, (d) => (deliverer = d));
       monitor = new SplitMonitor(api, reporter, active, Math.max(options.pollMs, 2_000), {
         onGone: (err) => this.fail(err),
       });
@@ -315,14 +330,52 @@ export class Session {
     });
   }
 
+  /**
+   * What the mode needs from this machine, checked before the QueueSplit is created (a failure
+   * creates nothing). relay opens its deliverer here — reach, credentials and destinations — and
+   * keeps it for the delivery.
+   */
+  private async preflight(
+    connections: readonly QueueConnection[],
+    relayDestinations: readonly RelayDestination[],
+    setDeliverer: (d: Deliverer) => void,
+  ): Promise<void> {
+    const { options, reporter } = this;
+    reporter.emit({
+      type: 'progress',
+      stage: 'resolving',
+      message: `Preflight: checking what ${options.mode} delivery needs from this machine before creating the split.`,
+    });
+    if (options.mode === 'http') {
+      if (options.target === undefined)
+        throw usageError('--target', 'is required with --mode http.', 'Pass --target <url>.');
+      // Adopting (--split), the split exists already and its creator (the extension) starts the
+      // debuggee, which is the target, only after the sidecar (docs/launch-configurations.md
+      // "Lifecycle"): a target not up yet is then expected, and delivery retries until it is.
+      if (options.split === undefined) await checkHttpTarget(options.target);
+    } else if (options.mode === 'relay') {
+      const relay = new RelayDeliverer({
+        ...(options.relay.kafkaBrokers !== undefined ? { kafkaBrokers: options.relay.kafkaBrokers } : {}),
+        ...(options.relay.amqpUrl !== undefined ? { amqpUrl: options.relay.amqpUrl } : {}),
+        destinations: relayDestinations,
+        reporter,
+      });
+      setDeliverer(relay);
+      await relay.open();
+      this.relay = relay;
+    } else {
+      await checkEnvBrokers(connections, options.addressMap);
+    }
+  }
+
   /** Starts consumers (http/relay) — env mode consumes nothing. Returns the `ready` queue list. */
   private async startDelivery(
     split: QueueSplit,
     connections: readonly QueueConnection[],
-    relayDestinations: readonly RelayDestination[],
     consumers: ShadowConsumer[],
     setDeliverer: (d: Deliverer) => void,
   ): Promise<ReadyQueue[]> {
+    const relay = this.relay;
     const { options, reporter } = this;
     const statuses = split.status?.queues ?? [];
     const shadowOf = (queue: string) => statuses.find((s) => s.name === queue)?.shadow ?? {};
@@ -350,14 +403,7 @@ export class Session {
         reporter,
       });
     } else {
-      const relay = new RelayDeliverer({
-        ...(options.relay.kafkaBrokers !== undefined ? { kafkaBrokers: options.relay.kafkaBrokers } : {}),
-        ...(options.relay.amqpUrl !== undefined ? { amqpUrl: options.relay.amqpUrl } : {}),
-        destinations: relayDestinations,
-        reporter,
-      });
-      setDeliverer(relay);
-      await relay.open();
+      if (relay === undefined) throw new Error('the relay is opened by the preflight');
       deliverer = relay;
     }
     setDeliverer(deliverer);
@@ -488,6 +534,7 @@ export class Session {
       split: ref,
       message: `Deleting QueueSplit ${ref.name}; its unconsumed messages go back to the app.`,
     });
+    const statusBefore = await workloadStatusText(api.kube, split.spec.workload);
     // A fresh signal: the stop signal is already aborted, and this wait is bounded by its own timeout.
     const result = await detachSplit(
       api,
@@ -498,12 +545,34 @@ export class Session {
     );
     if (result.drained) {
       removeState(stateFile);
+      // Drained is about the route; whether the workload is handed back is the controller's
+      // next step, reported on the workload (sidecar/handback.ts).
+      const handback = await followHandback({
+        kube: api.kube,
+        workload: split.spec.workload,
+        split: ref,
+        before: statusBefore,
+        timeoutMs: options.detachTimeoutMs - result.waitedMs,
+        reporter,
+      });
+      if (handback.pending) reporter.emit({ type: 'warning', code: 'handback-pending', ...handback.pending });
       reporter.emit({
         type: 'detached',
         split: ref,
         drained: true,
         waitedMs: result.waitedMs,
-        message: `QueueSplit ${ref.name} is gone: the route drained back to the app.`,
+        message: handback.message,
+        ...(handback.status
+          ? {
+              handback: {
+                phase: handback.status.phase,
+                message: handback.status.message,
+                ...(handback.status.nextAction !== undefined
+                  ? { nextAction: handback.status.nextAction }
+                  : {}),
+              },
+            }
+          : {}),
       });
     } else {
       reporter.emit({

@@ -508,6 +508,7 @@ export class SplitMonitor {
     let lastStatus = '';
     let lastPhase = 'Active';
     let failures = 0;
+    const restarts = new RestartWatch(this.reporter);
     while (!this.controller.signal.aborted) {
       try {
         await sleep(this.pollMs, undefined, { signal: this.controller.signal });
@@ -538,6 +539,7 @@ export class SplitMonitor {
         );
         return;
       }
+      restarts.check(current, false);
       const status = current.status;
       const summary = {
         ...(status?.phase !== undefined ? { phase: status.phase } : {}),
@@ -603,6 +605,37 @@ export interface DetachResult {
   waitedMs: number;
 }
 
+/**
+ * Warns once per queue-agent restart the controller reports (the `AgentRestarted` condition,
+ * issue 19): messages in flight may come again, a drain resumes. A restart from before the
+ * watch began (whole seconds: condition times have no fractions) is not news.
+ */
+export class RestartWatch {
+  /** Per split uid, the restart last warned about: the monitor and the drain share it. */
+  private static readonly seen = new Map<string, string>();
+  private readonly since = Math.floor(Date.now() / 1000) * 1000;
+
+  constructor(private readonly reporter: Reporter) {}
+
+  check(split: QueueSplit, draining: boolean): void {
+    const restart = split.status?.conditions?.find((c) => c.type === 'AgentRestarted');
+    const at = restart?.lastTransitionTime;
+    const key = split.metadata.uid ?? split.metadata.name;
+    if (at === undefined || at === RestartWatch.seen.get(key)) return;
+    RestartWatch.seen.set(key, at);
+    if (Date.parse(at) < this.since) return;
+    this.reporter.emit({
+      type: 'warning',
+      code: 'agent-restarted',
+      message: draining
+        ? `The queue-agent restarted at ${at} while ${split.metadata.name} was draining; the drain resumes where it was.`
+        : `The queue-agent restarted at ${at}; ${split.metadata.name} stays active. Messages in flight at the restart may be delivered to you again.`,
+      suggestedAction:
+        'Nothing to do unless it keeps restarting; make handlers idempotent for repeated deliveries (see the README on agent restarts).',
+    });
+  }
+}
+
 /** Deletes the split and waits until the controller has drained it and the object is gone. */
 export async function detachSplit(
   api: QueueSplitApi,
@@ -629,9 +662,11 @@ async function waitUntilGone(
   const started = Date.now();
   let lastKey = '';
   let lastReport = 0;
+  const restarts = new RestartWatch(reporter);
   for (;;) {
     const current = await api.get(ref.name);
     if (current === undefined || current.metadata.uid !== ref.uid) return true;
+    if (report) restarts.check(current, true);
     const { phase, message } = statusText(current);
     const lag = current.status?.lag;
     const key = `${message}\u0000${lag ?? ''}`;

@@ -5,6 +5,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 results=$(mktemp)
+# Each suite's whole output is kept; a failed suite's failure details are printed again after the
+# summary, so the end of a CI log (often all a reader gets) says why, not only which.
+logs=test-results/suite-logs
+rm -rf "$logs" && mkdir -p "$logs"
 status=0
 step() {
   local name=$1
@@ -12,13 +16,12 @@ step() {
   echo
   echo "=== $name: $*"
   local start=$SECONDS out
-  out=$(mktemp)
+  out="$logs/${name//[^a-z0-9]/-}.log"
   "$@" 2>&1 | tee "$out"
   local rc=${PIPESTATUS[0]}
   local pass fail
   pass=$(grep -E '^ℹ pass [0-9]+' "$out" | awk '{s+=$3} END {print s+0}')
   fail=$(grep -E '^ℹ fail [0-9]+' "$out" | awk '{s+=$3} END {print s+0}')
-  rm -f "$out"
   echo "$name $pass $fail $rc $((SECONDS - start))" >>"$results"
   if [ "$rc" -ne 0 ]; then
     echo "=== $name FAILED (exit $rc)"
@@ -52,5 +55,13 @@ echo
 echo "=== summary (suite passed failed exit seconds)"
 column -t "$results"
 read -r passed failed < <(awk '{p+=$2; f+=$3} END {print p+0, f+0}' "$results")
+for log in "$logs"/*.log; do
+  # Node's spec reporter repeats every failure with its error under "failing tests:".
+  if grep -q '^✖ failing tests:' "$log"; then
+    echo
+    echo "=== failures in $(basename "$log" .log) (whole output: $log)"
+    sed -n '/^✖ failing tests:/,$p' "$log" | head -n 150
+  fi
+done
 echo "$passed passed, $failed failed"
 exit "$status"

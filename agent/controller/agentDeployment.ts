@@ -1,11 +1,17 @@
-// The per-workload queue-agent Deployment as the controller creates it (DESIGN §2): one replica,
-// Recreate, non-root with a read-only root filesystem, env copied as references (literal,
+// The per-workload queue-agent Deployment as the controller creates it (docs/design.md §2): one replica,
+// Recreate, non-root (numeric UID) with a read-only root filesystem and what PodSecurity
+// `restricted` asks (core/podSecurity.ts), probed on /healthz and /readyz, env copied as references (literal,
 // configMapKeyRef, secretKeyRef) for exactly the connection variables the validated declaration
 // names, and read-only mounts of exactly the CA Secret keys it names. Pure, so unit tests can
 // check the pod spec; the controller never reads a Secret value.
 import type { V1Deployment, V1EnvVar } from '@kubernetes/client-node';
 import type { KubernetesObjectNames } from '../../core/names';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
+import {
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
+  agentProbes,
+} from '../../core/podSecurity';
 import { tlsMounts } from './tlsMounts';
 
 export interface AgentSettings {
@@ -15,6 +21,9 @@ export interface AgentSettings {
 }
 
 export const AGENT_LABEL = 'queuesplit.dev/component';
+
+/** The queue-agent's metrics and health port unless the controller is told otherwise. */
+export const DEFAULT_METRICS_PORT = 9090;
 
 export function queueAgentDeployment(
   settings: AgentSettings,
@@ -54,6 +63,7 @@ export function queueAgentDeployment(
         spec: {
           serviceAccountName: names.agentServiceAccount,
           terminationGracePeriodSeconds: 30,
+          securityContext: restrictedPodSecurityContext,
           ...(tls.volumes.length > 0 ? { volumes: tls.volumes } : {}),
           containers: [
             {
@@ -70,12 +80,14 @@ export function queueAgentDeployment(
               ...(tls.volumeMounts.length > 0 ? { volumeMounts: tls.volumeMounts } : {}),
               ports:
                 settings.metricsPort > 0 ? [{ name: 'metrics', containerPort: settings.metricsPort }] : [],
-              securityContext: {
-                runAsNonRoot: true,
-                readOnlyRootFilesystem: true,
-                allowPrivilegeEscalation: false,
+              // Port 0 (the test environment, where every pod shares the host's network) lets the
+              // agent pick a free port; the test kubelet then probes the one port it listens on.
+              ...agentProbes(settings.metricsPort > 0 ? settings.metricsPort : DEFAULT_METRICS_PORT),
+              securityContext: restrictedContainerSecurityContext,
+              resources: {
+                requests: { cpu: '50m', memory: '128Mi' },
+                limits: { cpu: '1', memory: '512Mi' },
               },
-              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
             },
           ],
         },

@@ -13,14 +13,18 @@ import type { KubernetesObjectNames } from '../../core/names';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { isConflict, isNotFound } from '../kube/client';
 import { AGENT_LABEL, queueAgentDeployment, type AgentSettings } from './agentDeployment';
+import { agentTrouble, type AgentTrouble } from './podHealth';
 
 export type { AgentSettings };
 
-/** What the agent pod copies from the workload: env references and Secret key mounts. */
+/**
+ * What decides the agent pod: its image and args (a controller upgrade or a fixed
+ * `--agent-image`), the env references and Secret key mounts it copies from the workload.
+ */
 function copiedMaterial(d: V1Deployment): string {
   const spec = d.spec?.template.spec;
   const c = spec?.containers[0];
-  return JSON.stringify([c?.env, c?.volumeMounts ?? [], spec?.volumes ?? []]);
+  return JSON.stringify([c?.image, c?.args, c?.env, c?.volumeMounts ?? [], spec?.volumes ?? []]);
 }
 
 export class AgentObjects {
@@ -61,18 +65,19 @@ export class AgentObjects {
         namespace,
         body: {
           metadata: { name: names.agentServiceAccount, labels },
+          // What agent/queueAgent/main.ts calls: it polls its desired document and replaces its status.
           rules: [
             {
               apiGroups: [''],
               resources: ['configmaps'],
               resourceNames: [names.stateConfigMap],
-              verbs: ['get', 'watch'],
+              verbs: ['get'],
             },
             {
               apiGroups: [''],
               resources: ['configmaps'],
               resourceNames: [names.agentStatusConfigMap],
-              verbs: ['get', 'update', 'patch'],
+              verbs: ['get', 'update'],
             },
           ],
         },
@@ -109,6 +114,43 @@ export class AgentObjects {
       if (isNotFound(err)) return false;
       throw err;
     }
+  }
+
+  /**
+   * Why the queue-agent is not running ready (undefined when it is), from its Deployment's
+   * conditions, its pods' statuses and their newest Warning events (read only when unready).
+   */
+  async trouble(namespace: string, names: KubernetesObjectNames): Promise<AgentTrouble | undefined> {
+    let conditions: { type: string; status: string; reason?: string; message?: string }[];
+    try {
+      const d = await this.apps.readNamespacedDeployment({ name: names.agentDeployment, namespace });
+      conditions = d.status?.conditions ?? [];
+    } catch (err) {
+      if (isNotFound(err))
+        return { permanent: false, cause: 'the queue-agent Deployment does not exist yet' };
+      throw err;
+    }
+    const pods = (
+      await this.core.listNamespacedPod({
+        namespace,
+        labelSelector: `queuesplit.dev/agent=${names.agentDeployment}`,
+      })
+    ).items;
+    const quick = agentTrouble({ conditions, pods, warnings: new Map() });
+    if (!quick) return undefined;
+    const warnings = new Map<string, string>();
+    for (const pod of pods) {
+      const name = pod.metadata?.name ?? '';
+      const events = await this.core.listNamespacedEvent({
+        namespace,
+        fieldSelector: `involvedObject.kind=Pod,involvedObject.name=${name},type=Warning`,
+      });
+      const when = (e: (typeof events.items)[number]) =>
+        new Date(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? 0).getTime();
+      const newest = events.items.sort((a, b) => when(b) - when(a))[0];
+      if (newest?.message) warnings.set(name, `${newest.reason}: ${newest.message}`);
+    }
+    return agentTrouble({ conditions, pods, warnings });
   }
 
   async reap(namespace: string, names: KubernetesObjectNames): Promise<void> {

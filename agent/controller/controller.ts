@@ -16,11 +16,17 @@ import { AgentObjects, type AgentSettings } from './agentObjects';
 import { Coordinator, type CoordinatorSettings } from './coordinator';
 import { OwnershipLeases } from './ownership';
 import { SplitObjects } from './splitObjects';
+import { invalidSplitStatus, sameStatus } from './splitStatus';
 import { Workloads, type WorkloadKind } from './workloads';
 
 export interface ControllerSettings extends CoordinatorSettings {
   agent: AgentSettings;
   resyncMs: number;
+  /**
+   * A namespaced install (README "Install"): only these namespaces are listed and watched, and
+   * RBAC grants nothing elsewhere. Undefined: every namespace.
+   */
+  watchNamespaces?: readonly string[];
 }
 
 export class Controller {
@@ -29,13 +35,15 @@ export class Controller {
   private readonly deps: ConstructorParameters<typeof Coordinator>[4];
   private wake: (() => void) | undefined;
   private stopped = false;
+  /** When the loop last began a pass: the liveness probe fails once it stops turning. */
+  lastPassAt = Date.now();
 
   constructor(
     private readonly kc: KubeConfig,
     private readonly settings: ControllerSettings,
     private readonly log: Logger,
   ) {
-    this.splits = new SplitObjects(kc);
+    this.splits = new SplitObjects(kc, settings.watchNamespaces);
     this.deps = {
       kc,
       workloads: new Workloads(kc),
@@ -55,6 +63,7 @@ export class Controller {
     void this.watch();
     while (!this.stopped) {
       const started = Date.now();
+      this.lastPassAt = started;
       try {
         await this.pass();
       } catch (err) {
@@ -67,12 +76,7 @@ export class Controller {
 
   private async pass(): Promise<void> {
     const { valid, invalid } = await this.splits.list();
-    for (const { split, problem } of invalid) {
-      this.log.warn('split.invalid', {
-        split: `${split.metadata.namespace}/${split.metadata.name}`,
-        problem,
-      });
-    }
+    for (const { split, problem } of invalid) await this.refuse(split, problem);
     const groups = new Map<string, QueueSplit[]>();
     for (const split of valid) {
       const key = workloadKey(
@@ -102,11 +106,36 @@ export class Controller {
     }
   }
 
+  /** An invalid split gets a status that says why (once: unchanged statuses are not rewritten). */
+  private async refuse(split: QueueSplit, problem: string): Promise<void> {
+    const status = invalidSplitStatus(split, problem);
+    try {
+      if (!sameStatus(split.status, status)) {
+        this.log.warn('split.invalid', {
+          split: `${split.metadata.namespace}/${split.metadata.name}`,
+          problem,
+        });
+        await this.splits.writeStatus(split, status);
+      }
+      // Deleted: let it go unless a workload still drains a route by its id.
+      const draining = [...this.coordinators.values()].some((c) => c.hasRoute(routeIdOf(split)));
+      if (split.metadata.deletionTimestamp && !draining) await this.splits.removeFinalizer(split);
+    } catch (err) {
+      this.log.error('split.status_failed', { reason: describeError(err) });
+    }
+  }
+
   private async statefulWorkloads(): Promise<string[]> {
     const core = this.kc.makeApiClient(CoreV1Api);
-    const list = await core.listConfigMapForAllNamespaces({ labelSelector: 'queuesplit.dev/state=true' });
+    const labelSelector = 'queuesplit.dev/state=true';
+    const items = [];
+    if (!this.settings.watchNamespaces)
+      items.push(...(await core.listConfigMapForAllNamespaces({ labelSelector })).items);
+    else
+      for (const namespace of this.settings.watchNamespaces)
+        items.push(...(await core.listNamespacedConfigMap({ namespace, labelSelector })).items);
     const keys: string[] = [];
-    for (const cm of list.items) {
+    for (const cm of items) {
       const parsed = parseState(cm.data?.[STATE_KEY] ?? '');
       if (parsed.ok) {
         const w = parsed.value.workload;
@@ -118,7 +147,14 @@ export class Controller {
   }
 
   private async watch(): Promise<void> {
-    const path = `/apis/${QUEUE_SPLIT_GROUP}/${QUEUE_SPLIT_VERSION}/${QUEUE_SPLIT_PLURAL}`;
+    const base = `/apis/${QUEUE_SPLIT_GROUP}/${QUEUE_SPLIT_VERSION}`;
+    const paths = this.settings.watchNamespaces?.map(
+      (namespace) => `${base}/namespaces/${namespace}/${QUEUE_SPLIT_PLURAL}`,
+    ) ?? [`${base}/${QUEUE_SPLIT_PLURAL}`];
+    await Promise.all(paths.map((path) => this.watchPath(path)));
+  }
+
+  private async watchPath(path: string): Promise<void> {
     while (!this.stopped) {
       await new Promise<void>((resolve) => {
         new Watch(this.kc)
@@ -136,3 +172,11 @@ export class Controller {
 }
 
 const workloadKey = (namespace: string, kind: string, name: string) => `${namespace}/${kind}/${name}`;
+
+/** The route id of an object that may not even have a spec (it failed validation). */
+function routeIdOf(split: QueueSplit): string | undefined {
+  const spec: unknown = split.spec;
+  const routeId: unknown =
+    typeof spec === 'object' && spec !== null ? (spec as { routeId?: unknown }).routeId : undefined;
+  return typeof routeId === 'string' ? routeId : undefined;
+}

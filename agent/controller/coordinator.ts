@@ -1,8 +1,10 @@
-// One workload's coordinator (DESIGN §6): it owns the workload's state document, feeds the pure
+// One workload's coordinator (docs/design.md §6): it owns the workload's state document, feeds the pure
 // phase machine (core/state) with events — QueueSplit changes, lease expiry, what the queue-agent
 // observed, what the controller itself checked — and carries out the actions it returns. The
 // state is persisted (conditionally, by resourceVersion) before any step it describes runs.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { parseObserved } from '../../core/agentDocuments';
+import { formatFieldError } from '../../core/result';
 import {
   CLEANUP_KEY,
   DESIRED_KEY,
@@ -11,6 +13,7 @@ import {
   type ObservedState,
 } from '../../core/agentProtocol';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
+import { wholeQueueRefusal, type AdmissionRefusal } from '../../core/crd/admission';
 import { parseFilter } from '../../core/filter';
 import { kubernetesObjectNames, type KubernetesObjectNames } from '../../core/names';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
@@ -28,20 +31,32 @@ import { describeError, type Logger } from '../engine/log';
 import { ConfigMapStore } from '../kube/configMaps';
 import { isConflict } from '../kube/client';
 import { AgentObjects } from './agentObjects';
-import { AGENT_STEPS, desiredState, queueNames, storedCheckpoint } from './desired';
+import { activationIdOf, AGENT_STEPS, desiredState, queueNames, storedCheckpoint } from './desired';
 import { OwnershipLeases } from './ownership';
 import type { SplitObjects } from './splitObjects';
 import { sameStatus, splitStatus } from './splitStatus';
-import { overridesFor, Workloads, type Workload, type WorkloadKind } from './workloads';
+import { StateSeals } from './stateSeal';
+import {
+  FINALIZER,
+  overrideDrift,
+  overridesFor,
+  Workloads,
+  type Workload,
+  type WorkloadKind,
+} from './workloads';
 import { withOriginalEnv } from '../../core/queueConfig/originalEnv';
 import { cleanupRecord } from './cleanupRecord';
 import { leaseExpiry as leaseExpiryMs } from '../../core/crd/validateQueueSplit';
+import { WorkloadStatusPublisher, workloadStatusFor } from './workloadStatus';
+import { NamespaceDeletion } from './namespaceDeletion';
 
 export interface CoordinatorSettings {
   installId: string;
   controllerNamespace: string;
   /** A step the agent reports pending for longer than this times out (→ abort or DEGRADED). */
   stepTimeoutMs: number;
+  /** A queue-agent unready this long during one of its steps fails the step, naming the cause. */
+  agentStartTimeoutMs: number;
 }
 
 export interface CoordinatorDeps {
@@ -74,12 +89,24 @@ export class Coordinator {
   /** When each route entered its current ATTACHING/DRAINING phase (restarts begin afresh). */
   private readonly routeEntered = new Map<string, { phase: string; at: number }>();
   private lastDesired = '';
+  /** The state text last written or loaded: a different one in the ConfigMap was not ours. */
+  private lastState = '';
+  /** Set while a document cannot be trusted (docs/design.md §6: when in doubt, stop and say why). */
+  private halted: { reason: string; message: string; nextAction: string } | undefined;
   private blocking: string | undefined;
+  /** When the queue-agent was first seen unready during one of its steps (cleared once ready). */
+  private agentUnreadySince: number | undefined;
+  /** When an operator last retried: the agent then gets the full start timeout, whatever the cause. */
+  private retriedAt: number | undefined;
   private readonly store: ConfigMapStore;
+  private readonly seals: StateSeals;
   private readonly log: Logger;
   private names: KubernetesObjectNames | undefined;
   /** Actions a failure interrupted, retried on the next pass while the phase is unchanged. */
   private unfinished: { phase: string; actions: readonly SplitAction[] } | undefined;
+  /** The workload-level status: it outlives the last QueueSplit (core/workloadStatus.ts). */
+  private readonly workloadStatus: WorkloadStatusPublisher;
+  private readonly namespaceDeletion: NamespaceDeletion;
 
   constructor(
     readonly namespace: string,
@@ -89,7 +116,10 @@ export class Coordinator {
     private readonly deps: CoordinatorDeps,
   ) {
     this.store = new ConfigMapStore(deps.kc, namespace);
+    this.seals = new StateSeals(deps.kc, settings.controllerNamespace);
     this.log = deps.log.child({ workload: `${namespace}/${kind}/${name}` });
+    this.workloadStatus = new WorkloadStatusPublisher(deps.kc, kind, namespace, name, this.log);
+    this.namespaceDeletion = new NamespaceDeletion(deps.kc, settings.controllerNamespace, this.log);
   }
 
   /** True once nothing is split and nothing is left to do: the controller may forget us. */
@@ -97,13 +127,23 @@ export class Coordinator {
     return this.state === undefined && this.recovered;
   }
 
+  /** Whether this workload's state still carries the route (e.g. draining it). */
+  hasRoute(routeId: string | undefined): boolean {
+    return this.state?.routes.some((r) => r.routeId === routeId) ?? false;
+  }
+
   /** One level-triggered pass over this workload. */
   async pass(splits: readonly QueueSplit[]): Promise<void> {
     const workload = await this.deps.workloads.read(this.kind, this.namespace, this.name);
-    if (!this.state && !(await this.load(workload))) {
-      this.recovered = true;
-      await this.startIfWanted(workload, splits);
-      if (!this.state) return;
+    if (await this.namespaceDeleted(workload, splits)) return;
+    if (!this.state) {
+      const loaded = await this.load(workload);
+      if (loaded === 'unreadable') return this.writeHaltedStatuses(splits);
+      if (loaded === 'absent') {
+        this.recovered = true;
+        await this.startIfWanted(workload, splits);
+        if (!this.state) return;
+      }
     }
     const state = this.state!;
     if (workload) this.resolve(workload);
@@ -116,10 +156,12 @@ export class Coordinator {
       this.unfinished = undefined;
       if (phase === state.phase) await this.execute(actions);
     }
-    await this.readObserved();
+    await this.readObserved(workload);
+    if (this.halted) return this.writeHaltedStatuses(splits);
     const events = [
       ...this.routeEvents(splits, workload),
       ...this.observedEvents(),
+      ...(await this.agentEvents()),
       ...(await this.controllerEvents(workload)),
       ...(await this.operatorEvents(workload)),
       ...this.routeTimeouts(),
@@ -127,14 +169,63 @@ export class Coordinator {
     for (const event of events) await this.apply(event);
     await this.writeDesired(workload);
     await this.writeStatuses(splits);
-    await this.finishIfIdle();
+    // A handback that could not finish keeps its state and says nothing else meanwhile: its
+    // HandedBack status is what failed, and the next pass retries it.
+    if (await this.finishIfIdle()) return;
+    // Last in the pass, and not while an interrupted action waits for its retry: a scale retried
+    // with a recorded resourceVersion must not meet one this write moved on.
+    if (this.state && !this.unfinished) {
+      await this.workloadStatus.publish(
+        workload,
+        workloadStatusFor({
+          state: this.state,
+          ...(this.blocking ? { blocking: this.blocking } : {}),
+          stepTimeoutMs: this.settings.stepTimeoutMs,
+        }),
+      );
+    }
+  }
+
+  /**
+   * A terminating namespace cannot host a queue-agent, so no handback can finish there: every
+   * broker resource is recorded in the controller's namespace, then the finalizers and the
+   * ownership Leases are released so the namespace can go (README, "When a split is Degraded").
+   * Checked only while something is being deleted, to spare the API a read per pass.
+   */
+  private async namespaceDeleted(workload: Workload | undefined, splits: readonly QueueSplit[]) {
+    const deleting =
+      !workload ||
+      Boolean(workload.metadata?.deletionTimestamp) ||
+      splits.some((s) => s.metadata.deletionTimestamp);
+    const ours = this.state || splits.length > 0 || workload?.metadata?.finalizers?.includes(FINALIZER);
+    if (!deleting || !ours) return false;
+    if (!(await this.namespaceDeletion.terminating(this.namespace))) return false;
+    if (!this.state) await this.load(workload);
+    if (this.state && this.names) {
+      const earlier = await this.store.read(this.names.cleanupConfigMap);
+      await this.namespaceDeletion.record(
+        this.names.cleanupConfigMap,
+        this.state,
+        earlier?.data[CLEANUP_KEY],
+      );
+      await this.deps.ownership.release(this.settings.controllerNamespace, this.state.workload.uid);
+    } else if (workload?.metadata?.finalizers?.includes(FINALIZER)) {
+      await this.namespaceDeletion.stateLost(`${this.namespace}/${this.kind}/${this.name}`);
+    }
+    if (workload) await this.deps.workloads.removeFinalizer(this.kind, this.namespace, this.name);
+    for (const split of splits) await this.deps.splits.removeFinalizer(split);
+    this.state = undefined;
+    this.stateVersion = undefined;
+    this.lastDesired = '';
+    this.recovered = true;
+    return true;
   }
 
   // ---- loading and starting -------------------------------------------------------------
 
-  private async load(workload: Workload | undefined): Promise<boolean> {
+  private async load(workload: Workload | undefined): Promise<'loaded' | 'absent' | 'unreadable'> {
     const uid = workload?.metadata?.uid;
-    if (!uid) return false;
+    if (!uid) return 'absent';
     this.names = kubernetesObjectNames({
       installId: this.settings.installId,
       workloadUid: uid,
@@ -142,18 +233,53 @@ export class Coordinator {
     });
     const doc = await this.store.read(this.names.stateConfigMap);
     const text = doc?.data[STATE_KEY];
-    if (!doc || !text) return false;
-    const parsed = parseState(text);
+    // A state ConfigMap without its state is as unreadable as a corrupt one: it was written.
+    if (!doc) return 'absent';
+    const parsed = parseState(text ?? '');
     if (!parsed.ok) {
-      this.log.error('state.unreadable', {
-        problem: parsed.errors.map((e) => `${e.path} ${e.problem}`).join('; '),
-      });
-      return false;
+      // Never replaced by a fresh state: it records replicas and broker resources a handback needs.
+      this.halt(
+        'StateUnreadable',
+        `the state ConfigMap ${this.namespace}/${this.names.stateConfigMap} cannot be read (${parsed.errors.map(formatFieldError).join('; ')})`,
+        `Nothing was changed. Restore the ConfigMap from a backup (or ask an operator to inspect the workload and its broker resources before removing it); the controller resumes once it reads.`,
+      );
+      return 'unreadable';
     }
+    if (!(await this.seals.verify(this.names.stateSeal, text ?? ''))) {
+      this.halt(
+        'StateUnsealed',
+        `the state ConfigMap ${this.namespace}/${this.names.stateConfigMap} is not one this controller wrote (its digest is not in ${this.settings.controllerNamespace}/${this.names.stateSeal})`,
+        `Nothing was acted on. Find out who wrote the ConfigMap (only the Queue Split controller may); restore the last state the controller wrote from a backup, or ask an operator to inspect the workload and its broker resources before removing it.`,
+      );
+      return 'unreadable';
+    }
+    this.halted = undefined;
     this.state = parsed.value;
     this.stateVersion = doc.resourceVersion;
+    // The text as found, not re-serialised: the seal lists digests of exactly what was written.
+    this.lastState = text ?? '';
     this.log.info('state.loaded', { phase: this.state.phase, generation: this.state.generation });
-    return true;
+    return 'loaded';
+  }
+
+  /** Stops acting on this workload: every split shows Degraded with the cause and the fix. */
+  private halt(reason: string, cause: string, nextAction: string): void {
+    if (this.halted?.message !== cause) this.log.error('workload.halted', { reason, cause });
+    this.halted = { reason, message: cause, nextAction };
+  }
+
+  /** While halted nothing is acted on — finalizers stay, nothing is deleted or rewritten. */
+  private async writeHaltedStatuses(splits: readonly QueueSplit[]): Promise<void> {
+    const halted = this.halted!;
+    for (const split of splits) {
+      const status = splitStatus(split, {
+        state: undefined,
+        observed: undefined,
+        resolved: this.resolved,
+        halted,
+      });
+      if (!sameStatus(split.status, status)) await this.deps.splits.writeStatus(split, status);
+    }
   }
 
   private resolve(workload: Workload): ResolvedQueue[] | undefined {
@@ -166,13 +292,21 @@ export class Coordinator {
   private async startIfWanted(workload: Workload | undefined, splits: readonly QueueSplit[]): Promise<void> {
     // A split that already ended (Failed after a rollback, Stopped, Rejected) starts nothing:
     // the developer starts a new one.
-    const live = splits.filter(
+    const candidates = splits.filter(
       (s) => !s.metadata.deletionTimestamp && !ENDED_PHASES.includes(s.status?.phase ?? 'Pending'),
     );
-    if (live.length === 0) {
+    if (candidates.length === 0) {
       for (const s of splits) await this.deps.splits.removeFinalizer(s);
       return;
     }
+    // A split this workload refuses must not start a cutover for nobody.
+    const live: QueueSplit[] = [];
+    for (const s of candidates) {
+      const refusal = workload ? this.refusal(s, workload) : undefined;
+      if (refusal) await this.setVerdict(s, { phase: 'Rejected', ...refusal });
+      else live.push(s);
+    }
+    if (live.length === 0) return;
     const reject = async (reason: string, message: string) => {
       for (const s of live) await this.setVerdict(s, { phase: 'Rejected', reason, message });
     };
@@ -267,6 +401,11 @@ export class Coordinator {
         });
         continue;
       }
+      const refusal = workload ? this.refusal(split, workload) : undefined;
+      if (refusal) {
+        this.verdicts.set(routeId, { phase: 'Rejected', ...refusal });
+        continue;
+      }
       events.push({
         type: 'routeRequested',
         route: {
@@ -281,11 +420,59 @@ export class Coordinator {
     return events;
   }
 
-  private async readObserved(): Promise<void> {
+  /** Why this workload refuses a (valid) split, e.g. an empty filter it did not opt in to. */
+  private refusal(split: QueueSplit, workload: Workload): AdmissionRefusal | undefined {
+    const filter = parseFilter(split.spec.filter, 'spec.filter');
+    if (!filter.ok) return undefined; // reported as InvalidFilter by routeEvents
+    return wholeQueueRefusal(filter.value, {
+      kind: this.kind,
+      namespace: this.namespace,
+      name: this.name,
+      annotations: workload.metadata?.annotations ?? {},
+    });
+  }
+
+  private async readObserved(workload: Workload | undefined): Promise<void> {
     if (!this.names) return;
     const doc = await this.store.read(this.names.agentStatusConfigMap);
     const text = doc?.data[OBSERVED_KEY];
-    this.observed = text ? (JSON.parse(text) as ObservedState) : undefined;
+    const parsed = text ? parseObserved(text) : undefined;
+    const agent = `${this.namespace}/${this.names.agentDeployment}`;
+    if (parsed && !parsed.ok) {
+      this.observed = undefined;
+      return this.halt(
+        'ObservedUnreadable',
+        `the queue-agent's observed document (ConfigMap ${this.namespace}/${this.names.agentStatusConfigMap}) cannot be read (${parsed.errors.map(formatFieldError).join('; ')})`,
+        `Nothing was acted on. Restart the queue-agent so it rewrites it: kubectl -n ${this.namespace} rollout restart deployment/${this.names.agentDeployment}`,
+      );
+    }
+    if (parsed?.value.refused) {
+      this.observed = undefined;
+      await this.restoreDesired(workload);
+      return this.halt(
+        'DesiredRefused',
+        `the queue-agent ${agent} refused the desired document and acted on none of it: ${parsed.value.refused}`,
+        `Nothing was acted on; the controller rewrote its document. Find out who changed ConfigMap ${this.namespace}/${this.names.stateConfigMap} (only the controller may write it).`,
+      );
+    }
+    this.halted = undefined;
+    // Another activation's document (a previous split of this workload) says nothing about this one.
+    this.observed =
+      parsed && this.state && parsed.value.activationId === activationIdOf(this.state)
+        ? parsed.value
+        : undefined;
+  }
+
+  /** The desired document in the ConfigMap is not the one this controller wrote: write it again. */
+  private async restoreDesired(workload: Workload | undefined): Promise<void> {
+    const doc = await this.store.read(this.names!.stateConfigMap);
+    if (!doc || !this.state) return;
+    const desired = JSON.stringify(desiredState(this.state, this.resolved, await this.gated(workload)));
+    if (doc.data[DESIRED_KEY] === desired && doc.data[STATE_KEY] === this.lastState) return;
+    this.log.warn('state.tampered', { configMap: this.names!.stateConfigMap });
+    this.lastDesired = desired;
+    this.stateVersion = doc.resourceVersion;
+    await this.persist();
   }
 
   private observedEvents(): SplitEvent[] {
@@ -377,6 +564,38 @@ export class Coordinator {
     }
   }
 
+  /**
+   * A step the queue-agent must carry out cannot finish while the agent does not run: an image
+   * that cannot be pulled or a refused pod fails the step at once, a crash loop or a failing
+   * readiness probe once it has lasted the agent start timeout; the reason names the cause from
+   * the pods' status and events and the safe next action (README "When a split is Degraded").
+   */
+  private async agentEvents(): Promise<SplitEvent[]> {
+    const state = this.state!;
+    if (!this.names || !AGENT_STEPS.includes(state.phase)) {
+      this.agentUnreadySince = undefined;
+      return [];
+    }
+    const trouble = await this.deps.agents.trouble(this.namespace, this.names);
+    if (!trouble) {
+      this.agentUnreadySince = undefined;
+      return [];
+    }
+    const now = Date.now();
+    this.agentUnreadySince ??= now;
+    this.blocking = `waiting for the queue-agent: ${trouble.cause}`;
+    const timeout = this.settings.agentStartTimeoutMs;
+    const afterRetry = this.retriedAt !== undefined && now - this.retriedAt < timeout;
+    const immediate = trouble.permanent && !afterRetry;
+    // Once the agent has reported in this split's life it did start: a restart or a slow pass
+    // later (kill -9, a long drain) is the step timeout's business, not a start failure.
+    if (!immediate && (this.observed !== undefined || now - this.agentUnreadySince < timeout)) return [];
+    this.log.warn('agent.cannot_run', { phase: state.phase, cause: trouble.cause });
+    return [
+      { type: 'stepFailed', phase: state.phase, reason: `the queue-agent cannot run: ${trouble.cause}` },
+    ];
+  }
+
   /** Proofs the controller itself can read from the API: pods gone, rollouts finished. */
   private async controllerEvents(workload: Workload | undefined): Promise<SplitEvent[]> {
     const state = this.state!;
@@ -385,6 +604,8 @@ export class Coordinator {
     const phase = state.phase;
     const manualScale = await this.manualScale();
     if (manualScale) return [{ type: 'stepFailed', phase, reason: manualScale }];
+    const drift = this.envDrift(workload);
+    if (drift) return [{ type: 'faultReported', reason: drift }];
     if (phase === 'QUIESCING_APP' && state.preActivationReplicas !== null) {
       const pods = await this.deps.workloads.pods(workload);
       if (pods.length === 0) {
@@ -444,12 +665,39 @@ export class Coordinator {
     return `the workload was scaled to ${replicas} replicas by someone else during the cutover (Queue Split holds it at ${held} until the split is active); do not scale a workload while its split activates`;
   }
 
+  /**
+   * While ACTIVE the app must read its application shadows: an env override changed back (a
+   * GitOps sync, a person) makes it read the source beside the split, so messages meant for a
+   * split can reach it. Reported DEGRADED and not re-applied (docs/design.md, "Drift").
+   */
+  private envDrift(workload: Workload): string | undefined {
+    const state = this.state!;
+    if (state.phase !== 'ACTIVE' || this.unfinished || workload.metadata?.deletionTimestamp) return undefined;
+    const queues = this.resolved.filter((q) => state.activeQueues.includes(q.name));
+    const changed = overrideDrift(
+      workload,
+      overridesFor(queues, (q) => queueNames(state, q.name)),
+    );
+    if (changed.length === 0) return undefined;
+    return (
+      `drift: the env override of ${changed.join(', ')} was changed by someone else while split, so the app reads its source beside the split and messages meant for a split can reach it (none is lost: the application shadow keeps what the app no longer reads). ` +
+      `Make whoever changed it (a GitOps sync?) leave these env values alone while the workload is split, then retry: the retry puts the override back`
+    );
+  }
+
   /** An operator's retry annotation on the workload: acted on once, then removed. */
   private async operatorEvents(workload: Workload | undefined): Promise<SplitEvent[]> {
     if (workload?.metadata?.annotations?.[RETRY_ANNOTATION] === undefined) return [];
     await this.deps.workloads.removeAnnotation(this.kind, this.namespace, this.name, RETRY_ANNOTATION);
     const events = retryEvents(this.state!);
     this.log.info('operator.retry', { retries: events.length });
+    if (events.length > 0 && this.names) {
+      // The fix may have been the agent's image or the namespace's policy: bring the agent
+      // Deployment up to date and give it the full start timeout before judging it again.
+      await this.deps.agents.ensure(this.namespace, this.names, this.name, this.resolved);
+      this.retriedAt = Date.now();
+      this.agentUnreadySince = undefined;
+    }
     return events;
   }
 
@@ -523,6 +771,11 @@ export class Coordinator {
             : state.activeQueues.filter((q) => !action.queues.includes(q));
         const queues = this.resolved.filter((q) => keep.includes(q.name));
         const overrides = overridesFor(queues, (q) => queueNames(state, q.name));
+        if (action.type === 'applyOverrides' && state.phase !== 'REDIRECTING_APP') {
+          // A retry's re-apply: only where someone changed them, so a retry does not roll the app for nothing.
+          const current = await this.deps.workloads.read(this.kind, this.namespace, this.name);
+          if (current && overrideDrift(current, overrides).length === 0) return;
+        }
         return this.deps.workloads.setOverrides(
           this.kind,
           this.namespace,
@@ -542,7 +795,7 @@ export class Coordinator {
             : `${action.reason}. Nothing was lost; the application kept its messages. Fix the cause, then start the split again.`;
         this.verdicts.set(action.routeId, {
           phase: action.type === 'rejectRoute' ? 'Rejected' : 'Failed',
-          reason: action.type === 'rejectRoute' ? 'FilterOverlaps' : 'ActivationFailed',
+          reason: action.type === 'rejectRoute' ? action.reason : 'ActivationFailed',
           message,
         });
         return;
@@ -568,8 +821,6 @@ export class Coordinator {
         if (!workload) throw new Error('the workload is gone');
         return this.deps.workloads.addFinalizer(this.kind, workload);
       }
-      case 'removeFinalizer':
-        return this.deps.workloads.removeFinalizer(this.kind, this.namespace, this.name);
       case 'releaseLease':
         return this.deps.ownership.release(this.settings.controllerNamespace, state.workload.uid);
       case 'reapQueueAgent':
@@ -584,17 +835,35 @@ export class Coordinator {
 
   private async persist(): Promise<void> {
     const names = this.names!;
-    this.stateVersion = await this.store.write(
-      names.stateConfigMap,
-      {
-        [STATE_KEY]: serializeState(this.state!),
-        ...(this.lastDesired ? { [DESIRED_KEY]: this.lastDesired } : {}),
-      },
-      {
-        labels: { 'queuesplit.dev/state': 'true', 'queuesplit.dev/workload': this.name },
-        resourceVersion: this.stateVersion,
-      },
-    );
+    const text = serializeState(this.state!);
+    // Sealed first: a crash between the two writes leaves a state the seal still lists.
+    await this.seals.seal(names.stateSeal, text, this.lastState, this.name);
+    const write = () =>
+      this.store.write(
+        names.stateConfigMap,
+        {
+          [STATE_KEY]: text,
+          ...(this.lastDesired ? { [DESIRED_KEY]: this.lastDesired } : {}),
+        },
+        {
+          labels: { 'queuesplit.dev/state': 'true', 'queuesplit.dev/workload': this.name },
+          resourceVersion: this.stateVersion,
+        },
+      );
+    try {
+      this.stateVersion = await write();
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      // Someone else wrote the ConfigMap. If our state in it is unchanged they edited only
+      // the desired document (which the agent checks): ours replaces it. Otherwise another
+      // writer changed the state itself, and the conflict stands.
+      const current = await this.store.read(names.stateConfigMap);
+      if (!current || current.data[STATE_KEY] !== this.lastState) throw err;
+      this.log.warn('state.tampered', { configMap: names.stateConfigMap });
+      this.stateVersion = current.resourceVersion;
+      this.stateVersion = await write();
+    }
+    this.lastState = text;
   }
 
   /** The agent's step gates: a rollback or the handback check needs the app at zero pods. */
@@ -657,18 +926,39 @@ export class Coordinator {
     });
   }
 
-  private async finishIfIdle(): Promise<void> {
+  /**
+   * The handback's last step, once nothing is split any more. Every step is idempotent and the
+   * state document goes last: while it exists the next pass comes back here, so nothing that
+   * fails in between (the HandedBack status in particular) is left undone for good. The order is
+   * what a user reading `kubectl describe` may rely on: the app already has its env and replicas
+   * back (the phases before IDLE), the queue-agent is gone and kept resources are listed before
+   * the workload says HandedBack, and the finalizer goes only once it says so.
+   * Returns true when it is idle but could not finish this pass.
+   */
+  private async finishIfIdle(): Promise<boolean> {
     const state = this.state;
-    if (!state || state.phase !== 'IDLE' || state.routes.length > 0 || state.workflow !== null) return;
+    if (!state || state.phase !== 'IDLE' || state.routes.length > 0 || state.workflow !== null) return false;
     const names = this.names!;
     await this.deps.agents.reap(this.namespace, names);
-    await this.deps.workloads.removeFinalizer(this.kind, this.namespace, this.name);
     if (state.cleanupPending.length > 0) await this.recordCleanupPending(state);
+    const said = await this.workloadStatus.publish(
+      await this.deps.workloads.read(this.kind, this.namespace, this.name),
+      workloadStatusFor({
+        state: undefined,
+        stepTimeoutMs: this.settings.stepTimeoutMs,
+        ...(state.cleanupPending.length > 0 ? { cleanupConfigMap: names.cleanupConfigMap } : {}),
+      }),
+    );
+    if (!said) return true;
+    await this.deps.workloads.removeFinalizer(this.kind, this.namespace, this.name);
     await this.store.remove(names.stateConfigMap);
+    await this.seals.remove(names.stateSeal);
     this.log.info('workload.handed_back', { cleanupPending: state.cleanupPending.length });
     this.state = undefined;
     this.stateVersion = undefined;
     this.lastDesired = '';
+    this.lastState = '';
+    return false;
   }
 }
 

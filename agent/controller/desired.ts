@@ -1,8 +1,13 @@
 // Derives the queue-agent's desired document from the controller's state: which step each
 // queue runs now, the route table with every shadow name, and the connection env names. It is
 // a pure function of the state (plus gates the controller checked), so writing it is idempotent.
-import type { AgentQueuePlan, AgentRoute, DesiredState } from '../../core/agentProtocol';
-import { kafkaQueueNames, kafkaRouteNames, rabbitQueueNames, rabbitRouteNames } from '../../core/names';
+import { planNames, routeShadowNames } from '../../core/agentDocuments';
+import {
+  DESIRED_API_VERSION,
+  type AgentQueuePlan,
+  type AgentRoute,
+  type DesiredState,
+} from '../../core/agentProtocol';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { pendingQueues } from '../../core/state/phaseActions';
 import type { WorkloadPhase } from '../../core/state/phases';
@@ -22,28 +27,12 @@ export const AGENT_STEPS: readonly WorkloadPhase[] = [
 
 export const activationIdOf = (state: SplitState) => `${state.installId}/${state.workload.uid}`;
 
-export interface QueueNames {
-  appShadow: string;
-  appShadowGroup?: string;
-  splitterGroup?: string;
-  transactionalId?: string;
-  lockQueue?: string;
-}
+export type QueueNames = AgentQueuePlan['names'];
 
 export function queueNames(state: SplitState, queue: string): QueueNames {
   const q = state.queues[queue];
   const id = { installId: state.installId, workloadUid: state.workload.uid, queue, epoch: q?.epoch ?? 0 };
-  if (q?.provider === 'kafka') {
-    const n = kafkaQueueNames(id);
-    return {
-      appShadow: n.appShadowTopic,
-      appShadowGroup: n.appShadowGroup,
-      splitterGroup: n.splitterGroup,
-      transactionalId: n.transactionalId,
-    };
-  }
-  const n = rabbitQueueNames(id);
-  return { appShadow: n.appShadowQueue, lockQueue: n.lockQueue };
+  return planNames(q?.provider === 'kafka' ? 'kafka' : 'rabbitmq', id);
 }
 
 export function routeShadow(state: SplitState, queue: string, routeId: string) {
@@ -55,11 +44,7 @@ export function routeShadow(state: SplitState, queue: string, routeId: string) {
     epoch: q?.epoch ?? 0,
     routeId,
   };
-  if (q?.provider === 'kafka') {
-    const n = kafkaRouteNames(id);
-    return { shadow: n.sessionTopic, sessionGroup: n.sessionGroup, drainGroup: n.drainGroup };
-  }
-  return { shadow: rabbitRouteNames(id).sessionQueue };
+  return routeShadowNames(q?.provider === 'kafka' ? 'kafka' : 'rabbitmq', id);
 }
 
 interface StoredCheckpoint {
@@ -102,6 +87,9 @@ export function desiredState(
             }
           : {}),
         ...(r.tls ? { tls: r.tls } : {}),
+        ...(r.provider === 'rabbitmq' && r.allowPlainHttpManagement
+          ? { allowPlainHttpManagement: true as const }
+          : {}),
         env,
         epoch: state.queues[r.name]?.epoch ?? 0,
         names: queueNames(state, r.name),
@@ -121,6 +109,7 @@ export function desiredState(
       shadows: Object.fromEntries(r.queues.map((q) => [q, routeShadow(state, q, r.routeId)])),
     }));
   return {
+    apiVersion: DESIRED_API_VERSION,
     activationId: activationIdOf(state),
     generation: state.generation,
     phase: state.phase,

@@ -1,4 +1,4 @@
-// One ownership Lease per broker source (DESIGN §6): two workloads declaring the same topic and
+// One ownership Lease per broker source (docs/design.md §6): two workloads declaring the same topic and
 // group (or the same queue) on the same broker must not be split at once — each would move the
 // other's messages. The key is a non-secret hash: the broker endpoint when it is a literal, the
 // Secret/ConfigMap reference when it is not (the controller never reads a Secret value).

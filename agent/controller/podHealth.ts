@@ -49,3 +49,83 @@ export function stuckPod(pods: readonly V1Pod[]): string | undefined {
   }
   return undefined;
 }
+
+/** Waiting reasons of a queue-agent container that waiting will not cure: fail the step now. */
+const AGENT_CANNOT_START = [
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'CreateContainerError',
+  'CreateContainerConfigError',
+];
+
+export interface AgentPodView {
+  /** The agent Deployment's conditions (the deployment controller copies ReplicaFailure there). */
+  conditions: { type: string; status: string; reason?: string; message?: string }[];
+  pods: readonly V1Pod[];
+  /** The newest Warning event message per pod name (kubelet: Failed, BackOff, Unhealthy). */
+  warnings: ReadonlyMap<string, string>;
+}
+
+export interface AgentTrouble {
+  /** Waiting will not help (refused pod, image that cannot be pulled): fail the step now. */
+  permanent: boolean;
+  /** What the pods and events say, with the safe next action. Names and reasons, never values. */
+  cause: string;
+}
+
+/**
+ * Why the queue-agent is not running ready, or undefined when it is (or nothing says why yet and
+ * waiting may still help). The coordinator fails the current step on a permanent cause at once,
+ * and on any cause once the agent has stayed unready for the agent start timeout.
+ */
+export function agentTrouble(view: AgentPodView): AgentTrouble | undefined {
+  const refused = view.conditions.find((c) => c.type === 'ReplicaFailure' && c.status === 'True');
+  const live = view.pods.filter((p) => !p.metadata?.deletionTimestamp);
+  if (live.length === 0) {
+    if (refused) {
+      return {
+        permanent: true,
+        cause: `the cluster refused the queue-agent pod (${refused.reason ?? 'FailedCreate'}: ${refused.message ?? 'no message'}). Allow the pod in this namespace (PodSecurity level, quota, LimitRange or admission policy), then retry`,
+      };
+    }
+    return { permanent: false, cause: 'no queue-agent pod exists yet' };
+  }
+  for (const pod of live) {
+    const name = pod.metadata?.name ?? '?';
+    const warning = view.warnings.get(name);
+    const seen = warning ? `; last event: ${warning}` : '';
+    for (const s of pod.status?.containerStatuses ?? []) {
+      const waiting = s.state?.waiting;
+      if (waiting?.reason && AGENT_CANNOT_START.includes(waiting.reason)) {
+        return {
+          permanent: true,
+          cause: `queue-agent pod ${name} cannot start its container (${waiting.reason}${seen}). Check the controller's --agent-image and that the node can pull it, then retry`,
+        };
+      }
+      if (s.ready) continue;
+      if (s.restartCount > 0 && !s.state?.running) {
+        return {
+          permanent: false,
+          cause: `queue-agent pod ${name} keeps crashing (${s.restartCount} restarts${lastExit(s)}${seen}). Read its logs (kubectl -n ${pod.metadata?.namespace} logs ${name} --previous), fix the cause, then retry`,
+        };
+      }
+      if (s.state?.running) {
+        return {
+          permanent: false,
+          cause: `queue-agent pod ${name} runs but does not pass its readiness probe (/readyz${seen}). Read its logs (kubectl -n ${pod.metadata?.namespace} logs ${name}), fix the cause, then retry`,
+        };
+      }
+    }
+    if ((pod.status?.containerStatuses ?? []).length === 0) {
+      return {
+        permanent: false,
+        cause: `queue-agent pod ${name} is ${pod.status?.phase ?? 'Pending'}${seen}`,
+      };
+    }
+  }
+  const ready = live.some((p) =>
+    p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  );
+  return ready ? undefined : { permanent: false, cause: 'the queue-agent pod is not ready yet' };
+}

@@ -2,7 +2,9 @@
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
 import { jsonLogger } from '../engine/log';
+import { portOf, startServer } from '../queueAgent/server';
 import { isConflict, loadKubeConfig } from '../kube/client';
 import { Controller } from './controller';
 import { LeaderElection } from './leaderElection';
@@ -12,9 +14,17 @@ export interface ControllerOptions {
   agentImage: string;
   agentMetricsPort: number;
   stepTimeoutSeconds: number;
+  agentStartTimeoutSeconds: number;
   leaseSeconds: number;
   resyncMs: number;
+  /** /healthz and /readyz for the pod's probes (0: any free port, as in the test environment). */
+  healthPort: number;
+  /** A namespaced install: the only namespaces served (undefined: all). */
+  watchNamespaces?: readonly string[];
 }
+
+/** A leading controller whose loop has not begun a pass for this long is not live. */
+const STALLED_MS = 120_000;
 
 /** One id per installation, kept in a ConfigMap so every replica and restart agrees on it. */
 async function installId(kc: KubeConfig, namespace: string): Promise<string> {
@@ -48,7 +58,18 @@ export async function runController(options: ControllerOptions): Promise<void> {
     },
     log,
   );
-  log.info('controller.waiting_for_leadership', { identity });
+  // Ready once up (a standby is ready too: it takes over when the leader goes); live while the
+  // control loop keeps turning once this replica leads.
+  const leading: { controller?: Controller } = {};
+  const health = await startServer(options.healthPort, new Registry(), {
+    live: () => !leading.controller || Date.now() - leading.controller.lastPassAt < STALLED_MS,
+    ready: () => true,
+  });
+  log.info('controller.waiting_for_leadership', {
+    identity,
+    healthPort: portOf(health),
+    namespaces: options.watchNamespaces?.join(',') ?? '*',
+  });
   await election.acquire();
   const controller = new Controller(
     kc,
@@ -56,8 +77,10 @@ export async function runController(options: ControllerOptions): Promise<void> {
       installId: await installId(kc, options.namespace),
       controllerNamespace: options.namespace,
       stepTimeoutMs: options.stepTimeoutSeconds * 1000,
+      agentStartTimeoutMs: options.agentStartTimeoutSeconds * 1000,
       agent: { image: options.agentImage, metricsPort: options.agentMetricsPort },
       resyncMs: options.resyncMs,
+      ...(options.watchNamespaces ? { watchNamespaces: options.watchNamespaces } : {}),
     },
     log,
   );
@@ -65,6 +88,7 @@ export async function runController(options: ControllerOptions): Promise<void> {
     log.error('leader.lost', { why });
     process.exit(3); // stop acting at once; the Deployment restarts us as a follower
   });
+  leading.controller = controller;
   const stop = () => controller.stop();
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

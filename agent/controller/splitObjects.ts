@@ -6,10 +6,11 @@ import {
   QUEUE_SPLIT_GROUP,
   QUEUE_SPLIT_PLURAL,
   QUEUE_SPLIT_VERSION,
-  queueSplitSpecSchema,
   type QueueSplit,
   type QueueSplitStatus,
 } from '../../core/crd/queueSplitSchema';
+import { validateQueueSplitSpec } from '../../core/crd/validateQueueSplit';
+import { formatFieldError } from '../../core/result';
 import { isNotFound, mergePatch } from '../kube/client';
 
 export const SPLIT_FINALIZER = 'queuesplit.dev/drain';
@@ -18,25 +19,28 @@ const api = { group: QUEUE_SPLIT_GROUP, version: QUEUE_SPLIT_VERSION, plural: QU
 export class SplitObjects {
   private readonly custom: CustomObjectsApi;
 
-  constructor(kc: KubeConfig) {
+  /** `namespaces`: the watched namespaces of a namespaced install; undefined: all of them. */
+  constructor(
+    kc: KubeConfig,
+    private readonly namespaces?: readonly string[],
+  ) {
     this.custom = kc.makeApiClient(CustomObjectsApi);
   }
 
-  /** Every QueueSplit; objects whose spec does not parse are returned separately to be rejected. */
-  async list(): Promise<{ valid: QueueSplit[]; invalid: { split: QueueSplit; problem: string }[] }> {
-    const list = (await this.custom.listClusterCustomObject(api)) as { items: QueueSplit[] };
-    const valid: QueueSplit[] = [];
-    const invalid: { split: QueueSplit; problem: string }[] = [];
-    for (const item of list.items) {
-      const parsed = queueSplitSpecSchema.safeParse(item.spec);
-      if (parsed.success) valid.push({ ...item, spec: parsed.data });
-      else
-        invalid.push({
-          split: item,
-          problem: parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; '),
-        });
+  /** Every QueueSplit it serves, sorted by the full validator into usable and refused objects. */
+  async list(): Promise<ClassifiedSplits> {
+    if (!this.namespaces) {
+      const list = (await this.custom.listClusterCustomObject(api)) as { items: QueueSplit[] };
+      return classifySplits(list.items);
     }
-    return { valid, invalid };
+    const items: QueueSplit[] = [];
+    for (const namespace of this.namespaces) {
+      const list = (await this.custom.listNamespacedCustomObject({ ...api, namespace })) as {
+        items: QueueSplit[];
+      };
+      items.push(...list.items);
+    }
+    return classifySplits(items);
   }
 
   async writeStatus(split: QueueSplit, status: QueueSplitStatus): Promise<void> {
@@ -76,4 +80,29 @@ export class SplitObjects {
       if (!isNotFound(err) && (err as { code?: number }).code !== 409) throw err;
     }
   }
+}
+
+export interface ClassifiedSplits {
+  valid: QueueSplit[];
+  /** Objects the full validator refuses, with every problem as `path: problem Fix: fix`. */
+  invalid: { split: QueueSplit; problem: string }[];
+}
+
+/**
+ * Every object goes through validateQueueSplitSpec, not just the zod schema: zod drops a
+ * "__proto__" filter key (widening the filter to every message) and cannot check key bytes or
+ * the filter's total size. A refused object is reported on its status, never silently skipped.
+ */
+export function classifySplits(items: readonly QueueSplit[]): ClassifiedSplits {
+  const result: ClassifiedSplits = { valid: [], invalid: [] };
+  for (const item of items) {
+    const parsed = validateQueueSplitSpec(item.spec);
+    if (parsed.ok) result.valid.push({ ...item, spec: parsed.value });
+    else
+      result.invalid.push({
+        split: item,
+        problem: parsed.errors.map(formatFieldError).join(' | '),
+      });
+  }
+  return result;
 }

@@ -21,12 +21,16 @@ export interface StatusInputs {
   /** Set when the controller refused or failed this route: the reason and the fix. */
   verdict?: { phase: 'Rejected' | 'Failed' | 'Stopped'; reason: string; message: string };
   blocking?: string;
+  /** Set while the controller cannot trust a document of the workload: Degraded, nothing acted on. */
+  halted?: { reason: string; message: string; nextAction: string };
 }
 
 export function splitStatus(split: QueueSplit, inputs: StatusInputs): QueueSplitStatus {
   const { state, observed, resolved, verdict } = inputs;
   const routeId = split.spec.routeId;
-  const phase: QueueSplitPhase = verdict?.phase ?? (state ? routePhaseForStatus(state, routeId) : 'Pending');
+  const phase: QueueSplitPhase = inputs.halted
+    ? 'Degraded'
+    : (verdict?.phase ?? (state ? routePhaseForStatus(state, routeId) : 'Pending'));
   const route = state?.routes.find((r) => r.routeId === routeId);
   const queues = split.spec.queues.map((name) => {
     const plan = resolved.find((q) => q.name === name);
@@ -50,15 +54,50 @@ export function splitStatus(split: QueueSplit, inputs: StatusInputs): QueueSplit
     };
   });
   const delivered = queues.reduce((sum, q) => sum + (q.delivered ?? 0), 0);
-  const condition = conditionFor(phase, state, verdict, inputs.blocking, route?.lastError);
+  const condition = inputs.halted
+    ? haltedCondition(inputs.halted)
+    : conditionFor(phase, state, verdict, inputs.blocking, route?.lastError);
   return {
     phase,
     observedGeneration: split.metadata.generation ?? 0,
     queues,
     delivered,
     ...(condition.nextAction ? { nextAction: condition.nextAction } : {}),
-    conditions: [condition.condition],
+    conditions: [condition.condition, ...restartCondition(observed)],
   };
+}
+
+function haltedCondition(halted: NonNullable<StatusInputs['halted']>): {
+  condition: QueueSplitCondition;
+  nextAction: string;
+} {
+  return {
+    condition: {
+      type: 'Ready',
+      status: 'False',
+      reason: halted.reason,
+      message: `Degraded: ${halted.message}. ${halted.nextAction}`,
+      lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    },
+    nextAction: halted.nextAction,
+  };
+}
+
+/** The queue-agent restarted during this activation: the sidecar warns the developer (issue 19). */
+function restartCondition(observed: ObservedState | undefined): QueueSplitCondition[] {
+  const restarts = observed?.restarts;
+  if (!restarts) return [];
+  return [
+    {
+      type: 'AgentRestarted',
+      status: 'True',
+      reason: 'QueueAgentRestarted',
+      message:
+        `The queue-agent restarted (${restarts.count}x, last at ${restarts.lastAt}) and resumed from its checkpoints. ` +
+        'Messages in flight at a restart may be delivered again (at most one pump chunk per crash, see README); a drain in progress resumes where it was.',
+      lastTransitionTime: restarts.lastAt,
+    },
+  ];
 }
 
 function conditionFor(
@@ -125,4 +164,23 @@ export function sameStatus(a: QueueSplitStatus | undefined, b: QueueSplitStatus)
   const strip = (s: QueueSplitStatus | undefined) =>
     JSON.stringify({ ...s, conditions: s?.conditions?.map((c) => ({ ...c, lastTransitionTime: '' })) });
   return strip(a) === strip(b);
+}
+
+/** The status of an object the controller's validator refused: nothing of it was acted on. */
+export function invalidSplitStatus(split: Pick<QueueSplit, 'metadata'>, problem: string): QueueSplitStatus {
+  const message = `This QueueSplit is invalid and was not acted on: ${problem}`;
+  return {
+    phase: 'Rejected',
+    observedGeneration: split.metadata.generation ?? 0,
+    nextAction: 'Delete this QueueSplit and create a corrected one (its spec is immutable).',
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'InvalidSpec',
+        message,
+        lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      },
+    ],
+  };
 }

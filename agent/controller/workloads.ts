@@ -1,4 +1,4 @@
-// What the controller does to a split workload (DESIGN §6): read it, scale it with a
+// What the controller does to a split workload (docs/design.md §6): read it, scale it with a
 // resourceVersion precondition, point its consumer env at the application shadow (recording the
 // original values on the workload itself) and back, guard it with a finalizer, and check its
 // pods: gone (quiesced) or rolled out with the wanted override generation.
@@ -226,6 +226,16 @@ function without(map: Record<string, string> | undefined, key: string): Record<s
 function findEnv(workload: Workload, container: string, name: string): string | undefined {
   const c = workload.spec?.template.spec?.containers.find((x) => x.name === container);
   return c?.env?.find((e) => e.name === name && e.valueFrom === undefined)?.value;
+}
+
+/**
+ * The overrides that are not in the workload's pod template any more ("<container>/<ENV>"):
+ * someone (a person, a GitOps sync) changed them back while the split holds them.
+ */
+export function overrideDrift(workload: Workload, overrides: readonly EnvOverride[]): string[] {
+  return overrides
+    .filter((o) => findEnv(workload, o.container, o.name) !== o.value)
+    .map((o) => `${o.container}/${o.name}`);
 }
 
 /** The overrides that point `queues`' consumers at their application shadows. */

@@ -1,4 +1,4 @@
-// The provider-neutral engine contract (DESIGN §7). The queue-agent hosts one engine per
+// The provider-neutral engine contract (docs/design.md §7). The queue-agent hosts one engine per
 // logical queue; the controller drives it through these steps and persists what they return.
 //
 // Rules every engine keeps:
@@ -10,7 +10,7 @@
 // - The engine never derives a resource name: every name arrives in its configuration or in a
 //   RouteSpec, computed and recorded by the controller, so cleanup can never touch a user's
 //   resource.
-// - Delivery is at-least-once (DESIGN §5): a message is durably published to exactly one shadow
+// - Delivery is at-least-once (docs/design.md §5): a message is durably published to exactly one shadow
 //   before its source delivery is acked / its offset committed.
 import type { HeaderFilter } from '../../core/filter';
 import type { FieldError } from '../../core/result';
@@ -160,6 +160,13 @@ export interface CleanupResult {
   readonly retained: readonly RetainedResource[];
 }
 
+/** The route table the controller published for a queue (its desired generation), handed to
+ * `recover` so a restarted engine never classifies a message under an older table. */
+export interface PublishedRoutes {
+  readonly generation: number;
+  readonly routes: readonly RouteSpec[];
+}
+
 export interface RecoverResult {
   readonly phase: EnginePhase;
 }
@@ -205,6 +212,9 @@ export interface EngineHooks {
     readonly messageId: string | undefined;
     readonly destination: string;
   }): Promise<void> | void;
+  /** Awaited when a shadow's removal has proven it empty by the statistics, before the last
+   * live check and the delete: the cleanup tests attach a consumer or restart here. */
+  beforeShadowDelete?(info: { readonly shadow: string }): Promise<void> | void;
 }
 
 export interface Engine {
@@ -235,8 +245,11 @@ export interface Engine {
   verifyCleanupReady(): Promise<Outcome<CleanupReadyResult>>;
   /** Delete what can be deleted loss-proof; report what was kept. */
   cleanup(): Promise<Outcome<CleanupResult>>;
-  /** On a fresh engine after a restart: take back a checkpoint and resume from it. */
-  recover(checkpoint: Checkpoint): Promise<Outcome<RecoverResult>>;
+  /** On a fresh engine after a restart: take back a checkpoint and resume from it. When
+   * `published` is newer than the checkpoint's table (a restart lost the freshest checkpoint),
+   * it is installed as `reconcileRoutes` would before the pump classifies anything; a table
+   * it rejects leaves the checkpoint's, as a rejected `reconcileRoutes` does. */
+  recover(checkpoint: Checkpoint, published?: PublishedRoutes): Promise<Outcome<RecoverResult>>;
   status(): EngineStatus;
   /** Unconsumed messages in the shadows, read from the broker (for metrics; never a proof). */
   shadowLag(): Promise<ShadowLag>;

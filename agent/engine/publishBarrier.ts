@@ -1,6 +1,6 @@
 // The publish barrier behind route generations: a new route table is acknowledged only once
 // every publish selected under an older generation has its broker acknowledgement, so a route
-// that left the table receives nothing more before its shadow is drained (DESIGN §5.3).
+// that left the table receives nothing more before its shadow is drained (docs/design.md §5.3).
 export class PublishBarrier {
   private readonly inFlight = new Map<number, number>();
   private waiters: { below: number; resolve: () => void }[] = [];

@@ -41,6 +41,14 @@ export function engineConditions(
           safeAction: 'restore the source topic, then stop and start the split',
           since: p.since,
         };
+      case 'record-refused':
+        return {
+          code: 'publish-failing',
+          reason: `the record at ${p.subject} cannot be copied: ${p.reason}; the rest of its partition waits behind it (its source offset is not committed past it), other partitions go on`,
+          safeAction:
+            'fix the shadow so it accepts the record (for example its max.message.bytes) and it is copied on the next retry, or stop the split: the application then reads the record from the source itself',
+          since: p.since,
+        };
       case 'publish-failing':
         return {
           code: 'publish-failing',

@@ -1,6 +1,6 @@
 // Configuration of one Kafka engine. Every resource name (shadow topics, groups, the
 // transactional id) comes from the controller, which computed and recorded it (core/names.ts);
-// the engine never derives one from the user's topic (DESIGN §7).
+// the engine never derives one from the user's topic (docs/design.md §7).
 import type { ISocketFactory, SASLOptions } from 'kafkajs';
 import type { FieldError } from '../../core/result';
 import type { EngineHooks } from '../engine/contract';
@@ -40,8 +40,10 @@ export const defaultTiming: KafkaTiming = {
 };
 
 /** Records per transaction (also bounded by bytes per destination partition and by what one
- * fetch returns). 2000 measured ~1.5x the throughput of 500 with 1 KiB records. */
-export const DEFAULT_PREFETCH = 2000;
+ * fetch returns), and so the bound on duplicates per crash (README "When the queue-agent
+ * restarts"): 1000 measured 0.72-0.80x the throughput of 2000 and ~1.1x that of 500 with
+ * 1 KiB records (test/bench/kafka-chunk.bench.ts). */
+export const DEFAULT_PREFETCH = 1000;
 export const MAX_PREFETCH = 10_000;
 /** Records held back for a missing destination before the pump stops fetching. */
 export const MAX_PARKED = 20_000;

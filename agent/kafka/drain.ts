@@ -5,7 +5,7 @@
 // nor (for read_committed consumers) repeats a record.
 import type { Logger } from '../engine/log';
 import { chunks, topicMessages } from './records';
-import type { TxnProducer } from './txn';
+import { sendAcknowledged, type TxnProducer } from './txn';
 import type { FetchedRecord, Offsets, Wire } from './wire';
 
 export interface DrainSpec {
@@ -76,7 +76,7 @@ export async function drainSuffix(
       if (last) for (const [p, o] of next) offsets.set(p, o); // past markers at the tail too
       const outcome = await txn.run(async (t) => {
         if (chunk.length > 0) {
-          await t.sendBatch({
+          await sendAcknowledged(t, {
             acks: -1,
             topicMessages: topicMessages(chunk.map((record) => ({ destination: spec.appShadow, record }))),
           });

@@ -1,8 +1,8 @@
-// The Kafka engine (DESIGN §7): one per logical queue. A group-less pump copies the source to
+// The Kafka engine (docs/design.md §7): one per logical queue. A group-less pump copies the source to
 // shadow topics in transactions whose producer is the fence; route drains, rollback, handback
 // and cleanup are proved with live broker reads. Every step is idempotent, and a missing proof
 // answers `pending`, never `done`.
-import type { IHeaders } from 'kafkajs';
+import type { RecordHeaders } from './wire';
 import { formatFilter, kafkaHeaders } from '../../core/filter';
 import type {
   AbortResult,
@@ -17,6 +17,7 @@ import type {
   HandoffResult,
   Outcome,
   PrepareResult,
+  PublishedRoutes,
   RecoverResult,
   RetainedResource,
   RouteDrainResult,
@@ -25,6 +26,7 @@ import type {
   StopResult,
   ShadowLag,
 } from '../engine/contract';
+import { installPublished } from '../engine/recoverRoutes';
 import { describeError, silentLogger, type Logger } from '../engine/log';
 import { degraded, pending, rejected, wrongPhase } from '../engine/outcome';
 import { PublishBarrier } from '../engine/publishBarrier';
@@ -67,7 +69,7 @@ import { KafkaLink } from './link';
 import { prove, type ProofRequest } from './proofs';
 import { Pump, type PumpSelection } from './pump';
 import { readSeedPlan } from './seed';
-import { deleteTopic, ensureShadow, growShadow, partitionCount } from './shadows';
+import { deleteTopic, ensureShadow, growShadow, partitionCount, shadowShapeOf } from './shadows';
 
 type Up = { ok: true } | { ok: false; outcome: Outcome<never> };
 
@@ -150,7 +152,8 @@ export class KafkaEngine implements Engine {
       if (shadow) return shadow;
       const zeros = new Map(Array.from({ length: count }, (_, p) => [p, '0'] as const));
       // The redirected app must start at the beginning of its shadow whatever its reset policy.
-      await this.startAt(this.config.appShadowGroup, this.config.appShadow, zeros);
+      const notPinned = await this.startAt(this.config.appShadowGroup, this.config.appShadow, zeros);
+      if (notPinned) return pending('consumers-attached', notPinned, 2_000);
       this.partitions = count;
       this.phase = 'prepared';
       this.log.info('engine.prepared', { partitions: count });
@@ -193,49 +196,8 @@ export class KafkaEngine implements Engine {
         }
         return this.afterBarrier(generation);
       }
-      const named = routes.flatMap((r, i) => validateRouteNames(r, i, this.config));
-      if (named.length > 0) return rejected(named);
-      const built = RouteTable.build(generation, routes, this.config.appShadow, [this.config.sourceTopic]);
-      if (!built.ok) return rejected(built.errors);
-      const moved = routes.findIndex((r) => {
-        const known = current.route(r.routeId)?.shadow ?? this.removed.get(r.routeId)?.shadow;
-        return known !== undefined && known !== r.shadow;
-      });
-      if (moved >= 0) {
-        return rejected([
-          {
-            path: `routes[${moved}].shadow`,
-            problem: `route ${routes[moved]?.routeId} already has another shadow`,
-            fix: "a route's shadow never changes; give a new shadow a new route id",
-          },
-        ]);
-      }
-      const up = await this.up();
-      if (!up.ok) return up.outcome;
-      for (const [i, route] of (routes as readonly KafkaRoute[]).entries()) {
-        if (current.route(route.routeId) || this.removed.has(route.routeId)) continue;
-        const made = await this.createShadow(route.shadow, this.partitions, `routes[${i}].shadow`);
-        if (made) return made;
-        const zeros = new Map(Array.from({ length: this.partitions }, (_, p) => [p, '0'] as const));
-        await this.startAt(route.sessionGroup, route.shadow, zeros);
-      }
-      for (const old of current.routes as readonly KafkaRoute[]) {
-        if (!built.value.route(old.routeId)) {
-          this.removed.set(old.routeId, {
-            routeId: old.routeId,
-            shadow: old.shadow,
-            sessionGroup: old.sessionGroup,
-            drainGroup: old.drainGroup,
-          });
-        }
-      }
-      for (const route of routes) this.removed.delete(route.routeId);
-      this.table = built.value; // from here on every record is selected under `generation`
-      this.log.info('engine.routes', {
-        generation,
-        routes: routes.length,
-        filterKeys: routes.map((r) => Object.keys(r.filter).join('+')).join(' '),
-      });
+      const failed = await this.installTable(generation, routes);
+      if (failed) return failed;
       return this.afterBarrier(generation);
     });
   }
@@ -267,7 +229,7 @@ export class KafkaEngine implements Engine {
           ? { routeId, shadow: spec.shadow, sessionGroup: spec.sessionGroup, drainGroup: spec.drainGroup }
           : undefined);
       if (!route) return this.done({ moved: 0, deleted: [], retained: kept });
-      // DESIGN §5.3: the route stops receiving before its shadow is drained.
+      // docs/design.md §5.3: the route stops receiving before its shadow is drained.
       if (!(await this.barrier.waitBelow(this.table.generation, this.timing.stepTimeoutMs))) {
         return pending(
           'publish-barrier',
@@ -319,9 +281,13 @@ export class KafkaEngine implements Engine {
           this.config.sourceTopic,
         );
         const app = await committedOffsets(this.link.admin, this.config.appGroup, this.config.sourceTopic);
+        // Partitions grown since the pump's last check count too, from their log start (case 4).
+        const lows = new Map(
+          (await this.link.admin.fetchTopicOffsets(this.config.sourceTopic)).map((o) => [o.partition, o.low]),
+        );
         const pin = new Map<number, string>();
-        for (let p = 0; p < this.partitions; p++) {
-          const from = this.seed.get(p) ?? app.get(p) ?? '0';
+        for (let p = 0; p < Math.max(this.partitions, lows.size); p++) {
+          const from = this.seed.get(p) ?? app.get(p) ?? lows.get(p) ?? '0';
           if (!app.has(p)) pin.set(p, from);
           restored += Math.max(0, Number(BigInt(splitter.get(p) ?? from) - BigInt(from)));
         }
@@ -374,13 +340,15 @@ export class KafkaEngine implements Engine {
       const proof = await this.proveAppDrained();
       if (proof) return proof;
       if (this.frontier) {
-        const refused = await this.commitToApp(this.frontier);
+        // Not stored: the handoff data the controller passes back must stay what stop returned.
+        const frontier = await this.withGrownPartitions(this.frontier);
+        const refused = await this.commitToApp(frontier);
         if (refused) return refused;
         const visible = await awaitCommitted(
           this.link.admin,
           this.config.appGroup,
           this.config.sourceTopic,
-          this.frontier,
+          frontier,
           this.timing.stepTimeoutMs,
         );
         if (!visible)
@@ -443,7 +411,7 @@ export class KafkaEngine implements Engine {
     });
   }
 
-  recover(checkpoint: Checkpoint): Promise<Outcome<RecoverResult>> {
+  recover(checkpoint: Checkpoint, published?: PublishedRoutes): Promise<Outcome<RecoverResult>> {
     return this.step('recover', async () => {
       if (this.phase !== 'new') {
         const same = JSON.stringify(checkpoint) === JSON.stringify(this.checkpoint());
@@ -489,6 +457,13 @@ export class KafkaEngine implements Engine {
         if (!up.ok) return up.outcome;
       }
       if (s.phase === 'running') {
+        const stale = await installPublished(
+          published,
+          this.table.generation,
+          (g, r) => this.installTable(g, r),
+          this.log,
+        );
+        if (stale) return stale;
         const started = await this.startPump();
         if (started) return started;
       }
@@ -647,10 +622,65 @@ export class KafkaEngine implements Engine {
     };
   }
 
-  private select(headers: IHeaders): PumpSelection {
+  private select(headers: RecordHeaders): PumpSelection {
     const table = this.table;
     const { routeId, destination } = table.select(kafkaHeaders(headers));
     return { routeId, destination, generation: table.generation };
+  }
+
+  /** Installs a newer route table: its shadows and session groups first, then the swap (from
+   * then on every record is selected under `generation`). Used by `reconcileRoutes` and by
+   * `recover` before it restarts the pump. */
+  private async installTable(
+    generation: number,
+    routes: readonly RouteSpec[],
+  ): Promise<Outcome<never> | undefined> {
+    const current = this.table;
+    const named = routes.flatMap((r, i) => validateRouteNames(r, i, this.config));
+    if (named.length > 0) return rejected(named);
+    const built = RouteTable.build(generation, routes, this.config.appShadow, [this.config.sourceTopic]);
+    if (!built.ok) return rejected(built.errors);
+    const moved = routes.findIndex((r) => {
+      const known = current.route(r.routeId)?.shadow ?? this.removed.get(r.routeId)?.shadow;
+      return known !== undefined && known !== r.shadow;
+    });
+    if (moved >= 0) {
+      return rejected([
+        {
+          path: `routes[${moved}].shadow`,
+          problem: `route ${routes[moved]?.routeId} already has another shadow`,
+          fix: "a route's shadow never changes; give a new shadow a new route id",
+        },
+      ]);
+    }
+    const up = await this.up();
+    if (!up.ok) return up.outcome;
+    for (const [i, route] of (routes as readonly KafkaRoute[]).entries()) {
+      if (current.route(route.routeId) || this.removed.has(route.routeId)) continue;
+      const made = await this.createShadow(route.shadow, this.partitions, `routes[${i}].shadow`);
+      if (made) return made;
+      const zeros = new Map(Array.from({ length: this.partitions }, (_, p) => [p, '0'] as const));
+      const notPinned = await this.startAt(route.sessionGroup, route.shadow, zeros);
+      if (notPinned) return pending('consumers-attached', notPinned, 2_000);
+    }
+    for (const old of current.routes as readonly KafkaRoute[]) {
+      if (!built.value.route(old.routeId)) {
+        this.removed.set(old.routeId, {
+          routeId: old.routeId,
+          shadow: old.shadow,
+          sessionGroup: old.sessionGroup,
+          drainGroup: old.drainGroup,
+        });
+      }
+    }
+    for (const route of routes) this.removed.delete(route.routeId);
+    this.table = built.value; // from here on every record is selected under `generation`
+    this.log.info('engine.routes', {
+      generation,
+      routes: routes.length,
+      filterKeys: routes.map((r) => Object.keys(r.filter).join('+')).join(' '),
+    });
+    return undefined;
   }
 
   private async up(): Promise<Up> {
@@ -733,8 +763,22 @@ export class KafkaEngine implements Engine {
       this.timing.stepTimeoutMs,
     );
     if (!visible) return pending('in-flight', 'the splitter offsets are not visible in the group yet');
-    this.frontier = frontier;
+    this.frontier = await this.withGrownPartitions(frontier);
     return undefined;
+  }
+
+  /** Source partitions the pump never read (grown since its last partition check) go back at
+   * their log start: nothing of them was copied, and without a commit an application that
+   * resets to `latest` would skip them (issue 13 case 4). Read at stop and again at handoff. */
+  private async withGrownPartitions(frontier: ReadonlyMap<number, string>): Promise<Map<number, string>> {
+    const out = new Map(frontier);
+    const offsets = await this.link.admin.fetchTopicOffsets(this.config.sourceTopic);
+    for (const o of offsets) {
+      if (out.has(o.partition)) continue;
+      out.set(o.partition, o.low);
+      this.log.info('engine.grown-partition-handed-back', { partition: o.partition });
+    }
+    return out;
   }
 
   /** Commits to the application group from outside; live members refuse it (UNKNOWN_MEMBER_ID). */
@@ -758,13 +802,31 @@ export class KafkaEngine implements Engine {
     );
   }
 
-  /** Pins a group's start where it has no commit yet (only while it has no members). */
-  private async startAt(group: string, topic: string, offsets: ReadonlyMap<number, string>): Promise<void> {
+  /** Pins a group's start where it has no commit yet. A group with live members (the app
+   * reading its shadow when the source grows) refuses an outside commit, so the pin then goes
+   * in a transaction of the engine's producer, which the broker accepts (issue 13 case 8;
+   * DECISIONS.md, "Pinning shadow partitions"). Returns the problem when neither worked. */
+  private async startAt(
+    group: string,
+    topic: string,
+    offsets: ReadonlyMap<number, string>,
+  ): Promise<string | undefined> {
     const existing = await committedOffsets(this.link.admin, group, topic);
     const missing = new Map([...offsets].filter(([p]) => !existing.has(p)));
-    if (missing.size === 0) return;
+    if (missing.size === 0) return undefined;
     const result = await commitGuarded(this.link.wire, this.link.admin, group, topic, missing);
-    if (!result.ok) this.log.warn('group.start-not-pinned', { group, members: result.members.length });
+    if (result.ok) return undefined;
+    const partitions = [...missing].map(([partition, offset]) => ({ partition, offset }));
+    const pinned = await this.link.txn.run(
+      (txn) => txn.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions }] }),
+      'start pin',
+    );
+    if (pinned.ok) {
+      this.log.info('group.start-pinned-in-transaction', { group, members: result.members.length });
+      return undefined;
+    }
+    this.log.warn('group.start-not-pinned', { group, members: result.members.length });
+    return `the start of group ${group} on ${topic} partitions ${[...missing.keys()].join(',')} cannot be pinned while it has ${result.members.length} live member(s) (${pinned.reason}): a member resetting to latest would skip what is copied there`;
   }
 
   private async createShadow(
@@ -772,7 +834,8 @@ export class KafkaEngine implements Engine {
     partitions: number,
     path: string,
   ): Promise<Outcome<never> | undefined> {
-    const shadow = await ensureShadow(this.link.admin, topic, partitions);
+    const shape = await shadowShapeOf(this.link.admin, this.config.sourceTopic);
+    const shadow = await ensureShadow(this.link.admin, topic, partitions, shape);
     if (shadow.ok) return undefined;
     // Refuse cleanly: a shadow this call created is ours and empty, so it goes again.
     if (shadow.created)
@@ -781,12 +844,12 @@ export class KafkaEngine implements Engine {
       {
         path,
         problem: shadow.problem,
-        fix: 'allow retention.ms=-1 and retention.bytes=-1 on queue-split topics, or record a fresh shadow name',
+        fix: "allow retention.ms=-1, retention.bytes=-1, cleanup.policy=delete, message.timestamp.type=CreateTime and the source's replication factor, min.insync.replicas and max.message.bytes on queue-split topics, or record a fresh shadow name",
       },
     ]);
   }
 
-  /** Partition growth of the source: every shadow grows first (DESIGN §7). */
+  /** Partition growth of the source: every shadow grows first (docs/design.md §7). */
   private async growShadows(partitions: number): Promise<string | undefined> {
     const zeros = new Map<number, string>();
     for (let p = this.partitions; p < partitions; p++) zeros.set(p, '0');
@@ -797,7 +860,8 @@ export class KafkaEngine implements Engine {
     for (const { topic, group } of shadows) {
       try {
         await growShadow(this.link.admin, topic, partitions);
-        await this.startAt(group, topic, zeros);
+        const notPinned = await this.startAt(group, topic, zeros);
+        if (notPinned) return notPinned; // the new source partitions stay unread meanwhile
       } catch (err) {
         return `shadow ${topic} cannot grow to ${partitions} partitions: ${errorName(err) ?? describeError(err)}`;
       }

@@ -8,6 +8,11 @@ export const ErrorCode = {
   GROUP_ID_NOT_FOUND: 69,
   NON_EMPTY_GROUP: 68,
   PRODUCER_FENCED: 90,
+  CORRUPT_MESSAGE: 2,
+  MESSAGE_TOO_LARGE: 10,
+  RECORD_LIST_TOO_LARGE: 18,
+  INVALID_TIMESTAMP: 32,
+  INVALID_RECORD: 87,
 } as const;
 
 interface ErrorLike {
@@ -74,4 +79,32 @@ export function isLiveGroupRefusal(err: unknown): boolean {
 export function errorName(err: unknown): string | undefined {
   for (const e of chain(err).reverse()) if (typeof e.type === 'string') return e.type;
   return undefined;
+}
+
+/** The broker refused records for what they are (too large for the topic, a timestamp out of
+ * its bounds, a record it rejects), or the client threw while encoding them (kafkajs throws a
+ * TypeError or RangeError on values it cannot size). Sending the same records again fails the
+ * same way, unlike a network or leader error. */
+export function isRecordRefused(err: unknown): boolean {
+  const codes = [
+    ErrorCode.CORRUPT_MESSAGE,
+    ErrorCode.MESSAGE_TOO_LARGE,
+    ErrorCode.RECORD_LIST_TOO_LARGE,
+    ErrorCode.INVALID_TIMESTAMP,
+    ErrorCode.INVALID_RECORD,
+  ];
+  const names = [
+    'CORRUPT_MESSAGE',
+    'MESSAGE_TOO_LARGE',
+    'RECORD_LIST_TOO_LARGE',
+    'INVALID_TIMESTAMP',
+    'INVALID_RECORD',
+  ];
+  return chain(err).some(
+    (e) =>
+      codes.some((c) => e.code === c) ||
+      names.some((n) => e.type === n) ||
+      e instanceof TypeError ||
+      e instanceof RangeError,
+  );
 }

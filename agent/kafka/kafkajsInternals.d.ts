@@ -7,7 +7,7 @@ declare module 'kafkajs/src/cluster' {
       offset: string;
       key: Buffer | null;
       value: Buffer | null;
-      headers: Record<string, Buffer | Buffer[]>;
+      headers: Record<string, Buffer | null | (Buffer | null)[]>; // null: a null header value
       timestamp: string;
       isControlRecord?: boolean;
       batchContext?: { producerId: string; inTransaction: boolean };
@@ -92,4 +92,29 @@ declare module 'kafkajs/src/consumer/filterAbortedMessages' {
     abortedTransactions: { producerId: string; firstOffset: string }[];
   }): T[];
   export = filterAbortedMessages;
+}
+
+declare module 'kafkajs/src/protocol/encoder' {
+  // Only the two methods nullHeaders.ts wraps; the rest of the class is not used directly.
+  class Encoder {
+    writeVarIntBytes(value: unknown): Encoder;
+    writeVarInt(value: number): Encoder;
+  }
+  export = Encoder;
+}
+
+// The record encoders, for test/bench/kafka-null-headers.bench.ts only.
+declare module 'kafkajs/src/protocol/recordBatch/record/v0' {
+  function Record(record: {
+    offsetDelta?: number;
+    timestampDelta?: number;
+    key: Buffer | null;
+    value: Buffer | null;
+    headers?: Record<string, Buffer | (Buffer | null)[] | null>;
+  }): unknown;
+  export = Record;
+}
+
+declare module 'kafkajs/src/protocol/recordBatch/v0' {
+  export function RecordBatch(batch: { records: unknown[] }): Promise<unknown>;
 }

@@ -1,6 +1,6 @@
 // The splitter: reads the source without joining a group, copies each committed record to the
 // one shadow its headers select (same partition, key, headers, timestamp), and commits the
-// source offset only after the copy's transaction committed (DESIGN §5.1).
+// source offset only after the copy's transaction committed (docs/design.md §5.1).
 //
 // Commits are pipelined: transaction N carries the copies of batch N and the splitter offsets
 // of batch N-1, so a crash after N committed and before N+1 duplicates at most batch N (with
@@ -11,17 +11,24 @@
 // records selected for it, in order, while every other destination keeps flowing; the source
 // offset of a partition is committed only up to its first parked record. Parked records are
 // selected again under the table in force when they are retried.
-import type { Admin, IHeaders } from 'kafkajs';
+//
+// A record the shadows refuse (over `max.message.bytes`, a timestamp out of bounds) or the
+// client cannot encode is never skipped: a failing chunk is split in halves until that record
+// is alone, then its partition stops at it (nothing at or after it is copied or committed, so
+// order is kept) while every other partition goes on; it is retried every `retryMaxMs` and
+// reported until it goes (agent/kafka/DECISIONS.md, "Records the engine cannot copy").
+import type { Admin } from 'kafkajs';
 import type { EngineHooks } from '../engine/contract';
 import { describeError, type Logger } from '../engine/log';
 import type { PublishBarrier } from '../engine/publishBarrier';
 import { Backoff } from '../engine/timing';
 import { MAX_PARKED, type KafkaTiming } from './config';
 import { errorName } from './kafkaErrors';
-import { chunks, messageIdOf, topicMessages } from './records';
+import { KAFKAJS_TYPE } from '../../core/kafkaCodecs';
+import { chunks, codecRuns, messageIdOf, topicMessages } from './records';
 import { partitionCount } from './shadows';
-import type { TxnOutcome, TxnProducer } from './txn';
-import type { FetchedRecord, Offsets, Wire } from './wire';
+import { sendAcknowledged, type TxnOutcome, type TxnProducer } from './txn';
+import type { FetchedRecord, Offsets, PartitionRead, RecordHeaders, Wire } from './wire';
 
 export interface PumpSelection {
   readonly routeId: string | undefined;
@@ -41,7 +48,7 @@ export interface PumpDeps {
   readonly barrier: PublishBarrier;
   readonly hooks: EngineHooks;
   readonly log: Logger;
-  select(headers: IHeaders): PumpSelection;
+  select(headers: RecordHeaders): PumpSelection;
   onPublished(routeId: string | undefined): void;
   onFenced(reason: string): void;
   /** Grows every shadow to `partitions`; a problem string keeps the new partitions unread. */
@@ -49,7 +56,8 @@ export interface PumpDeps {
 }
 
 export interface PumpProblem {
-  readonly kind: 'destination-missing' | 'publish-failing' | 'source-lost' | 'partition-growth';
+  readonly kind:
+    'destination-missing' | 'publish-failing' | 'source-lost' | 'partition-growth' | 'record-refused';
   readonly subject: string;
   readonly reason: string;
   readonly since: string;
@@ -59,9 +67,12 @@ interface Work {
   readonly record: FetchedRecord;
   readonly selection: PumpSelection;
   readonly parked: boolean;
+  /** Ends its publish-barrier tracking (idempotent). */
+  readonly release: () => void;
 }
 
 const now = () => new Date().toISOString();
+const keyOf = (record: FetchedRecord) => `${record.partition}:${record.offset}`;
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
 export class Pump {
@@ -73,7 +84,18 @@ export class Pump {
   /** What the splitter group holds, as far as this engine committed it. */
   private readonly committed = new Map<number, bigint>();
   private readonly parked = new Map<number, FetchedRecord[]>();
+  /** Where a record went in a copy transaction that did not commit, by `partition:offset`: its
+   * aborted copy is visible there to `read_uncommitted` readers, so it is retried to the same
+   * destination, never re-routed (issue 13 case 5). Each keeps its barrier tracking until it
+   * commits, between rounds too, so the route change waits for it; released at stop. */
+  private readonly sentTo = new Map<string, { selection: PumpSelection; release: () => void }>();
   private readonly missing = new Map<string, { since: string; reason: string }>();
+  /** Partitions stopped at a record that cannot be copied: read again from `offset` after
+   * `retryAt`, and cleared once something at or past it is copied. */
+  private readonly refused = new Map<
+    number,
+    { offset: bigint; since: string; reason: string; retryAt: number }
+  >();
   private failing: { since: string; reason: string } | undefined;
   private sourceLost: { since: string; reason: string } | undefined;
   private growth: { since: string; reason: string } | undefined;
@@ -111,6 +133,14 @@ export class Pump {
     if (this.sourceLost)
       out.push({ kind: 'source-lost', subject: this.deps.sourceTopic, ...this.sourceLost });
     if (this.growth) out.push({ kind: 'partition-growth', subject: this.deps.sourceTopic, ...this.growth });
+    for (const [p, r] of this.refused) {
+      out.push({
+        kind: 'record-refused',
+        subject: `${this.deps.sourceTopic}/${p}@${r.offset}`,
+        since: r.since,
+        reason: r.reason,
+      });
+    }
     return out;
   }
 
@@ -125,19 +155,26 @@ export class Pump {
       this.committed.set(p, at);
     }
     this.parked.clear();
+    this.refused.clear();
+    this.forgetSent();
     this.running = true;
     this.nextPartitionCheck = Date.now() + this.deps.timing.partitionCheckMs;
     this.loop = this.run();
   }
 
   /** Stops after the transaction in progress and commits what was copied. False when the
-   * final commit failed (the controller retries stop). */
+   * final commit failed: the controller retries stop, and every retry commits again while
+   * offsets are pending (issue 13 case 6). Never started: nothing is pending and no round
+   * trip is made (it would fence). */
   async stop(): Promise<boolean> {
-    if (!this.loop) return true; // never started: nothing to commit, and no round trip (it would fence)
-    this.running = false;
-    this.wake?.();
-    await this.loop;
-    this.loop = undefined;
+    if (this.loop) {
+      this.running = false;
+      this.wake?.();
+      await this.loop;
+      this.loop = undefined;
+    }
+    // Nothing more is copied: the records go back with the source frontier instead.
+    this.forgetSent();
     const flushed = await this.flush(false);
     return flushed === undefined || flushed.ok;
   }
@@ -155,25 +192,70 @@ export class Pump {
   private async round(): Promise<void> {
     await this.checkPartitions();
     await this.checkMissing();
+    const positions = this.readPositions();
     const reads =
-      this.parkedCount < MAX_PARKED
-        ? await this.deps.wire.read(this.deps.sourceTopic, this.readPositions())
+      this.parkedCount < MAX_PARKED && positions.size > 0
+        ? await this.deps.wire.read(this.deps.sourceTopic, positions)
         : (await this.pause(this.deps.timing.fetchMaxWaitMs), []);
     this.sourceLost = undefined;
+    const start = new Map(this.positions);
+    try {
+      await this.process(reads);
+    } catch (err) {
+      // Whatever failed, nothing read in this round is skipped: each partition goes back to
+      // its first record not copied (issue 13 case 1).
+      for (const read of reads) {
+        const p = read.partition;
+        this.rewind(p, max(start.get(p) ?? 0n, this.handled.get(p) ?? 0n));
+      }
+      this.fail(`copying failed: ${errorName(err) ?? describeError(err)}`);
+      this.deps.log.warn('pump.round-failed', { error: errorName(err) ?? describeError(err) });
+      if (this.running) await this.pause(this.backoff.next());
+    }
+  }
+
+  private async process(reads: readonly PartitionRead[]): Promise<void> {
     const work: Work[] = [];
+    try {
+      await this.copyAll(reads, work);
+    } finally {
+      for (const w of work) w.release(); // not copied: selected again under the newest table
+    }
+  }
+
+  /** Every record is tracked by the publish barrier from its selection to its commit, across
+   * all the chunks of the round: a route removed meanwhile passes its barrier only once the
+   * copies selected for it are committed (issue 13 case 2). Selection and tracking happen in
+   * the same tick, so no table change falls between them. */
+  private async copyAll(reads: readonly PartitionRead[], work: Work[]): Promise<void> {
+    const selected = (record: FetchedRecord, parked: boolean): Work => {
+      const key = keyOf(record);
+      const sent = this.sentTo.get(key);
+      if (sent && !this.missing.has(sent.selection.destination))
+        return { record, selection: sent.selection, parked, release: () => undefined };
+      // A destination gone since holds no copy anyone reads: select afresh then.
+      sent?.release();
+      this.sentTo.delete(key);
+      const selection = this.deps.select(record.headers);
+      return { record, selection, parked, release: this.deps.barrier.track(selection.generation) };
+    };
     // Parked records go first: they are older than anything read now for their destination.
     for (const list of this.parked.values()) {
       for (const record of list) {
-        const selection = this.deps.select(record.headers);
-        if (!this.missing.has(selection.destination)) work.push({ record, selection, parked: true });
+        const w = selected(record, true);
+        if (!this.missing.has(w.selection.destination)) work.push(w);
+        else w.release();
       }
     }
     const readEnds = new Map<number, bigint>();
     for (const read of reads) {
+      if (read.undecodable) this.refuseAt(read.partition, BigInt(read.nextOffset), read.undecodable);
       for (const record of read.records) {
-        const selection = this.deps.select(record.headers);
-        if (this.missing.has(selection.destination)) this.park(record);
-        else work.push({ record, selection, parked: false });
+        const w = selected(record, false);
+        if (this.missing.has(w.selection.destination)) {
+          w.release();
+          this.park(record);
+        } else work.push(w);
       }
       readEnds.set(read.partition, BigInt(read.nextOffset));
       this.positions.set(read.partition, BigInt(read.nextOffset));
@@ -183,38 +265,80 @@ export class Pump {
       await this.flush();
       return;
     }
-    let done = 0;
     const items = work.map((w) => ({ ...w, destination: w.selection.destination }));
-    for (const chunk of chunks(items, this.deps.maxRecordsPerTxn)) {
-      if (!(await this.copy(chunk))) {
-        await this.recover(work.slice(done), readEnds);
+    const queue = chunks(items, this.deps.maxRecordsPerTxn);
+    for (let chunk = queue.shift(); chunk; chunk = queue.shift()) {
+      const outcome = await this.copy(chunk);
+      if (outcome === 'copied') continue;
+      if (outcome === 'failed') {
+        await this.recover([...chunk, ...queue.flat()], readEnds);
         return;
       }
-      done += chunk.length;
+      // Refused: halve until the record at fault is alone, then stop its partition at it.
+      if (chunk.length > 1) {
+        const half = Math.ceil(chunk.length / 2);
+        queue.unshift(chunk.slice(0, half), chunk.slice(half));
+        continue;
+      }
+      const p = this.refuse(chunk[0]!, outcome.reason);
+      readEnds.delete(p);
+      const at = this.refused.get(p)?.offset ?? 0n;
+      for (let i = 0; i < queue.length; i++) {
+        queue[i] = queue[i]!.filter((w) => {
+          if (w.record.partition !== p || BigInt(w.record.offset) < at) return true;
+          w.release(); // read again after the refused record
+          return false;
+        });
+      }
+      for (let i = queue.length - 1; i >= 0; i--) if (queue[i]!.length === 0) queue.splice(i, 1);
     }
     this.markRead(readEnds);
   }
 
   /** One transaction: the chunk's copies plus the offsets of what earlier transactions copied. */
-  private async copy(chunk: readonly Work[]): Promise<boolean> {
-    const releases = chunk.map((w) => this.deps.barrier.track(w.selection.generation));
+  private async copy(
+    chunk: readonly Work[],
+  ): Promise<'copied' | 'failed' | { refused: true; reason: string }> {
     const offsets = this.pendingCommit();
     const outcome = await this.deps.txn.run(async (txn) => {
-      await txn.sendBatch({
-        acks: -1,
-        topicMessages: topicMessages(
-          chunk.map((w) => ({ destination: w.selection.destination, record: w.record })),
-        ),
-      });
+      // One request per run of records with the same codec, in order (DECISIONS.md, "Compression").
+      const copies = chunk.map((w) => ({ destination: w.selection.destination, record: w.record }));
+      for (const run of codecRuns(copies)) {
+        await sendAcknowledged(txn, {
+          acks: -1,
+          compression: KAFKAJS_TYPE[run.codec],
+          topicMessages: topicMessages(run.items),
+        });
+      }
       if (offsets.size > 0) await txn.sendOffsets(this.offsetsRequest(offsets));
     }, 'copy');
-    for (const release of releases) release(); // acknowledged, or retried under the newest table
+    for (const w of chunk) w.release(); // acknowledged, or retried (to the same destination)
+    // A refused chunk wrote nothing of the refused partition, and its other records are
+    // retried within this round under their selection: only other failures pin.
+    if (!outcome.ok && outcome.kind !== 'refused') {
+      for (const w of chunk) {
+        const key = keyOf(w.record);
+        if (this.sentTo.has(key)) continue;
+        this.sentTo.set(key, {
+          selection: w.selection,
+          release: this.deps.barrier.track(w.selection.generation),
+        });
+      }
+    }
+    if (!outcome.ok && outcome.kind === 'refused') return { refused: true, reason: outcome.reason };
     if (!outcome.ok) return this.transactionFailed(outcome, chunk);
     this.committedNow(offsets);
     for (const w of chunk) {
       const p = w.record.partition;
       if (w.parked) this.unpark(w.record);
       else this.handled.set(p, max(this.handled.get(p) ?? 0n, BigInt(w.record.offset) + 1n));
+      this.sentTo.get(keyOf(w.record))?.release();
+      this.sentTo.delete(keyOf(w.record));
+      const refused = this.refused.get(p);
+      if (refused && BigInt(w.record.offset) >= refused.offset) {
+        this.refused.delete(p);
+        this.deps.log.info('pump.record-copied-after-refusal', { partition: p });
+      }
       this.deps.onPublished(w.selection.routeId);
     }
     for (const w of chunk) {
@@ -227,7 +351,37 @@ export class Pump {
         this.deps.log.warn('pump.hook-failed', { error: describeError(err) });
       }
     }
-    return true;
+    return 'copied';
+  }
+
+  /** Stops `w`'s partition at its record (read again from there after `retryMaxMs`). Returns
+   * the partition. A parked record refused moves the partition back to it: records after it
+   * already copied for other destinations are copied again (duplicates, never a loss). */
+  private refuse(w: Work, reason: string): number {
+    if (w.parked) this.unpark(w.record);
+    return this.refuseAt(w.record.partition, BigInt(w.record.offset), reason);
+  }
+
+  /** Stops partition `p` at `offset`: a record refused, or a batch that cannot be decompressed
+   * (issue 13 case 9). Retried after `retryMaxMs`, reported until something there is copied. */
+  private refuseAt(p: number, offset: bigint, reason: string): number {
+    const known = this.refused.get(p);
+    const since = known?.offset === offset ? known.since : now();
+    this.refused.set(p, { offset, since, reason, retryAt: Date.now() + this.deps.timing.retryMaxMs });
+    this.rewind(p, offset);
+    if (known?.offset !== offset) {
+      this.deps.log.warn('pump.record-refused', { partition: p, offset: offset.toString(), error: reason });
+    }
+    return p;
+  }
+
+  /** Reads partition `p` again from `offset`; records parked at or after it are dropped (they
+   * are read again). */
+  private rewind(p: number, offset: bigint): void {
+    this.positions.set(p, offset);
+    const kept = (this.parked.get(p) ?? []).filter((r) => BigInt(r.offset) < offset);
+    if (kept.length > 0) this.parked.set(p, kept);
+    else this.parked.delete(p);
   }
 
   /** A failed copy: rewind every partition to its first record not copied, so the next round
@@ -241,12 +395,8 @@ export class Pump {
       if (!rewind.has(p) || o < (rewind.get(p) ?? o)) rewind.set(p, o);
     }
     for (const [p, o] of rewind) {
-      this.positions.set(p, o);
+      this.rewind(p, o);
       readEnds.delete(p);
-      this.parked.set(
-        p,
-        (this.parked.get(p) ?? []).filter((r) => BigInt(r.offset) < o),
-      );
     }
     this.markRead(readEnds);
     if (this.running && this.missing.size === 0) await this.pause(this.backoff.next());
@@ -255,18 +405,18 @@ export class Pump {
   private async transactionFailed(
     outcome: Exclude<TxnOutcome, { ok: true }>,
     chunk: readonly Work[],
-  ): Promise<false> {
+  ): Promise<'failed'> {
     if (outcome.kind === 'fenced') {
       this.running = false;
       this.deps.onFenced(outcome.reason);
-      return false;
+      return 'failed';
     }
     const found = await this.findMissing([...new Set(chunk.map((w) => w.selection.destination))]);
     if (!found) {
-      this.failing ??= { since: now(), reason: outcome.reason };
+      this.fail(outcome.reason);
       this.deps.log.warn('pump.copy-failed', { records: chunk.length, error: outcome.reason });
     }
-    return false;
+    return 'failed';
   }
 
   /** Marks every destination that does not exist (or lacks partitions) as missing. */
@@ -340,14 +490,20 @@ export class Pump {
       if (outcome.ok) this.committedNow(offsets);
     } else if (probe && Date.now() - this.lastRoundTrip >= this.deps.timing.fenceProbeMs) {
       outcome = await this.deps.txn.probe(this.deps.splitterGroup);
-      if (outcome.ok) this.lastRoundTrip = Date.now();
+      if (outcome.ok) {
+        // A round trip went through with nothing left to copy or commit: whatever failed
+        // before is over (an idle split stayed DEGRADED after an outage otherwise).
+        this.lastRoundTrip = Date.now();
+        this.failing = undefined;
+        this.backoff.reset();
+      }
     }
     if (outcome && !outcome.ok) {
       if (outcome.kind === 'fenced') {
         this.running = false;
         this.deps.onFenced(outcome.reason);
       } else {
-        this.failing ??= { since: now(), reason: outcome.reason };
+        this.fail(outcome.reason);
         if (this.running) await this.pause(this.backoff.next());
       }
     }
@@ -370,11 +526,17 @@ export class Pump {
     if (name === 'UNKNOWN_TOPIC_OR_PARTITION') {
       this.sourceLost ??= { since: now(), reason: `reading ${this.deps.sourceTopic} fails: ${name}` };
     } else {
-      this.failing ??= { since: now(), reason: `reading the source failed: ${name ?? describeError(err)}` };
+      this.fail(`reading the source failed: ${name ?? describeError(err)}`);
     }
     this.deps.log.warn('pump.read-failed', { error: name ?? describeError(err) });
     await this.deps.wire.refresh().catch(() => undefined);
     if (this.running) await this.pause(this.backoff.next());
+  }
+
+  /** Copies or reads keep failing: the reason is the newest failure (what fails now, e.g. a copy
+   * below min.insync after a read error earlier in the same outage), `since` the first one's. */
+  private fail(reason: string): void {
+    this.failing = { since: this.failing?.since ?? now(), reason };
   }
 
   private committedNow(offsets: ReadonlyMap<number, bigint>): void {
@@ -407,9 +569,13 @@ export class Pump {
     };
   }
 
+  /** Every partition, except one stopped at a refused record until its retry is due. */
   private readPositions(): Map<number, string> {
     const out = new Map<number, string>();
-    for (let p = 0; p < this.partitions; p++) out.set(p, (this.positions.get(p) ?? 0n).toString());
+    for (let p = 0; p < this.partitions; p++) {
+      if ((this.refused.get(p)?.retryAt ?? 0) > Date.now()) continue;
+      out.set(p, (this.positions.get(p) ?? 0n).toString());
+    }
     return out;
   }
 
@@ -428,6 +594,11 @@ export class Pump {
     const i = list.indexOf(record);
     if (i >= 0) list.splice(i, 1);
     if (list.length === 0) this.parked.delete(record.partition);
+  }
+
+  private forgetSent(): void {
+    for (const sent of this.sentTo.values()) sent.release();
+    this.sentTo.clear();
   }
 
   /** Sleeps, but wakes at once when the pump is stopped. */

@@ -1,15 +1,18 @@
 // A source record as it is copied: same partition, key, value (null stays null), headers
-// (repeated keys and raw bytes included) and timestamp. Only the offset is the shadow's own.
-import type { IHeaders, Message, TopicMessages } from 'kafkajs';
+// (repeated keys, raw bytes and null values included) and timestamp. Only the offset is the
+// shadow's own.
+import type { Message, TopicMessages } from 'kafkajs';
 import { kafkaHeaders } from '../../core/filter';
-import type { FetchedRecord } from './wire';
+import { copyCodec, type Codec } from '../../core/kafkaCodecs';
+import { sendableHeaders } from '../../core/kafkaNullHeaders';
+import type { FetchedRecord, RecordHeaders } from './wire';
 
 export function copyOf(record: FetchedRecord): Message {
   return {
     partition: record.partition,
     key: record.key,
     value: record.value,
-    headers: record.headers,
+    headers: sendableHeaders(record.headers),
     timestamp: record.timestamp,
   };
 }
@@ -27,8 +30,23 @@ export function topicMessages(
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
 
+/** Consecutive runs of copies written with the same codec (their source batch's, where it can
+ * be encoded), in order: kafkajs compresses a whole produce request with one codec. */
+export function codecRuns<T extends { record: FetchedRecord }>(
+  items: readonly T[],
+): { codec: Codec; items: T[] }[] {
+  const runs: { codec: Codec; items: T[] }[] = [];
+  for (const item of items) {
+    const codec = copyCodec(item.record.codec);
+    const last = runs[runs.length - 1];
+    if (last?.codec === codec) last.items.push(item);
+    else runs.push({ codec, items: [item] });
+  }
+  return runs;
+}
+
 /** The id a test hook matches on; never logged (header values are user data). */
-export function messageIdOf(headers: IHeaders, header: string): string | undefined {
+export function messageIdOf(headers: RecordHeaders, header: string): string | undefined {
   return kafkaHeaders(headers).get(header);
 }
 
@@ -39,8 +57,7 @@ export const MAX_BATCH_BYTES = 900 * 1024;
 function sizeOf(record: FetchedRecord): number {
   let n = 64 + (record.key?.length ?? 0) + (record.value?.length ?? 0);
   for (const [k, v] of Object.entries(record.headers)) {
-    for (const x of Array.isArray(v) ? v : [v])
-      n += k.length + (x === undefined ? 0 : Buffer.byteLength(x)) + 8;
+    for (const x of Array.isArray(v) ? v : [v]) n += k.length + (x === null ? 0 : x.length) + 8;
   }
   return n;
 }

@@ -1,4 +1,4 @@
-// A removed route's drain (DESIGN §6 detach): after the publish barrier, once the session
+// A removed route's drain (docs/design.md §6 detach): after the publish barrier, once the session
 // group is empty, move the unconsumed suffix of the session shadow to the application shadow,
 // then prove it (drain group committed == the ends, ends unchanged, still nobody attached)
 // and only then delete the session topic and its groups.

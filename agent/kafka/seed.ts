@@ -1,4 +1,4 @@
-// Where the pump starts (DESIGN §6 STARTING_PUMP): exactly where the application group stands,
+// Where the pump starts (docs/design.md §6 STARTING_PUMP): exactly where the application group stands,
 // per partition (uneven offsets such as 6/3/8 resume exactly), and `offsetReset` where a
 // partition has no commit. Such partitions are also pinned in the application group itself, at
 // the position the reset gives now: a rollback then finds the group at its pre-activation

@@ -1,12 +1,29 @@
-// Shadow topics: the source's partition count (a record keeps its partition), and retention
-// that never expires a message (`retention.ms=-1`, `retention.bytes=-1`). Both are read back
-// from the broker: a broker or policy that silently changes them would lose messages later.
+// Shadow topics: the source's partition count (a record keeps its partition), retention that
+// never expires a message (`retention.ms=-1`, `retention.bytes=-1`), `cleanup.policy=delete`
+// (compaction would drop all but the last record of a key) and `message.timestamp.type=CreateTime`
+// (the copy keeps the source record's timestamp), and at least the source's durability: its
+// replication factor, `min.insync.replicas` and `max.message.bytes` (a smaller limit would refuse
+// a record the source accepted). All of it is read back from the broker: a broker or policy that
+// silently changes it would lose messages later (issue 13 case 3).
 import type { Admin } from 'kafkajs';
 import { pollUntil } from '../engine/timing';
 import { isTopicExists, isUnknownTopic } from './kafkaErrors';
 
 const TOPIC_RESOURCE = 2; // kafkajs ConfigResourceTypes.TOPIC
-export const SHADOW_CONFIG = { 'retention.ms': '-1', 'retention.bytes': '-1' } as const;
+export const SHADOW_CONFIG = {
+  'retention.ms': '-1',
+  'retention.bytes': '-1',
+  'cleanup.policy': 'delete',
+  'message.timestamp.type': 'CreateTime',
+} as const;
+/** Copied from the source; a shadow may hold more, never less. */
+export const COPIED_CONFIG = ['min.insync.replicas', 'max.message.bytes'] as const;
+
+/** What a shadow must be: the fixed configs plus the source's durability. */
+export interface ShadowShape {
+  readonly replicationFactor: number;
+  readonly config: Readonly<Record<string, string>>;
+}
 
 export type ShadowCheck = { ok: true; created: boolean } | { ok: false; problem: string; created: boolean };
 
@@ -21,33 +38,67 @@ export async function partitionCount(admin: Admin, topic: string): Promise<numbe
   }
 }
 
-export async function readRetention(
+/** The smallest replica count over a topic's partitions (0 when it has none). */
+async function replicationFactor(admin: Admin, topic: string): Promise<number> {
+  const meta = await admin.fetchTopicMetadata({ topics: [topic] });
+  const counts = (meta.topics[0]?.partitions ?? []).map((p) => p.replicas.length);
+  return counts.length === 0 ? 0 : Math.min(...counts);
+}
+
+/** Effective values (broker defaults included) of the named topic configs. */
+export async function readConfig(
   admin: Admin,
   topic: string,
+  names: readonly string[] = [...Object.keys(SHADOW_CONFIG), ...COPIED_CONFIG],
 ): Promise<Record<string, string | undefined>> {
   const described = await admin.describeConfigs({
     includeSynonyms: false,
-    resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: Object.keys(SHADOW_CONFIG) }],
+    resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: [...names] }],
   });
   const entries = described.resources[0]?.configEntries ?? [];
-  return Object.fromEntries(
-    Object.keys(SHADOW_CONFIG).map((k) => [k, entries.find((e) => e.configName === k)?.configValue]),
-  );
+  return Object.fromEntries(names.map((k) => [k, entries.find((e) => e.configName === k)?.configValue]));
+}
+
+/** The shape a shadow of `source` needs. */
+export async function shadowShapeOf(admin: Admin, source: string): Promise<ShadowShape> {
+  const copied = await readConfig(admin, source, COPIED_CONFIG);
+  const missing = COPIED_CONFIG.filter((k) => copied[k] === undefined);
+  if (missing.length > 0) throw new Error(`the broker did not report ${missing.join(', ')} of ${source}`);
+  return {
+    replicationFactor: await replicationFactor(admin, source),
+    config: { ...SHADOW_CONFIG, ...(copied as Record<string, string>) },
+  };
 }
 
 /** The preflight: what the broker kept, compared with what a shadow needs. */
-export function retentionProblem(
+export function shapeProblem(
   topic: string,
+  shape: ShadowShape,
   kept: Record<string, string | undefined>,
+  keptReplicas: number,
 ): string | undefined {
-  const wrong = Object.entries(SHADOW_CONFIG).filter(([k, v]) => kept[k] !== v);
-  if (wrong.length === 0) return undefined;
-  const got = wrong.map(([k]) => `${k}=${kept[k] ?? 'unset'}`).join(', ');
-  return `the broker keeps ${got} on ${topic}, not -1: shadow messages would expire before anyone consumed them`;
+  const copied: readonly string[] = COPIED_CONFIG;
+  const wrong = Object.entries(shape.config).filter(([k, v]) => {
+    const got = kept[k];
+    if (got === undefined) return true;
+    return copied.includes(k) ? Number(got) < Number(v) : got !== v;
+  });
+  const parts = wrong.map(
+    ([k, v]) => `${k}=${kept[k] ?? 'unset'} (needs ${copied.includes(k) ? 'at least ' : ''}${v})`,
+  );
+  if (keptReplicas < shape.replicationFactor)
+    parts.push(`replication factor ${keptReplicas} (needs at least the source's ${shape.replicationFactor})`);
+  if (parts.length === 0) return undefined;
+  return `the broker keeps ${parts.join(', ')} on ${topic}: the shadow would be less durable than its source or lose messages before anyone consumed them`;
 }
 
 /** Creates the shadow (or accepts it from an earlier attempt) and proves its shape. */
-export async function ensureShadow(admin: Admin, topic: string, partitions: number): Promise<ShadowCheck> {
+export async function ensureShadow(
+  admin: Admin,
+  topic: string,
+  partitions: number,
+  shape: ShadowShape,
+): Promise<ShadowCheck> {
   let created = false;
   try {
     created = await admin.createTopics({
@@ -58,7 +109,8 @@ export async function ensureShadow(admin: Admin, topic: string, partitions: numb
         {
           topic,
           numPartitions: partitions,
-          configEntries: Object.entries(SHADOW_CONFIG).map(([name, value]) => ({ name, value })),
+          replicationFactor: shape.replicationFactor,
+          configEntries: Object.entries(shape.config).map(([name, value]) => ({ name, value })),
         },
       ],
     });
@@ -76,7 +128,12 @@ export async function ensureShadow(admin: Admin, topic: string, partitions: numb
       problem: `${topic} already exists with ${count} partitions; a shadow needs the source's ${partitions}`,
     };
   }
-  const problem = retentionProblem(topic, await readRetention(admin, topic));
+  const problem = shapeProblem(
+    topic,
+    shape,
+    await readConfig(admin, topic, Object.keys(shape.config)),
+    await replicationFactor(admin, topic),
+  );
   return problem ? { ok: false, created, problem } : { ok: true, created };
 }
 

@@ -3,14 +3,20 @@
 // engine's producer bumps the epoch and every later round trip of this one fails with
 // INVALID_PRODUCER_EPOCH / PRODUCER_FENCED. A transaction *begin* is local to kafkajs and
 // succeeds even when fenced, so only produce/offset/commit results count.
-import type { Kafka, Producer, Transaction } from 'kafkajs';
+import type { Kafka, Producer, ProducerBatch, Transaction } from 'kafkajs';
 import { describeError, type Logger } from '../engine/log';
 import { Serial } from '../engine/serial';
-import { errorName, isFenced, isUnknownTopic } from './kafkaErrors';
+import { errorName, isFenced, isRecordRefused, isUnknownTopic } from './kafkaErrors';
 
+/** `refused`: the broker refused records of the transaction for what they are (size,
+ * timestamp, format), or the client could not encode one; retrying the same records fails. */
 export type TxnOutcome =
   | { readonly ok: true }
-  | { readonly ok: false; readonly kind: 'fenced' | 'unknown-topic' | 'failed'; readonly reason: string };
+  | {
+      readonly ok: false;
+      readonly kind: 'fenced' | 'unknown-topic' | 'refused' | 'failed';
+      readonly reason: string;
+    };
 
 export class TxnProducer {
   private producer: Producer | undefined;
@@ -62,7 +68,8 @@ export class TxnProducer {
           return { ok: false, kind: 'fenced', reason: this.fencedReason };
         }
         this.log.debug('producer.transaction-failed', { what, error: errorName(err) ?? describeError(err) });
-        return { ok: false, kind: isUnknownTopic(err) ? 'unknown-topic' : 'failed', reason };
+        const kind = isUnknownTopic(err) ? 'unknown-topic' : isRecordRefused(err) ? 'refused' : 'failed';
+        return { ok: false, kind, reason };
       }
     });
   }
@@ -94,5 +101,29 @@ export class TxnProducer {
     const old = this.producer;
     this.producer = undefined;
     await old?.disconnect().catch(() => undefined);
+  }
+}
+
+/** Sends `batch` in `txn`, and fails (so the transaction aborts and its records are retried)
+ * unless the brokers acknowledged a write to every partition it holds. kafkajs 2.2.4 retries a
+ * failed produce only to brokers that have not answered within the same call: a partition that
+ * moved (a broker outage) to a broker which already answered is never written, and the call
+ * still succeeds. Committing then would commit source offsets past records in no destination
+ * (agent/kafka/DECISIONS.md, "Shadows on a replicated cluster, and broker outages"). */
+export async function sendAcknowledged(txn: Transaction, batch: ProducerBatch): Promise<void> {
+  const acknowledged = new Set((await txn.sendBatch(batch)).map((m) => `${m.topicName}/${m.partition}`));
+  const written = new Set<string>();
+  for (const { topic, messages } of batch.topicMessages ?? []) {
+    for (const m of messages) {
+      // Every copy names its partition (records.ts copyOf); one without could go anywhere.
+      if (m.partition === undefined) throw new Error(`a record for ${topic} has no partition`);
+      written.add(`${topic}/${m.partition}`);
+    }
+  }
+  const missing = [...written].filter((tp) => !acknowledged.has(tp));
+  if (missing.length > 0) {
+    throw new Error(
+      `no broker acknowledged the write to ${missing.join(', ')} (a produce retried after a leader move skipped it)`,
+    );
   }
 }

@@ -12,19 +12,28 @@ import Cluster from 'kafkajs/src/cluster';
 import filterAbortedMessages from 'kafkajs/src/consumer/filterAbortedMessages';
 import { createLogger, LEVELS } from 'kafkajs/src/loggers';
 import defaultSocketFactory from 'kafkajs/src/network/socketFactory';
-import type { IHeaders, ISocketFactory } from 'kafkajs';
+import type { ISocketFactory } from 'kafkajs';
 import { kafkaConfig } from './clients';
+import { CodecError, codecOf, type Codec } from '../../core/kafkaCodecs';
 import type { KafkaConnection, KafkaTiming } from './config';
 
 const READ_COMMITTED = 1;
+
+/** A header value as the broker carries it: bytes, or null (legal: the Java client's
+ * `new RecordHeader(k, null)`; kafkajs decodes it as null). */
+export type HeaderValue = Buffer | null;
+/** Headers as kafkajs decodes them: a repeated key becomes an array, in order. */
+export type RecordHeaders = Readonly<Record<string, HeaderValue | readonly HeaderValue[]>>;
 
 export interface FetchedRecord {
   readonly partition: number;
   readonly offset: string;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
-  readonly headers: IHeaders;
+  readonly headers: RecordHeaders;
   readonly timestamp: string;
+  /** The compression of the source batch it came from (copies keep it where they can). */
+  readonly codec: Codec;
 }
 
 export interface PartitionRead {
@@ -35,6 +44,9 @@ export interface PartitionRead {
    * record this read covered. */
   readonly nextOffset: string;
   readonly lastStableOffset: string;
+  /** The batch at `nextOffset` cannot be decompressed (why, never its content): nothing at or
+   * after it was read. */
+  readonly undecodable?: string;
 }
 
 /** Offsets keyed by partition, as strings (Kafka offsets are 64-bit). */
@@ -83,35 +95,78 @@ export class Wire {
     return this.connected && this.cluster.isConnected();
   }
 
-  /** Reads committed records of `topic` from each partition's position. */
+  /** Reads committed records of `topic` from each partition's position. A batch that cannot
+   * be decompressed fails only its own partition's read, marked `undecodable` at the first
+   * offset of it not read (issue 13 case 9). */
   async read(topic: string, positions: Offsets, maxBytesPerPartition = 1 << 20): Promise<PartitionRead[]> {
     if (positions.size === 0) return [];
     await this.ensureTopic(topic);
     const byLeader = this.cluster.findLeaderForPartitions(topic, [...positions.keys()]);
     const reads = await Promise.all(
-      Object.entries(byLeader).map(async ([nodeId, partitions]) => {
-        const broker = await this.cluster.findBroker({ nodeId });
-        const response = await broker.fetch({
-          replicaId: -1,
-          isolationLevel: READ_COMMITTED,
-          maxWaitTime: this.timing.fetchMaxWaitMs,
-          minBytes: 1,
-          maxBytes: maxBytesPerPartition * partitions.length,
-          topics: [
-            {
-              topic,
-              partitions: partitions.map((partition) => ({
-                partition,
-                fetchOffset: positions.get(partition) ?? '0',
-                maxBytes: maxBytesPerPartition,
-              })),
-            },
-          ],
-        });
-        return response.responses.flatMap((r) => r.partitions);
-      }),
+      Object.entries(byLeader).map(([nodeId, partitions]) =>
+        this.readIsolating(nodeId, topic, partitions, positions, maxBytesPerPartition),
+      ),
     );
-    return reads.flat().map((p) => toPartitionRead(p, positions.get(p.partition) ?? '0'));
+    return reads.flat();
+  }
+
+  /** A fetch that fails on a batch it cannot decompress is retried one partition at a time,
+   * then for that partition with a 1-byte limit (the broker still returns the first batch
+   * whole): either that batch decodes and the read goes on batch by batch, or it is the one. */
+  private async readIsolating(
+    nodeId: string,
+    topic: string,
+    partitions: number[],
+    positions: Offsets,
+    maxBytes: number,
+  ): Promise<PartitionRead[]> {
+    try {
+      return await this.fetch(nodeId, topic, partitions, positions, maxBytes);
+    } catch (err) {
+      // A codec's decoder failed, or kafkajs has none for it ("… compression not implemented").
+      if (!(err instanceof CodecError) && errorClass(err) !== 'KafkaJSNotImplemented') throw err;
+      if (partitions.length > 1) {
+        const each = await Promise.all(
+          partitions.map((p) => this.readIsolating(nodeId, topic, [p], positions, maxBytes)),
+        );
+        return each.flat();
+      }
+      if (maxBytes > 1) return this.readIsolating(nodeId, topic, partitions, positions, 1);
+      const partition = partitions[0]!;
+      const at = positions.get(partition) ?? '0';
+      const undecodable = err instanceof Error ? err.message : String(err);
+      return [{ partition, records: [], nextOffset: at, lastStableOffset: at, undecodable }];
+    }
+  }
+
+  private async fetch(
+    nodeId: string,
+    topic: string,
+    partitions: number[],
+    positions: Offsets,
+    maxBytesPerPartition: number,
+  ): Promise<PartitionRead[]> {
+    const broker = await this.cluster.findBroker({ nodeId });
+    const response = await broker.fetch({
+      replicaId: -1,
+      isolationLevel: READ_COMMITTED,
+      maxWaitTime: this.timing.fetchMaxWaitMs,
+      minBytes: 1,
+      maxBytes: maxBytesPerPartition * partitions.length,
+      topics: [
+        {
+          topic,
+          partitions: partitions.map((partition) => ({
+            partition,
+            fetchOffset: positions.get(partition) ?? '0',
+            maxBytes: maxBytesPerPartition,
+          })),
+        },
+      ],
+    });
+    return response.responses
+      .flatMap((r) => r.partitions)
+      .map((p) => toPartitionRead(p, positions.get(p.partition) ?? '0'));
   }
 
   /** Commits offsets as an outsider (generation -1): refused with UNKNOWN_MEMBER_ID while the
@@ -143,6 +198,8 @@ export class Wire {
   }
 }
 
+const errorClass = (err: unknown) => (err as { name?: unknown } | null)?.name;
+
 function toPartitionRead(p: Cluster.WireFetchPartition, fetchOffset: string): PartitionRead {
   const from = BigInt(fetchOffset);
   // A fetch can start at the beginning of a record batch before the requested offset.
@@ -160,6 +217,7 @@ function toPartitionRead(p: Cluster.WireFetchPartition, fetchOffset: string): Pa
         value: m.value,
         headers: m.headers,
         timestamp: m.timestamp,
+        codec: codecOf(m),
       })),
     nextOffset: last ? (BigInt(last.offset) + 1n).toString() : fetchOffset,
     lastStableOffset: p.lastStableOffset,

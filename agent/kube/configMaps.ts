@@ -7,6 +7,7 @@ import { isNotFound } from './client';
 export interface StoredDoc {
   data: Record<string, string>;
   resourceVersion: string;
+  labels?: Record<string, string>;
 }
 
 export class ConfigMapStore {
@@ -22,7 +23,11 @@ export class ConfigMapStore {
   async read(name: string): Promise<StoredDoc | undefined> {
     try {
       const cm = await this.core.readNamespacedConfigMap({ name, namespace: this.namespace });
-      return { data: cm.data ?? {}, resourceVersion: cm.metadata?.resourceVersion ?? '' };
+      return {
+        data: cm.data ?? {},
+        resourceVersion: cm.metadata?.resourceVersion ?? '',
+        ...(cm.metadata?.labels ? { labels: cm.metadata.labels } : {}),
+      };
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -58,11 +63,18 @@ export class ConfigMapStore {
     return replaced.metadata?.resourceVersion ?? '';
   }
 
-  /** Updates an existing ConfigMap (read + conditional replace): needs only get and update. */
+  /**
+   * Updates an existing ConfigMap (read + conditional replace): needs only get and update. Keeps
+   * its labels: the controller's admission policy lets it delete only ConfigMaps that still carry
+   * its label (deploy/admissionPolicy.ts).
+   */
   async update(name: string, data: Record<string, string>): Promise<void> {
     const current = await this.read(name);
     if (!current) throw new Error(`ConfigMap ${this.namespace}/${name} does not exist`);
-    await this.write(name, data, { resourceVersion: current.resourceVersion });
+    await this.write(name, data, {
+      resourceVersion: current.resourceVersion,
+      ...(current.labels ? { labels: current.labels } : {}),
+    });
   }
 
   async remove(name: string): Promise<void> {

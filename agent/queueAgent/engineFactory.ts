@@ -2,6 +2,8 @@
 // pod env holds exactly the connection variables the workload's container has (copied as
 // references by the controller); names of every shadow come from the plan.
 import type { AgentQueuePlan } from '../../core/agentProtocol';
+import { plainHttpManagement, plainHttpManagementError } from '../../core/queueConfig/managementTransport';
+import { formatFieldError } from '../../core/result';
 import type { Engine } from '../engine/contract';
 import type { Logger } from '../engine/log';
 import { RabbitEngine } from '../rabbitmq/engine';
@@ -33,6 +35,12 @@ export function createEngine(activationId: string, plan: AgentQueuePlan, logger:
   if (plan.provider === 'rabbitmq') {
     const amqpUrl = withCredentials(envValue(plan.env.url, 'AMQP URL', plan.name), plan);
     const managementUrl = envValue(plan.env.managementUrl, 'management URL', plan.name);
+    if (!plan.allowPlainHttpManagement && plainHttpManagement({ amqpUrl, managementUrl, tls: !!plan.tls })) {
+      // The same rule as the controller's config check, on the values a Secret may have hidden from it.
+      throw new EngineConfigError(
+        `queue ${plan.name}: ${formatFieldError(plainHttpManagementError('rabbitmq', plan.env.url!, plan.env.managementUrl!))}`,
+      );
+    }
     if (!plan.names.lockQueue)
       throw new EngineConfigError(`queue ${plan.name}: the plan has no lock queue name`);
     return new RabbitEngine(

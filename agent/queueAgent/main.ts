@@ -3,7 +3,14 @@
 // ConfigMap. It never reads a Secret: its broker credentials arrive as env references the
 // kubelet resolves, copied from the workload's own container.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DESIRED_KEY, OBSERVED_KEY, type DesiredState, type ObservedState } from '../../core/agentProtocol';
+import { parseDesired, parseObserved } from '../../core/agentDocuments';
+import {
+  DESIRED_KEY,
+  OBSERVED_API_VERSION,
+  OBSERVED_KEY,
+  type ObservedState,
+} from '../../core/agentProtocol';
+import { formatFieldError } from '../../core/result';
 import { jsonLogger, describeError } from '../engine/log';
 import { ConfigMapStore } from '../kube/configMaps';
 import { loadKubeConfig } from '../kube/client';
@@ -27,10 +34,24 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
   const store = new ConfigMapStore(loadKubeConfig(), options.namespace);
   // What this agent (or the one before it) last observed: the freshest engine checkpoints.
   const previous = await store.read(options.observedConfigMap).catch(() => undefined);
-  const seed = previous?.data[OBSERVED_KEY]
-    ? (JSON.parse(previous.data[OBSERVED_KEY]) as ObservedState).queues
-    : {};
+  const seedDoc = previous?.data[OBSERVED_KEY] ? parseObserved(previous.data[OBSERVED_KEY]) : undefined;
+  if (seedDoc && !seedDoc.ok) {
+    log.warn('agent.observed_unreadable', { problem: seedDoc.errors.map(formatFieldError).join('; ') });
+  }
+  const prior = seedDoc?.ok ? seedDoc.value : undefined;
+  // Its activation too: counts carry over only within the same activation.
+  const seed = prior ? { activationId: prior.activationId, queues: prior.queues } : { queues: {} };
+  // What the last observed document said, kept when a desired document is refused.
+  let lastObserved: Omit<ObservedState, 'updatedAt'> | undefined = prior
+    ? { ...prior, refused: undefined }
+    : undefined;
   const runner = new StepRunner(log, seed);
+  // A predecessor wrote the document: this start is a restart of the activation it served.
+  const startedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const restartOf = (activationId: string): ObservedState['restarts'] =>
+    prior?.activationId !== activationId
+      ? undefined
+      : { count: (prior.restarts?.count ?? 0) + 1, lastAt: startedAt };
   const metrics = new AgentMetrics();
   let lastPass = Date.now();
   let reconciledOnce = false;
@@ -56,8 +77,28 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
     try {
       const doc = await store.read(options.desiredConfigMap);
       const text = doc?.data[DESIRED_KEY];
-      if (text) {
-        const desired = JSON.parse(text) as DesiredState;
+      const parsed = text ? parseDesired(text) : undefined;
+      if (parsed && !parsed.ok) {
+        // A document this agent cannot trust is acted on in no part; the controller reports it.
+        const refused = parsed.errors.map(formatFieldError).join(' | ');
+        const observed: Omit<ObservedState, 'updatedAt'> = {
+          apiVersion: OBSERVED_API_VERSION,
+          activationId: lastObserved?.activationId ?? '',
+          observedGeneration: lastObserved?.observedGeneration ?? 0,
+          queues: lastObserved?.queues ?? {},
+          routes: lastObserved?.routes ?? {},
+          refused,
+        };
+        const body = JSON.stringify(observed);
+        if (body !== lastWritten) {
+          log.error('agent.desired_refused', { problem: refused });
+          await store.update(options.observedConfigMap, {
+            [OBSERVED_KEY]: JSON.stringify({ ...observed, updatedAt: new Date().toISOString() }),
+          });
+          lastWritten = body;
+        }
+      } else if (parsed) {
+        const desired = parsed.value;
         metrics.desiredGeneration.set(desired.generation);
         if (phaseSince.phase !== desired.phase) phaseSince = { phase: desired.phase, at: Date.now() };
         metrics.phaseSeconds.reset();
@@ -80,12 +121,16 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
             metrics.stepFailures.inc({ queue, step: q.step });
           }
         }
+        const restarts = restartOf(desired.activationId);
         const observed: Omit<ObservedState, 'updatedAt'> = {
+          apiVersion: OBSERVED_API_VERSION,
           activationId: desired.activationId,
           observedGeneration: desired.generation,
           queues: result.queues,
           routes: result.routes,
+          ...(restarts ? { restarts } : {}),
         };
+        lastObserved = observed;
         const body = JSON.stringify(observed);
         if (body !== lastWritten) {
           await store.update(options.observedConfigMap, {

@@ -11,12 +11,26 @@ import type {
   StepOutcome,
 } from '../../core/agentProtocol';
 import type { WorkloadPhase } from '../../core/state/phases';
-import type { Checkpoint, Engine, HandoffData, Outcome, RouteSpec, ShadowLag } from '../engine/contract';
+import type {
+  Checkpoint,
+  Engine,
+  HandoffData,
+  Outcome,
+  PublishedRoutes,
+  RouteSpec,
+  ShadowLag,
+} from '../engine/contract';
 import { describeError, type Logger } from '../engine/log';
 import { createEngine, EngineConfigError } from './engineFactory';
 
 /** Phases in which the pump runs and the route table is kept current. */
 const PUMPING: readonly WorkloadPhase[] = ['STARTING_PUMP', 'REDIRECTING_APP', 'ACTIVE', 'DEGRADED'];
+
+/** What a restarted agent takes from the observed document its predecessor wrote. */
+export interface AgentSeed {
+  activationId?: string;
+  queues: Record<string, { checkpoint?: unknown; published?: Record<string, number> }>;
+}
 
 export class StepRunner {
   private readonly engines = new Map<string, Engine>();
@@ -28,12 +42,20 @@ export class StepRunner {
   /** Latest checkpoint per queue, from any done outcome; seeded from the last observed document. */
   private readonly latest = new Map<string, unknown>();
 
+  /** Published counts the previous agent of this activation reported, per queue: a restarted
+   * engine counts from zero, the observed document keeps counting (issue 19). */
+  private readonly carried = new Map<string, Record<string, number>>();
+  private readonly seedActivation: string | undefined;
+
   constructor(
     private readonly log: Logger,
-    seed: Record<string, { checkpoint?: unknown }> = {},
+    seed: AgentSeed = { queues: {} },
   ) {
-    for (const [queue, q] of Object.entries(seed))
+    this.seedActivation = seed.activationId;
+    for (const [queue, q] of Object.entries(seed.queues)) {
       if (q.checkpoint !== undefined) this.latest.set(queue, q.checkpoint);
+      if (q.published) this.carried.set(queue, { ...q.published });
+    }
   }
 
   async reconcile(desired: DesiredState): Promise<{
@@ -52,7 +74,7 @@ export class StepRunner {
       }
     }
     await this.drainRoutes(desired);
-    for (const plan of desired.queues) this.refresh(plan.name);
+    for (const plan of desired.queues) this.refresh(plan.name, desired.generation);
     const routes: Record<string, ObservedRoute> = {};
     for (const route of desired.routes) {
       const acked = Math.min(...route.queues.map((q) => this.acked.get(q) ?? -1));
@@ -82,6 +104,7 @@ export class StepRunner {
   async close(): Promise<void> {
     await Promise.all([...this.engines.values()].map((e) => e.close().catch(() => undefined)));
     this.engines.clear();
+    this.unrecovered.clear();
   }
 
   /**
@@ -107,12 +130,17 @@ export class StepRunner {
     this.acked.clear();
     this.drained.clear();
     this.failed.clear();
+    if (activationId !== this.seedActivation) this.carried.clear();
     this.activationId = activationId;
   }
 
   private readonly epochs = new Map<string, number>();
+  /** Engines built from a recorded checkpoint whose `recover` has not finished yet. */
+  private readonly unrecovered = new Set<string>();
 
-  private async engineFor(plan: AgentQueuePlan): Promise<Engine> {
+  /** The engine for the plan, recovered when a checkpoint exists; undefined while a recovery
+   * waits for the broker (it is retried next pass, and nothing else touches the engine). */
+  private async engineFor(desired: DesiredState, plan: AgentQueuePlan): Promise<Engine | undefined> {
     let engine = this.engines.get(plan.name);
     if (engine && this.epochs.get(plan.name) !== plan.epoch) {
       // A new activation epoch of this queue has new shadows: a new engine.
@@ -120,27 +148,51 @@ export class StepRunner {
       this.engines.delete(plan.name);
       this.observed.delete(plan.name);
       this.acked.delete(plan.name);
+      this.carried.delete(plan.name);
       engine = undefined;
     }
     if (!engine) {
       this.epochs.set(plan.name, plan.epoch);
       engine = createEngine(this.activationId, plan, this.log.child({ queue: plan.name }));
       this.engines.set(plan.name, engine);
-      // A restarted agent takes back what the previous one recorded (DESIGN §7 `recover`): its
-      // own latest checkpoint (current route table), else the one the controller persisted.
-      for (const candidate of [this.latest.get(plan.name), plan.checkpoint]) {
-        if (!isCheckpoint(candidate)) continue;
-        const recovered = await engine.recover(candidate);
-        this.log.info('engine.recover', { queue: plan.name, outcome: recovered.kind });
-        if (recovered.kind === 'done') break;
-      }
+      this.unrecovered.add(plan.name);
     }
+    if (this.unrecovered.has(plan.name) && !(await this.recover(engine, desired, plan))) return undefined;
     return engine;
   }
 
+  /**
+   * A restarted agent takes back what the previous one recorded (docs/design.md §7 `recover`): its own
+   * latest checkpoint, else the one the controller persisted, together with the route table the
+   * controller publishes now, so the resumed pump never classifies under an older one (issue
+   * 19: an older checkpoint sent an active route's backlog to the app). Only a checkpoint the
+   * engine refuses as not its own makes way for the next; a broker that is not reachable yet
+   * keeps the freshest one for the next pass. Returns whether the engine may be used.
+   */
+  private async recover(engine: Engine, desired: DesiredState, plan: AgentQueuePlan): Promise<boolean> {
+    for (const candidate of [this.latest.get(plan.name), plan.checkpoint]) {
+      if (!isCheckpoint(candidate)) continue;
+      const recovered = await engine.recover(candidate, published(desired, plan));
+      this.log.info('engine.recover', { queue: plan.name, outcome: recovered.kind });
+      if (recovered.kind === 'pending') return false;
+      if (recovered.kind === 'done') {
+        this.latest.set(plan.name, recovered.checkpoint);
+        break;
+      }
+      if (recovered.kind === 'degraded' && recovered.code !== 'checkpoint-mismatch') break;
+    }
+    this.unrecovered.delete(plan.name);
+    return true;
+  }
+
   private async reconcileQueue(desired: DesiredState, plan: AgentQueuePlan): Promise<void> {
-    const engine = await this.engineFor(plan);
+    const engine = await this.engineFor(desired, plan);
+    if (!engine) return;
     const step = plan.step;
+    const pumping = PUMPING.includes(desired.phase) || (step !== undefined && PUMPING.includes(step));
+    // A pump that is about to start (STARTING_PUMP, a restart after STOPPING_SOURCE) starts
+    // under the published table, never the older one it holds.
+    if (pumping && notPumping(engine)) await this.installRoutes(engine, desired, plan);
     if (step) {
       const prior = this.observed.get(plan.name);
       // A finished step is not run again for the same generation (steps are idempotent anyway).
@@ -153,17 +205,15 @@ export class StepRunner {
         this.record(plan, desired.generation, outcome);
       }
     }
-    if (PUMPING.includes(desired.phase) || (step && PUMPING.includes(step))) {
+    if (pumping) {
       if (step !== 'STARTING_PUMP' && desired.phase === 'ACTIVE') await ensureRunning(engine);
       await this.installRoutes(engine, desired, plan);
     }
   }
 
   private async installRoutes(engine: Engine, desired: DesiredState, plan: AgentQueuePlan): Promise<void> {
-    const specs: RouteSpec[] = desired.routes
-      .filter((r) => r.phase !== 'DRAINING' && r.queues.includes(plan.name))
-      .map((r) => routeSpec(r, plan.name));
-    const outcome = await engine.reconcileRoutes(desired.generation, specs);
+    const { generation, routes: specs } = published(desired, plan);
+    const outcome = await engine.reconcileRoutes(generation, specs);
     if (outcome.kind === 'done') {
       this.acked.set(plan.name, outcome.value.generation);
       this.latest.set(plan.name, outcome.checkpoint);
@@ -212,6 +262,14 @@ export class StepRunner {
       case 'STARTING_PUMP':
         return toStep(await engine.start(), () => 'pump consuming the source');
       case 'ABORTING_ACTIVATION': {
+        if (engine.status().phase === 'new' && !this.latest.has(plan.name) && plan.checkpoint === undefined) {
+          // No agent ever reported this queue prepared (e.g. the agent could not start until an
+          // operator fixed it), so no pump ran and no message moved. Preparing declares the
+          // deterministic shadows again (idempotent), so the rollback and CLEANING_UP can prove
+          // them empty and delete them instead of refusing an abort from `new`.
+          const prepared = await engine.prepare();
+          if (prepared.kind !== 'done') return toStep(prepared, () => 'prepared for the rollback');
+        }
         await engine.stop().catch(() => undefined);
         return toStep(
           await engine.abort(),
@@ -267,13 +325,30 @@ export class StepRunner {
     this.refresh(plan.name);
   }
 
-  /** Counts, health and the latest checkpoint change without any step: refresh them every pass. */
-  private refresh(queue: string): void {
-    const prior = this.observed.get(queue);
+  /**
+   * Counts, health and the latest checkpoint change without any step: refresh them every pass.
+   * A queue no step has reported on since this agent started still gets its entry, so the
+   * observed document always carries every queue's latest checkpoint (issue 19: without it
+   * the next restart fell back to the checkpoint from the split's start). Its step `ACTIVE` is
+   * no agent step, so the controller never reads the entry as a step report.
+   */
+  private refresh(queue: string, generation?: number): void {
     const status = this.engines.get(queue)?.status();
+    const prior =
+      this.observed.get(queue) ??
+      (generation !== undefined && this.latest.has(queue)
+        ? ({
+            step: 'ACTIVE',
+            generation,
+            outcome: { kind: 'done', evidence: `engine recovered in phase ${status?.phase ?? 'unknown'}` },
+            health: 'ok',
+            published: {},
+          } satisfies ObservedQueue)
+        : undefined);
     if (!prior || !status) return;
-    const published: Record<string, number> = { '': status.app.published };
-    for (const r of status.routes) published[r.routeId] = r.published;
+    const carried = this.carried.get(queue) ?? {};
+    const published: Record<string, number> = { ...carried, '': (carried[''] ?? 0) + status.app.published };
+    for (const r of status.routes) published[r.routeId] = (carried[r.routeId] ?? 0) + r.published;
     this.observed.set(queue, {
       ...prior,
       health: status.health,
@@ -281,6 +356,21 @@ export class StepRunner {
       checkpoint: this.latest.get(queue),
     });
   }
+}
+
+/** The route table the controller published for this queue: DRAINING routes are out of it. */
+function published(desired: DesiredState, plan: AgentQueuePlan): PublishedRoutes {
+  return {
+    generation: desired.generation,
+    routes: desired.routes
+      .filter((r) => r.phase !== 'DRAINING' && r.queues.includes(plan.name))
+      .map((r) => routeSpec(r, plan.name)),
+  };
+}
+
+function notPumping(engine: Engine): boolean {
+  const phase = engine.status().phase;
+  return phase === 'prepared' || phase === 'stopped';
 }
 
 async function ensureRunning(engine: Engine): Promise<void> {

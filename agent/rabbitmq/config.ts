@@ -1,5 +1,6 @@
 // Configuration of one RabbitMQ engine. Every resource name comes from the controller, which
-// computed and recorded it (DESIGN §7); the engine never derives one from the source's name.
+// computed and recorded it (docs/design.md §7); the engine never derives one from the source's name.
+import type { ManagementClient } from './management';
 import type { FieldError } from '../../core/result';
 import type { EngineHooks } from '../engine/contract';
 import type { Logger } from '../engine/log';
@@ -62,6 +63,8 @@ export interface RabbitEngineConfig {
 export interface RabbitEngineDeps {
   readonly logger?: Logger;
   readonly hooks?: EngineHooks;
+  /** The management statistics source; tests give one whose counts lag (shadows.ts). */
+  readonly management?: ManagementClient;
 }
 
 /** AMQP queue names are short strings. */

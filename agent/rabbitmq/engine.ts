@@ -1,4 +1,4 @@
-// The RabbitMQ engine (DESIGN §7): one per logical queue. It consumes the source on one
+// The RabbitMQ engine (docs/design.md §7): one per logical queue. It consumes the source on one
 // fenced connection, copies each message to exactly one shadow queue with confirmed mandatory
 // publishes, and drives the drains, rollback, handoff and cleanup the controller asks for.
 // This file holds the phase logic; the broker work lives in SourcePump (consuming),
@@ -11,12 +11,14 @@ import type {
   CleanupReadyResult,
   CleanupResult,
   Engine,
+  EngineHooks,
   EnginePhase,
   EngineStatus,
   HandoffData,
   HandoffResult,
   Outcome,
   PrepareResult,
+  PublishedRoutes,
   RecoverResult,
   RetainedResource,
   RouteDrainResult,
@@ -25,6 +27,7 @@ import type {
   StopResult,
   ShadowLag,
 } from '../engine/contract';
+import { installPublished } from '../engine/recoverRoutes';
 import { describeError, silentLogger, type Logger } from '../engine/log';
 import { degraded, pending, rejected, wrongPhase } from '../engine/outcome';
 import { PublishBarrier } from '../engine/publishBarrier';
@@ -47,8 +50,10 @@ import { checkSource, type SourceType } from './preflight';
 import { idle, noBacklog, noConsumers } from './probe';
 
 import { AmqpSession, type Link } from './session';
+import { ensureRoute, deleteRoutingExchange } from './routing';
 import { declareShadow } from './shadows';
-import { ShadowWork } from './shadowWork';
+import { proveNoPublisher } from './noPublisher';
+import { ShadowWork, type Step } from './shadowWork';
 import { SourcePump } from './sourcePump';
 import { amqpTarget } from './urls';
 
@@ -69,6 +74,9 @@ export class RabbitEngine implements Engine {
   private readonly pump: SourcePump;
   private readonly work: ShadowWork;
   private readonly serial = new Serial();
+  private readonly hooks: EngineHooks;
+  /** The split's routing exchange (routing.ts): named like the application shadow. */
+  private readonly exchange: string;
 
   private phase: EnginePhase = 'new';
   private sourceType: SourceType | undefined;
@@ -86,6 +94,8 @@ export class RabbitEngine implements Engine {
     deps: RabbitEngineDeps = {},
   ) {
     this.timing = { ...defaultTiming, ...config.timing };
+    this.exchange = config.appShadow;
+    this.hooks = deps.hooks ?? {};
     this.log = (deps.logger ?? silentLogger).child({
       engine: PROVIDER,
       activation: config.activationId,
@@ -95,14 +105,23 @@ export class RabbitEngine implements Engine {
     });
     const target = amqpTarget(config.amqpUrl, this.timing.heartbeatSeconds);
     const prefetch = config.prefetch ?? DEFAULT_PREFETCH;
-    this.management = new ManagementClient(
-      config.managementUrl,
-      config.amqpUrl,
-      target.vhost,
-      this.timing.managementTimeoutMs,
-    );
+    this.management =
+      deps.management ??
+      new ManagementClient(
+        config.managementUrl,
+        config.amqpUrl,
+        target.vhost,
+        this.timing.managementTimeoutMs,
+      );
     this.table = RouteTable.empty(config.appShadow);
-    this.work = new ShadowWork(this.management, this.timing, target.username, prefetch, this.log);
+    this.work = new ShadowWork(
+      this.management,
+      this.timing,
+      target.username,
+      prefetch,
+      this.exchange,
+      this.log,
+    );
     this.session = new AmqpSession(
       {
         target,
@@ -129,13 +148,14 @@ export class RabbitEngine implements Engine {
     );
     this.pump = new SourcePump({
       sourceQueue: config.sourceQueue,
+      exchange: this.exchange,
       consumerTag: `queue-split-pump-${randomUUID().slice(0, 8)}`,
       prefetch,
       engineUser: target.username,
       timing: this.timing,
       management: this.management,
       barrier: this.barrier,
-      hooks: deps.hooks ?? {},
+      hooks: this.hooks,
       logger: this.log,
       select: (msg) => {
         const table = this.table;
@@ -164,7 +184,7 @@ export class RabbitEngine implements Engine {
       if (!facts.ok) return rejected(facts.errors);
       const up = await this.up();
       if (!up.ok) return up.outcome;
-      const declared = await declareShadow(up.link, this.config.appShadow, facts.value.type);
+      const declared = await declareShadow(up.link, this.config.appShadow, facts.value.type, this.exchange);
       if (!declared.ok) {
         return rejected([
           { path: 'appShadow', problem: declared.problem, fix: 'record a fresh shadow name' },
@@ -209,43 +229,8 @@ export class RabbitEngine implements Engine {
         }
         return this.afterBarrier(generation);
       }
-      const reserved = [this.config.sourceQueue, this.config.lockQueue];
-      const built = RouteTable.build(generation, routes, this.config.appShadow, reserved);
-      if (!built.ok) return rejected(built.errors);
-      const moved = routes.findIndex((r) => {
-        const known = current.route(r.routeId)?.shadow ?? this.removed.get(r.routeId);
-        return known !== undefined && known !== r.shadow;
-      });
-      if (moved >= 0) {
-        return rejected([
-          {
-            path: `routes[${moved}].shadow`,
-            problem: `route ${routes[moved]?.routeId} already has another shadow`,
-            fix: "a route's shadow never changes; give a new shadow a new route id",
-          },
-        ]);
-      }
-      const up = await this.up();
-      if (!up.ok) return up.outcome;
-      for (const [i, route] of routes.entries()) {
-        if (current.route(route.routeId)) continue;
-        const declared = await declareShadow(up.link, route.shadow, this.sourceType ?? 'classic');
-        if (!declared.ok) {
-          return rejected([
-            { path: `routes[${i}].shadow`, problem: declared.problem, fix: 'record a fresh shadow name' },
-          ]);
-        }
-      }
-      for (const old of current.routes) {
-        if (!built.value.route(old.routeId)) this.removed.set(old.routeId, old.shadow);
-      }
-      for (const route of routes) this.removed.delete(route.routeId);
-      this.table = built.value; // from here on every delivery is selected under `generation`
-      this.log.info('engine.routes', {
-        generation,
-        routes: routes.length,
-        filterKeys: routes.map((r) => Object.keys(r.filter).join('+')).join(' '), // keys only: values are header values
-      });
+      const failed = await this.installTable(generation, routes);
+      if (failed) return failed;
       return this.afterBarrier(generation);
     });
   }
@@ -274,7 +259,7 @@ export class RabbitEngine implements Engine {
       const shadow =
         this.removed.get(routeId) ?? (keptEarlier.length === 0 && spec.shadow ? spec.shadow : undefined);
       if (shadow === undefined) return this.done({ moved: 0, deleted: [], retained: keptEarlier });
-      // DESIGN §5.3: the route stops receiving before its shadow is drained.
+      // docs/design.md §5.3: the route stops receiving before its shadow is drained.
       if (!(await this.barrier.waitBelow(this.table.generation, this.timing.stepTimeoutMs))) {
         return pending(
           'publish-barrier',
@@ -426,13 +411,17 @@ export class RabbitEngine implements Engine {
         if (!removal.ok) return removal.outcome;
         deleted.push(...removal.value.deleted);
       }
+      // Last, once every shadow is gone (routing.ts): nothing publishes through it any more. A
+      // restart before `cleaned` is recorded runs this step again and deletes it then.
+      await deleteRoutingExchange(up.link, this.exchange);
+      this.log.info('exchange.deleted', { exchange: this.exchange });
       this.phase = 'cleaned';
       this.log.info('engine.cleaned', { deleted: deleted.length, retained: this.retained.length });
       return this.done({ deleted, retained: this.retained });
     });
   }
 
-  recover(checkpoint: Checkpoint): Promise<Outcome<RecoverResult>> {
+  recover(checkpoint: Checkpoint, published?: PublishedRoutes): Promise<Outcome<RecoverResult>> {
     return this.step('recover', async () => {
       if (this.phase !== 'new') {
         const same = JSON.stringify(checkpoint) === JSON.stringify(this.checkpoint());
@@ -480,6 +469,13 @@ export class RabbitEngine implements Engine {
         if (!up.ok) return up.outcome;
       }
       if (s.phase === 'running') {
+        const stale = await installPublished(
+          published,
+          this.table.generation,
+          (g, r) => this.installTable(g, r),
+          this.log,
+        );
+        if (stale) return stale;
         const blocked = await this.startPump();
         if (blocked) return blocked;
       }
@@ -602,6 +598,59 @@ export class RabbitEngine implements Engine {
     return { provider: PROVIDER, data: { sourceQueue, activationId } };
   }
 
+  /** Installs a newer route table: its shadows first, then the swap (from then on every
+   * delivery is selected under `generation`). Used by `reconcileRoutes` and by `recover`
+   * before it restarts the pump. */
+  private async installTable(
+    generation: number,
+    routes: readonly RouteSpec[],
+  ): Promise<Outcome<never> | undefined> {
+    const current = this.table;
+    const reserved = [this.config.sourceQueue, this.config.lockQueue];
+    const built = RouteTable.build(generation, routes, this.config.appShadow, reserved);
+    if (!built.ok) return rejected(built.errors);
+    const moved = routes.findIndex((r) => {
+      const known = current.route(r.routeId)?.shadow ?? this.removed.get(r.routeId);
+      return known !== undefined && known !== r.shadow;
+    });
+    if (moved >= 0) {
+      return rejected([
+        {
+          path: `routes[${moved}].shadow`,
+          problem: `route ${routes[moved]?.routeId} already has another shadow`,
+          fix: "a route's shadow never changes; give a new shadow a new route id",
+        },
+      ]);
+    }
+    const up = await this.up();
+    if (!up.ok) return up.outcome;
+    for (const [i, route] of routes.entries()) {
+      if (current.route(route.routeId)) continue;
+      const declared = await declareShadow(
+        up.link,
+        route.shadow,
+        this.sourceType ?? 'classic',
+        this.exchange,
+      );
+      if (!declared.ok) {
+        return rejected([
+          { path: `routes[${i}].shadow`, problem: declared.problem, fix: 'record a fresh shadow name' },
+        ]);
+      }
+    }
+    for (const old of current.routes) {
+      if (!built.value.route(old.routeId)) this.removed.set(old.routeId, old.shadow);
+    }
+    for (const route of routes) this.removed.delete(route.routeId);
+    this.table = built.value; // from here on every delivery is selected under `generation`
+    this.log.info('engine.routes', {
+      generation,
+      routes: routes.length,
+      filterKeys: routes.map((r) => Object.keys(r.filter).join('+')).join(' '), // keys only: values are header values
+    });
+    return undefined;
+  }
+
   private async up(): Promise<Up> {
     const result = await this.session.ensureUp();
     if (result.kind === 'up') {
@@ -646,6 +695,13 @@ export class RabbitEngine implements Engine {
       Math.min(this.timing.quiesceMs, LIVE_FACT_RECHECK_MS),
     );
     if (!quiet.ok) return pending('consumers-attached', `the source still has consumers: ${quiet.reason}`);
+    // Idempotent: after a restart, or an exchange removed behind the engine, every destination
+    // the pump may select is bound again before the first copy.
+    for (const shadow of [this.config.appShadow, ...this.table.routes.map((r) => r.shadow)]) {
+      const bound = await ensureRoute(up.link, this.exchange, shadow);
+      if (!bound.ok)
+        return rejected([{ path: 'appShadow', problem: bound.problem, fix: 'record a fresh shadow name' }]);
+    }
     const started = await this.pump.start(up.link, this.sourceType === 'quorum');
     if (started === 'refused')
       return pending('consumers-attached', 'another consumer holds the source exclusively');
@@ -680,8 +736,32 @@ export class RabbitEngine implements Engine {
     );
   }
 
-  private async remove(link: Link, shadow: string, routeId: string | undefined) {
-    const removal = await this.work.remove(link, shadow, this.sourceType ?? 'classic', routeId);
+  /** docs/design.md §5.4: a shadow is removed only with a proof that nothing publishes to it. */
+  private async remove(
+    link: Link,
+    shadow: string,
+    routeId: string | undefined,
+  ): Promise<Step<{ deleted: string[]; retained: RetainedResource[] }>> {
+    const isApp = shadow === this.config.appShadow;
+    const noPublisher = proveNoPublisher({
+      link,
+      shadow,
+      // Only a pump that consumes (or will resume) selects destinations.
+      selectable: this.pump.active && (isApp || this.table.routes.some((r) => r.shadow === shadow)),
+      openOlderPublishes:
+        isApp || !this.pump.active ? this.barrier.total : this.barrier.pendingBelow(this.table.generation),
+      activeMoves: this.work.activeMoves,
+    });
+    if (!noPublisher.ok)
+      return { ok: false, outcome: pending('in-flight', `${shadow} is kept: ${noPublisher.reason}`) };
+    const hook = this.hooks.beforeShadowDelete;
+    const removal = await this.work.remove(
+      noPublisher.proof,
+      shadow,
+      this.sourceType ?? 'classic',
+      routeId,
+      hook ? (name) => hook({ shadow: name }) : undefined,
+    );
     if (removal.ok)
       this.retained = [...this.retained.filter((r) => r.name !== shadow), ...removal.value.retained];
     return removal;

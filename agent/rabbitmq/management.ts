@@ -21,8 +21,8 @@ export interface ManagementQueue {
   readonly messages_ready?: number;
   readonly messages_unacknowledged?: number;
   readonly consumer_details?: readonly ConsumerDetail[];
-  /** Classic queues: the tag of the exclusive consumer, from the same statistics record as
-   * the counts (so it dates the record). */
+  /** Classic queues: the tag of the exclusive consumer. It dates the consumer details only:
+   * the counts beside it may be older (shadows.ts). */
   readonly exclusive_consumer_tag?: string | null;
 }
 

@@ -6,6 +6,7 @@
 import type { Logger } from '../engine/log';
 import { sleep } from '../engine/timing';
 import { Relay } from './relay';
+import { ensureRoute } from './routing';
 import type { Link } from './session';
 
 export interface MoveResult {
@@ -20,6 +21,8 @@ export async function moveAll(
   from: string,
   to: string,
   options: {
+    /** The split's routing exchange; `to` is bound to it before the first copy. */
+    readonly exchange: string;
     readonly engineUser: string;
     readonly prefetch: number;
     readonly deadline: number;
@@ -27,8 +30,11 @@ export async function moveAll(
     readonly logger: Logger;
   },
 ): Promise<MoveResult> {
+  const bound = await ensureRoute(link, options.exchange, to);
+  if (!bound.ok) return { moved: 0, complete: false, reason: bound.problem };
   const relay = new Relay({
     queue: from,
+    exchange: options.exchange,
     prefetch: options.prefetch,
     consumerTag: options.consumerTag,
     engineUser: options.engineUser,

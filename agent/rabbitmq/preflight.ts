@@ -1,4 +1,4 @@
-// Management-API preflight of a RabbitMQ source (DESIGN §3, §7): a durable classic or quorum
+// Management-API preflight of a RabbitMQ source (docs/design.md §3, §7): a durable classic or quorum
 // queue with no declaration arguments beyond its type. Streams, exclusive and auto-delete
 // queues are refused: a stream is not consumed destructively, an exclusive queue belongs to
 // one connection, an auto-delete queue vanishes with its last consumer.

@@ -4,11 +4,21 @@
 // confirm arrives every return for that publish sequence has been seen: the outcome is
 // `routed` only for a positive confirm with no return recorded.
 //
-// A return is placed on the unconfirmed publishes with the same routing key, message id and
-// body. If several identical ones are in flight all are marked returned: retrying a routed
-// copy costs a duplicate, acking an unrouted one would lose a message.
+// Copies go through the split's routing exchange with the producer's routing key (routing.ts),
+// so a return is placed on the unconfirmed publishes with the same destination (its
+// `x-queue-split-to` header), routing key, message id and body. If several identical ones are in
+// flight all are marked returned: retrying a routed copy costs a duplicate, acking an unrouted
+// one would lose a message.
 import type { ConfirmChannel, Message, Options } from 'amqplib';
 import type { Logger } from '../engine/log';
+import { ROUTE_HEADER } from './routing';
+
+/** Where one copy goes: the routing exchange, the queue it delivers to, the producer's key. */
+export interface CopyTarget {
+  readonly exchange: string;
+  readonly destination: string;
+  readonly routingKey: string;
+}
 
 /** routed: confirmed, no return. returned: no queue took it. nacked: the broker refused it.
  * lost: the channel closed before the confirm (ambiguous: may or may not be enqueued).
@@ -16,6 +26,7 @@ import type { Logger } from '../engine/log';
 export type PublishOutcome = 'routed' | 'returned' | 'nacked' | 'lost' | 'refused';
 
 interface Unconfirmed {
+  readonly destination: string;
   readonly routingKey: string;
   readonly content: Buffer;
   readonly messageId: unknown;
@@ -45,21 +56,35 @@ export class ConfirmPublisher {
   }
 
   /** Sends synchronously (so publishes keep delivery order) and resolves with the outcome. */
-  publish(routingKey: string, content: Buffer, options: Options.Publish): Promise<PublishOutcome> {
+  publish(target: CopyTarget, content: Buffer, options: Options.Publish): Promise<PublishOutcome> {
     if (this.closed) return Promise.resolve('lost');
-    const entry: Unconfirmed = { routingKey, content, messageId: options.messageId, returned: false };
+    const { exchange, destination, routingKey } = target;
+    const entry: Unconfirmed = {
+      destination,
+      routingKey,
+      content,
+      messageId: options.messageId,
+      returned: false,
+    };
+    const headers = { ...options.headers, [ROUTE_HEADER]: destination };
     return new Promise<PublishOutcome>((resolve) => {
       try {
-        this.channel.publish('', routingKey, content, { ...options, mandatory: true }, (err: unknown) => {
-          this.unconfirmed.delete(entry);
-          if (err == null) resolve(entry.returned ? 'returned' : 'routed');
-          else resolve(err instanceof Error && err.message === 'message nacked' ? 'nacked' : 'lost');
-        });
+        this.channel.publish(
+          exchange,
+          routingKey,
+          content,
+          { ...options, headers, mandatory: true },
+          (err: unknown) => {
+            this.unconfirmed.delete(entry);
+            if (err == null) resolve(entry.returned ? 'returned' : 'routed');
+            else resolve(err instanceof Error && err.message === 'message nacked' ? 'nacked' : 'lost');
+          },
+        );
         this.unconfirmed.add(entry);
       } catch (err) {
         // IllegalOperationError: the channel is closing; RangeError: unencodable properties.
         this.logger.warn('publish.refused', {
-          destination: routingKey,
+          destination,
           error: err instanceof Error ? err.name : 'error',
         });
         resolve(this.closed ? 'lost' : 'refused');
@@ -75,8 +100,10 @@ export class ConfirmPublisher {
 
   private onReturn(msg: Message): void {
     let placed = 0;
+    const destination: unknown = msg.properties.headers?.[ROUTE_HEADER];
     for (const entry of this.unconfirmed) {
       if (
+        entry.destination === destination &&
         entry.routingKey === msg.fields.routingKey &&
         entry.messageId === msg.properties.messageId &&
         entry.content.equals(msg.content)
@@ -85,6 +112,9 @@ export class ConfirmPublisher {
         placed++;
       }
     }
-    if (placed === 0) this.logger.error('publish.return-unplaced', { destination: msg.fields.routingKey });
+    if (placed === 0)
+      this.logger.error('publish.return-unplaced', {
+        destination: typeof destination === 'string' ? destination : '(none)',
+      });
   }
 }

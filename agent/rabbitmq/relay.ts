@@ -1,5 +1,5 @@
-// Consume one queue, publish each message (confirmed, mandatory) to the destination `select`
-// names, ack the delivery only after a positive confirm with no return (DESIGN §5.1). The
+// Consume one queue, publish each message (confirmed, mandatory, through the split's routing
+// exchange with its own routing key: routing.ts) to the destination `select` names, ack the delivery only after a positive confirm with no return (docs/design.md §5.1). The
 // source pump and the residue mover are both relays.
 //
 // - Prefetch is capped: without it the broker pushes the whole backlog into unacked.
@@ -7,7 +7,13 @@
 //   message whose publish is returned, nacked or lost is retried with backoff and keeps its
 //   delivery unacked meanwhile (a retry may overtake later messages: ordering yields to
 //   never-lose).
-// - A retry selects its destination again under the table then in force.
+// - A retry after a definite refusal (returned, nacked, refused: the broker does not hold the
+//   copy) selects its destination again under the table then in force. A retry after a publish
+//   lost with its channel goes to the same destination under the same generation: the broker
+//   may hold that copy, and re-selecting could put the message in two live destinations
+//   (issue 13 case 12; docs/design.md §5.3). The barrier tracks a delivery's generation from its
+//   selection until it is settled, so a route that left the table is drained (and its shadow
+//   deleted) only after every delivery that may still reach it has been confirmed or requeued.
 // - stop() cancels the consumer first and only then lets the last confirms ack their
 //   deliveries (cancel-before-final-ack: an ack on a live consumer opens the prefetch window
 //   to new deliveries). Deliveries still waiting for a retry are requeued to the queue.
@@ -20,6 +26,7 @@ import type { PublishBarrier } from '../engine/publishBarrier';
 import { Backoff, sleep } from '../engine/timing';
 import type { PublishOutcome } from './publisher';
 import { shadowPublishOptions } from './properties';
+import { ensureRoute } from './routing';
 import type { Link } from './session';
 
 export interface RelaySelection {
@@ -31,6 +38,8 @@ export interface RelaySelection {
 
 export interface RelayOptions {
   readonly queue: string;
+  /** The split's routing exchange (routing.ts) every copy is published through. */
+  readonly exchange: string;
   readonly prefetch: number;
   readonly consumerTag: string;
   readonly engineUser: string;
@@ -179,23 +188,34 @@ export class Relay {
    * first attempts are published in delivery order. */
   private async deliver(d: Delivery): Promise<void> {
     const { options } = this;
-    const publishOptions = shadowPublishOptions(d.msg.properties, options.engineUser);
+    const publishOptions = shadowPublishOptions(d.msg, options.engineUser);
     let backoff: Backoff | undefined;
+    let selection: RelaySelection | undefined;
+    let release: (() => void) | undefined;
+    let ambiguous = false;
     try {
       for (;;) {
         if (!this.owns(d)) return;
-        const selection = options.select(d.msg);
+        if (!selection || !ambiguous) {
+          release?.();
+          selection = options.select(d.msg);
+          release = options.barrier?.track(selection.generation);
+        }
         const publisher =
           d.source.link.currentPublisher() ?? (await d.source.link.publisher().catch(() => undefined));
         let outcome: PublishOutcome = 'lost';
-        if (publisher) {
-          const release = options.barrier?.track(selection.generation);
-          try {
-            outcome = await publisher.publish(selection.destination, d.msg.content, publishOptions);
-          } finally {
-            release?.();
-          }
-        }
+        if (publisher)
+          outcome = await publisher.publish(
+            {
+              exchange: options.exchange,
+              destination: selection.destination,
+              routingKey: d.msg.fields.routingKey,
+            },
+            d.msg.content,
+            publishOptions,
+          );
+        // Only a publish that reached a channel can be held by the broker.
+        ambiguous = outcome === 'lost' && publisher !== undefined;
         if (outcome === 'routed') {
           await options.hooks?.afterShadowConfirm?.({
             messageId:
@@ -218,6 +238,13 @@ export class Relay {
           });
           options.logger.warn('relay.publish-not-routed', { destination: selection.destination, outcome });
         }
+        // Returned: no binding routes it (a queue deleted and declared again lost its binding
+        // with it); lost: possibly the routing exchange is gone (the broker closes the channel of
+        // a publish to a missing exchange). Declare and bind again (idempotent) so the retry can
+        // be routed; a queue still missing makes the bind fail, and the retry fails again.
+        if (outcome === 'returned' || outcome === 'lost') {
+          await ensureRoute(d.source.link, options.exchange, selection.destination).catch(() => undefined);
+        }
         backoff ??= new Backoff(options.retryInitialMs, options.retryMaxMs);
         if (!(await this.pause(backoff.next()))) {
           if (this.owns(d)) d.source.ch.nack(d.msg, false, true); // back to the queue, not lost
@@ -227,6 +254,8 @@ export class Relay {
     } catch (err) {
       // ack/nack on a channel that closed under us: the broker requeued the delivery.
       options.logger.warn('relay.delivery-abandoned', { queue: options.queue, error: describeError(err) });
+    } finally {
+      release?.();
     }
   }
 

@@ -14,6 +14,7 @@ import { describeError, type Logger } from '../engine/log';
 import { Backoff } from '../engine/timing';
 import { replyCode, ReplyCode } from './amqpErrors';
 import { ConfirmPublisher } from './publisher';
+import { captureRawHeaders } from './rawHeaders';
 import type { AmqpTarget } from './urls';
 
 export type ConnectResult =
@@ -167,6 +168,15 @@ export class AmqpSession {
       const reason = `cannot connect to RabbitMQ: ${describeError(err)}`;
       logger.warn('amqp.connect-failed', { error: describeError(err) });
       return { kind: 'unavailable', reason };
+    }
+    try {
+      // Before any channel: every message this connection receives carries its raw header
+      // table, so copies keep each header's AMQP type (rawHeaders.ts).
+      captureRawHeaders(model);
+    } catch (err) {
+      await model.close().catch(() => undefined);
+      logger.error('amqp.raw-headers-unavailable', { error: describeError(err) });
+      return { kind: 'unavailable', reason: describeError(err) };
     }
     const link = new Link(++this.incarnation, model, logger);
     model.on('error', (err: Error) =>

@@ -9,6 +9,7 @@ import type { ManagementClient } from './management';
 import { moveAll } from './mover';
 import type { SourceType } from './preflight';
 import { describeCounts, idle, noConsumers, prove, readCounts, type Expectation, type Proof } from './probe';
+import type { NoPublisher } from './noPublisher';
 import type { Link } from './session';
 import { removeShadow } from './shadows';
 
@@ -25,12 +26,15 @@ export class ShadowWork {
    * reports its whole work (in memory only: after a restart the count starts again). */
   private readonly movedSoFar = new Map<string, number>();
   private moves = 0;
+  private running = 0;
 
   constructor(
     private readonly management: ManagementClient,
     private readonly timing: RabbitTiming,
     private readonly engineUser: string,
     private readonly prefetch: number,
+    /** The split's routing exchange, which moves publish through. */
+    private readonly exchange: string,
     private readonly logger: Logger,
   ) {}
 
@@ -73,13 +77,15 @@ export class ShadowWork {
     if (!nobody.counts.exists) return this.finish(key, false);
     const deadline = Date.now() + this.timing.stepTimeoutMs;
     for (;;) {
+      this.running++;
       const move = await moveAll(link, queue, to, {
+        exchange: this.exchange,
         engineUser: this.engineUser,
         prefetch: this.prefetch,
         deadline,
         consumerTag: `queue-split-move-${++this.moves}`,
         logger: this.logger,
-      });
+      }).finally(() => this.running--);
       this.movedSoFar.set(key, total() + move.moved);
       if (!move.complete) {
         const why = `moved ${total()} from ${queue} to ${to}; ${move.reason ?? 'not finished'}`;
@@ -97,31 +103,44 @@ export class ShadowWork {
     }
   }
 
-  /** Deletes (classic, conditional) or retains (quorum) a shadow that is idle: refused at once
-   * when live AMQP shows messages or consumers, else proven against fresh statistics. */
+  /** Moves running right now (an input to the no-publisher proof). */
+  get activeMoves(): number {
+    return this.running;
+  }
+
+  /** Deletes a shadow that no publisher can reach and that is idle: refused at once when live
+   * AMQP shows messages or consumers, else proven against fresh statistics (shadows.ts). */
   async remove(
-    link: Link,
+    noPublisher: NoPublisher,
     shadow: string,
     type: SourceType,
     routeId: string | undefined,
+    beforeDelete?: (shadow: string) => Promise<void> | void,
   ): Promise<Step<{ deleted: string[]; retained: RetainedResource[] }>> {
+    const link = noPublisher.link;
     const live = await readCounts(link, this.management, shadow);
     if (!live.exists) return { ok: true, value: { deleted: [shadow], retained: [] } };
     if (live.ready > 0 || live.consumers > 0) {
       return { ok: false, outcome: pending('backlog', `${describeCounts(shadow, live)}; it is kept`) };
     }
+    const gap = this.timing.quiesceMs;
     const result = await removeShadow(
-      link,
+      noPublisher,
       this.management,
       { name: shadow, type, routeId },
-      { deadline: Date.now() + 2 * this.timing.statisticsLagMs, pollIntervalMs: this.timing.pollIntervalMs },
+      {
+        deadline: Date.now() + 2 * this.timing.statisticsLagMs + gap,
+        pollIntervalMs: this.timing.pollIntervalMs,
+        sampleGapMs: gap,
+        statisticsLagMs: this.timing.statisticsLagMs,
+        ...(beforeDelete ? { beforeDelete } : {}),
+      },
     );
-    if (result.kind === 'refused') return { ok: false, outcome: pending('backlog', result.problem) };
-    if (result.kind === 'retained') {
-      this.logger.info('shadow.retained', { shadow });
-      return { ok: true, value: { deleted: [], retained: [result.retained] } };
+    if (result.kind === 'refused') {
+      this.logger.info('shadow.kept', { shadow, type });
+      return { ok: false, outcome: pending('backlog', result.problem) };
     }
-    this.logger.info('shadow.deleted', { shadow });
+    this.logger.info('shadow.deleted', { shadow, type, noPublisherSince: noPublisher.provenAt });
     return { ok: true, value: { deleted: [shadow], retained: [] } };
   }
 

@@ -14,6 +14,8 @@ import type { ConsumeMessage } from 'amqplib';
 
 export interface SourcePumpOptions {
   readonly sourceQueue: string;
+  /** The split's routing exchange (routing.ts). */
+  readonly exchange: string;
   readonly consumerTag: string;
   readonly prefetch: number;
   readonly engineUser: string;
@@ -40,6 +42,7 @@ export class SourcePump {
   constructor(private readonly options: SourcePumpOptions) {
     this.relay = new Relay({
       queue: options.sourceQueue,
+      exchange: options.exchange,
       prefetch: options.prefetch,
       consumerTag: options.consumerTag,
       engineUser: options.engineUser,
@@ -81,6 +84,12 @@ export class SourcePump {
 
   get open(): number {
     return this.relay.open;
+  }
+
+  /** Consuming, meant to consume (it resumes after a reconnect), or still settling deliveries:
+   * the application shadow may receive copies. */
+  get active(): boolean {
+    return this.wanted || this.relay.isConsuming || this.relay.open > 0;
   }
 
   /** Consumes the source from now on (and after every reconnect). 'refused': the broker

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { MAX_FILTER_PAIRS, MAX_FILTER_VALUE_LENGTH } from '../filter';
 import { ROUTE_ID_PATTERN } from '../names';
 import { PATTERNS } from '../queueConfig/schema';
+import { WHOLE_QUEUE_ANNOTATION } from './admission';
 
 export const QUEUE_SPLIT_GROUP = 'queuesplit.dev';
 export const QUEUE_SPLIT_VERSION = 'v1alpha1';
@@ -67,9 +68,28 @@ export const queueSplitSpecSchema = z
       .meta({ 'x-kubernetes-list-type': 'set', ...immutable('spec.queues') }),
     filter: z
       .record(z.string().max(255), z.string().max(MAX_FILTER_VALUE_LENGTH))
-      .describe('Header filter: key=value pairs, AND-ed. {} takes every message and cannot share the queue.')
-      // Bounded so the API server can cost the immutability rule; parseFilter enforces the rest.
-      .meta({ maxProperties: MAX_FILTER_PAIRS, ...immutable('spec.filter') }),
+      .describe(
+        `Header filter: key=value pairs, AND-ed. {} takes every message, cannot share the queue, and is accepted only on a workload annotated ${WHOLE_QUEUE_ANNOTATION}=true.`,
+      )
+      // Bounded so the API server can cost the rules. The API server refuses what CEL can state
+      // (the key zod would drop, keys the "k=v" form cannot carry); the controller's full
+      // validator (validateQueueSplit.ts) enforces the rest, e.g. key bytes and total size.
+      .meta({
+        maxProperties: MAX_FILTER_PAIRS,
+        'x-kubernetes-validations': [
+          ...immutable('spec.filter')['x-kubernetes-validations'],
+          {
+            rule: "!('__proto__' in self)",
+            message:
+              'spec.filter uses the reserved key "__proto__", which JSON tools drop (widening the filter to every message); filter on a different header.',
+          },
+          {
+            rule: "self.all(k, k != '' && !k.contains('=') && !k.contains(',') && k.trim() == k)",
+            message:
+              'spec.filter keys must be non-empty header names without "=", "," or surrounding spaces.',
+          },
+        ],
+      }),
     owner: z
       .string()
       .min(1)

@@ -1,4 +1,4 @@
-// Schema stage (DESIGN §3): the annotation alone, without the workload. Each queue entry is
+// Schema stage (docs/design.md §3): the annotation alone, without the workload. Each queue entry is
 // checked against the schema of the provider it declares, so a mistake in a Kafka block is
 // reported in Kafka terms instead of as "matches neither of two unions".
 import { z } from 'zod';

@@ -1,11 +1,12 @@
-// Workload stage (DESIGN §3): checks a declaration against the pod template and resolves, per
+// Workload stage (docs/design.md §3): checks a declaration against the pod template and resolves, per
 // queue, what the controller and the queue-agent need — the literal source and group, and the
 // exact env sources the agent pod copies. The rules keep the agent from ever needing more than
 // the workload already has: it copies env entries verbatim (secretKeyRef stays a reference, no
 // Secret value is read) and may only use TLS Secrets the container already uses.
 import { fail, fieldError, ok, type FieldError, type Result } from '../result';
 import { ContainerEnv } from './containerEnv';
-import { copied, dedupe, literal } from './envResolution';
+import { copied, dedupe, literal, literalOf } from './envResolution';
+import { plainHttpManagement, plainHttpManagementError } from './managementTransport';
 import type { Container, PodTemplateSpec } from './podTemplate';
 import type { ResolveContext } from './resolveContext';
 import type { ResolvedKafkaQueue, ResolvedQueue, ResolvedRabbitQueue } from './resolvedTypes';
@@ -144,6 +145,16 @@ function resolveRabbit(
   checkLiteralUrl(env, block.urlEnv, ['amqp:', 'amqps:'], `${base}.urlEnv`, ctx, block.tls !== undefined);
   checkLiteralUrl(env, block.managementUrlEnv, ['http:', 'https:'], `${base}.managementUrlEnv`, ctx, false);
   checkTlsSecret(block.tls, `${base}.tls.caSecret`, ctx);
+  if (
+    !block.allowPlainHttpManagement &&
+    plainHttpManagement({
+      amqpUrl: literalOf(env, block.urlEnv),
+      managementUrl: literalOf(env, block.managementUrlEnv),
+      tls: block.tls !== undefined,
+    })
+  ) {
+    ctx.errors.push(plainHttpManagementError(base, block.urlEnv, block.managementUrlEnv));
+  }
   if (source === undefined) return undefined;
   return {
     provider: 'rabbitmq',
@@ -153,5 +164,6 @@ function resolveRabbit(
     source,
     env: dedupe(env),
     ...(block.tls ? { tls: block.tls } : {}),
+    ...(block.allowPlainHttpManagement ? { allowPlainHttpManagement: true as const } : {}),
   };
 }

@@ -35,6 +35,8 @@ export interface ResolvedKafkaQueue extends ResolvedQueueCommon {
 
 export interface ResolvedRabbitQueue extends ResolvedQueueCommon {
   provider: 'rabbitmq';
+  /** The declaration accepts plain http management next to TLS AMQP (core/queueConfig/managementTransport.ts). */
+  allowPlainHttpManagement?: true;
 }
 
 export type ResolvedQueue = ResolvedKafkaQueue | ResolvedRabbitQueue;

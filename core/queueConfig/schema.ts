@@ -1,4 +1,4 @@
-// The `telepresence.io/queue-config` annotation (DESIGN §3) as a zod schema: the single source of
+// The `telepresence.io/queue-config` annotation (docs/design.md §3) as a zod schema: the single source of
 // its TypeScript types, its JSON Schema (deploy/schema/) and the schema stage of validation.
 // Objects are strict: a typo such as `brokerEnv` must fail, not silently drop a setting.
 import { z } from 'zod';
@@ -50,7 +50,7 @@ function patterned(name: PatternName, max: number, description: string) {
 
 const envName = (description: string) => patterned('envName', 253, description);
 
-const tlsSchema = z
+export const tlsSchema = z
   .strictObject({
     caSecret: patterned(
       'secretName',
@@ -94,6 +94,12 @@ export const rabbitBlockSchema = z
       'Env var with the password, when the URL carries none. Goes with usernameEnv.',
     ).optional(),
     tls: tlsSchema.optional(),
+    allowPlainHttpManagement: z
+      .literal(true)
+      .describe(
+        'Accept a plain http:// management URL although AMQP uses TLS: the management credentials then cross the network unencrypted. Only for a network you trust.',
+      )
+      .optional(),
   })
   .describe('The queue is a RabbitMQ queue (durable classic or quorum).');
 

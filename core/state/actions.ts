@@ -9,7 +9,6 @@ export type SplitAction =
   | { type: 'acquireLease' }
   /** The finalizer on the workload that guards its deletion while split. */
   | { type: 'ensureFinalizer' }
-  | { type: 'removeFinalizer' }
   | { type: 'ensureQueueAgent'; generation: number }
   // activation
   | { type: 'prepareQueues'; queues: string[] }
@@ -35,7 +34,8 @@ export type SplitAction =
   | { type: 'prepareRoute'; routeId: string; queues: string[] }
   | { type: 'publishRoutes'; generation: number }
   | { type: 'drainRoute'; routeId: string; queues: string[]; generation: number }
-  | { type: 'rejectRoute'; routeId: string; errors: FieldError[] }
+  /** `reason` is the CamelCase reason the split's status shows (e.g. FilterOverlaps). */
+  | { type: 'rejectRoute'; routeId: string; errors: FieldError[]; reason: string }
   | { type: 'failRoute'; routeId: string; reason: string }
   // reporting
   | { type: 'reportDegraded'; reason: string; nextAction: string };

@@ -1,4 +1,4 @@
-// An operator's retry of a DEGRADED split (DESIGN §6: degraded waits for an operator). The
+// An operator's retry of a DEGRADED split (docs/design.md §6: degraded waits for an operator). The
 // operator annotates the workload; the controller turns the annotation into phase-machine
 // events once and removes it, so a retry is one deliberate act, never a loop.
 import type { SplitEvent } from './events';

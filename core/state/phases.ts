@@ -1,4 +1,4 @@
-// The phases of DESIGN §6 and, per phase, what completes its step and where a failure goes.
+// The phases of docs/design.md §6 and, per phase, what completes its step and where a failure goes.
 // Kept as data so the transition function, the recovery table and the tests share one truth.
 
 export const WORKLOAD_PHASES = [

@@ -1,4 +1,4 @@
-// What a restarted controller does in each phase (DESIGN §6: every step is restartable). The
+// What a restarted controller does in each phase (docs/design.md §6: every step is restartable). The
 // state was persisted before each step started, so recovery re-runs the current phase's
 // idempotent actions for the queues that have not finished it, plus unfinished route work.
 // DEGRADED is the exception: it holds until an operator retries, because something could not

@@ -1,4 +1,4 @@
-// Route events (DESIGN §6 attach/detach): a route is PENDING until its queues are split, then
+// Route events (docs/design.md §6 attach/detach): a route is PENDING until its queues are split, then
 // PREPARING (session shadows), ATTACHING (new route generation published, waiting for the
 // agent's ack), ACTIVE, and DRAINING when deleted, expired or failed. A drain that cannot be
 // proven leaves the route DEGRADED with its resources kept; it never counts as done.
@@ -8,6 +8,7 @@ import { fieldError, type FieldError } from '../result';
 import { candidateOverlapErrors } from '../routeOverlap';
 import type { SplitAction } from './actions';
 import type { KeptResource, RouteRequest } from './events';
+import { MAX_ROUTES_PER_WORKLOAD } from './limits';
 import { isActivationPhase } from './phases';
 import type { BrokerResource, RouteState, SplitState } from './stateDocument';
 import {
@@ -34,11 +35,33 @@ export function routeRequested(state: SplitState, request: RouteRequest): Transi
           `route ${request.routeId} exists with other queues or filter; route ids are immutable`,
         );
   }
+  if (state.routes.length >= MAX_ROUTES_PER_WORKLOAD) {
+    const errors = [
+      fieldError(
+        'spec',
+        `${state.workload.kind} ${state.workload.name} already carries ${state.routes.length} splits, the most one workload can hold (${MAX_ROUTES_PER_WORKLOAD}): their state must fit in one ConfigMap.`,
+        'Wait until a teammate stops their split, or stop one of yours, then start this split again.',
+      ),
+    ];
+    return {
+      state,
+      actions: [{ type: 'rejectRoute', routeId: request.routeId, errors, reason: 'TooManySplits' }],
+      outcome: 'rejected',
+      note: errors[0]!.problem,
+    };
+  }
   const errors = requestErrors(state, request);
   if (errors.length > 0) {
     return {
       state,
-      actions: [{ type: 'rejectRoute', routeId: request.routeId, errors }],
+      actions: [
+        {
+          type: 'rejectRoute',
+          routeId: request.routeId,
+          errors,
+          reason: errors.some((e) => e.path.startsWith('spec.queues')) ? 'UnknownQueue' : 'FilterOverlaps',
+        },
+      ],
       outcome: 'rejected',
       note: errors[0]?.problem ?? 'rejected',
     };

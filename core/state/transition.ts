@@ -1,4 +1,4 @@
-// The phase machine of DESIGN §6 as one pure function: (state, event) → (state, actions).
+// The phase machine of docs/design.md §6 as one pure function: (state, event) → (state, actions).
 // Every phase × event combination has a defined outcome: applied, ignored (stale or redundant),
 // invalid (not allowed in this phase) or rejected (a route refused) — it never throws.
 //
@@ -7,7 +7,7 @@
 //   a proofReported with proven=true; a bare success report is invalid.
 // - Failures, timeouts and missing proofs never lead forward: activation steps abort
 //   (ABORTING_ACTIVATION), everything else holds in DEGRADED; a route attach that fails or
-//   times out drains, a drain that fails degrades the route (DESIGN §5.6).
+//   times out drains, a drain that fails degrades the route (docs/design.md §5.6).
 // - QUIESCING_FOR_HANDBACK without proof sends the app back to drain (a requeued delivery was
 //   found), at most MAX_REDRAINS times, then DEGRADED.
 import type { SplitEvent } from './events';

@@ -215,9 +215,12 @@ function finishWorkflow(state: SplitState): Step {
     );
     return { state: restart.state, actions: [...actions, ...restart.actions] };
   }
+  // No removeFinalizer here: the handback finalizer goes with the state document, once the
+  // workload says HandedBack (agent/controller/coordinator.ts, finishIfIdle), so a status write
+  // that fails is retried instead of the workload saying HandingBack for good.
   return {
     state: { ...next, phase: 'IDLE' },
-    actions: [...actions, { type: 'reapQueueAgent' }, { type: 'removeFinalizer' }, { type: 'releaseLease' }],
+    actions: [...actions, { type: 'reapQueueAgent' }, { type: 'releaseLease' }],
   };
 }
 
@@ -262,13 +265,15 @@ export function retryDegraded(state: SplitState): Step {
       ),
     };
     const settled = settleActive(back);
-    // Restart the pumps and republish routes: the agent may have stopped on the fault.
+    // Restart the pumps and republish routes: the agent may have stopped on the fault. The env
+    // overrides go back too: the fault may have been someone changing them (docs/design.md, "Drift").
     return {
       state: settled.state,
       actions: [
         { type: 'ensureQueueAgent', generation: back.generation },
         { type: 'startPump', queues: [...back.activeQueues], generation: back.generation },
         { type: 'publishRoutes', generation: back.generation },
+        { type: 'applyOverrides', queues: [...back.activeQueues], generation: back.generation },
         ...settled.actions,
       ],
     };

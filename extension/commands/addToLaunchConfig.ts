@@ -1,13 +1,15 @@
-// Queue Split: Add Queue Split to Launch Configuration — inserts a queueSplit block into a
-// configuration of .vscode/launch.json (as text, so comments survive), or creates launch.json
-// with a Node.js configuration carrying one. The workload is inferred from the workspace.
+// Queue Split: Add Queue Split to Launch Configuration — names a split in a configuration's env
+// (`QUEUE_SPLIT`, a form every debugger accepts) and defines it in .vscode/queue-split.json, or
+// creates launch.json with a Node.js configuration doing so. Both files are edited as text, so
+// comments survive. The workload is inferred from the workspace.
+// Queue Split: Migrate Launch Configurations — moves old inline `queueSplit` blocks (which VS Code
+// flags "not allowed") the same way. See docs/launch-configurations.md.
 import * as vscode from 'vscode';
-import { blockValue, insertBlock, newLaunchJson } from '../model/launchEdit';
+import { SPLIT_ENV_MARKER, SPLITS_FILE, SPLITS_FILE_SEGMENTS } from '../model/launchSplits';
 import { DEFAULT_FILTER_KEY } from '../../core/filter';
 import { inferWorkload } from '../model/startSplit';
 import { UserError } from '../notifications';
 import type { Services } from '../services';
-import { settings } from '../settings';
 import { workloadCandidates } from '../workspace';
 
 async function proposedWorkload(services: Services): Promise<string> {
@@ -28,39 +30,91 @@ async function proposedWorkload(services: Services): Promise<string> {
     : 'deployment/my-consumer';
 }
 
-export async function addToLaunchConfig(services: Services): Promise<void> {
+async function pickFolder(): Promise<vscode.WorkspaceFolder | undefined> {
   const folder =
     vscode.workspace.workspaceFolders?.length === 1
       ? vscode.workspace.workspaceFolders[0]
       : await vscode.window.showWorkspaceFolderPick({ placeHolder: "Which folder's launch.json?" });
-  if (folder === undefined) {
-    if ((vscode.workspace.workspaceFolders?.length ?? 0) === 0)
-      throw new UserError(
-        'No folder is open.',
-        'Open the folder of the service you debug, then run this again.',
-      );
+  if (folder === undefined && (vscode.workspace.workspaceFolders?.length ?? 0) === 0)
+    throw new UserError(
+      'No folder is open.',
+      'Open the folder of the service you debug, then run this again.',
+    );
+  return folder;
+}
+
+async function readText(uri: vscode.Uri): Promise<string | undefined> {
+  try {
+    return new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes a file through an open document when there is one (the editor then shows no conflict). */
+async function writeText(uri: vscode.Uri, text: string): Promise<void> {
+  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  if (open === undefined) {
+    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
     return;
   }
+  const edit = new vscode.WorkspaceEdit();
+  edit.replace(uri, new vscode.Range(open.positionAt(0), open.positionAt(open.getText().length)), text);
+  await vscode.workspace.applyEdit(edit);
+  await open.save();
+}
+
+/** The split names the splits file defines; a file that does not parse is not edited. */
+async function existingSplits(splitsText: string | undefined): Promise<string[]> {
+  if (splitsText === undefined) return [];
+  const file = (await import('../model/launchEdit')).parseSplitsFile(splitsText);
+  if (!file.ok) throw new UserError(file.errors.join(' '), `Fix ${SPLITS_FILE} first; nothing was changed.`);
+  return Object.keys(file.splits);
+}
+
+async function showAt(uri: vscode.Uri, needle: string): Promise<void> {
+  const editor = await vscode.window.showTextDocument(uri, { preview: false });
+  const at = editor.document.getText().indexOf(needle);
+  if (at < 0) return;
+  const position = editor.document.positionAt(at);
+  editor.selection = new vscode.Selection(position, position);
+  editor.revealRange(new vscode.Range(position, position));
+}
+
+/** `configuration`: the launch configuration to add to, instead of asking (links, tests). */
+export interface AddToLaunchArgs {
+  configuration?: string;
+}
+
+export async function addToLaunchConfig(services: Services, args: AddToLaunchArgs = {}): Promise<void> {
+  const folder = await pickFolder();
+  if (folder === undefined) return;
+  const { addSplitTo, blockValue, newLaunchJson, splitNameFor, withSplit } =
+    await import('../model/launchEdit');
+  // Editing files needs no cluster: when the Kubernetes user name cannot be learnt now, no header
+  // is written and the launch applies the default filter for the owner it learns then.
+  const owner = await services.cluster.owner().catch((err: unknown) => {
+    services.log.warn(
+      `no default header written: ${err instanceof Error ? err.message : String(err)}; the launch uses ${DEFAULT_FILTER_KEY}=<your Kubernetes user name>`,
+    );
+    return undefined;
+  });
   const block = blockValue({
     workload: await proposedWorkload(services),
-    headers: { [DEFAULT_FILTER_KEY]: settings.owner() },
+    ...(owner !== undefined ? { headers: { [DEFAULT_FILTER_KEY]: owner } } : {}),
     delivery: 'env',
   });
-  const uri = vscode.Uri.joinPath(folder.uri, '.vscode', 'launch.json');
-  let text: string | undefined;
-  try {
-    text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-  } catch {
-    text = undefined;
-  }
-  if (text === undefined) {
-    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(newLaunchJson(block)));
-    const editor = await vscode.window.showTextDocument(uri);
-    const at = editor.document.getText().indexOf('"queueSplit"');
-    if (at >= 0)
-      editor.selection = new vscode.Selection(editor.document.positionAt(at), editor.document.positionAt(at));
+  const launchUri = vscode.Uri.joinPath(folder.uri, '.vscode', 'launch.json');
+  const splitsUri = vscode.Uri.joinPath(folder.uri, ...SPLITS_FILE_SEGMENTS);
+  const [launchText, splitsText] = await Promise.all([readText(launchUri), readText(splitsUri)]);
+  const taken = await existingSplits(splitsText);
+  if (launchText === undefined) {
+    const name = splitNameFor('Debug with Queue Split', taken);
+    await writeText(splitsUri, withSplit(splitsText, name, block));
+    await writeText(launchUri, newLaunchJson(name));
+    await showAt(launchUri, SPLIT_ENV_MARKER);
     services.notifier.info(
-      'Created .vscode/launch.json with a Node.js configuration that starts a split; adjust "program" and the queueSplit block.',
+      `Created .vscode/launch.json with a Node.js configuration that starts the split "${name}" of ${SPLITS_FILE}; adjust "program" and the split.`,
     );
     return;
   }
@@ -71,33 +125,54 @@ export async function addToLaunchConfig(services: Services): Promise<void> {
     .filter((n): n is string => typeof n === 'string');
   if (names.length === 0)
     throw new UserError(
-      'launch.json has no configurations to add the block to.',
+      'launch.json has no configurations to add a split to.',
       'Add a configuration for your debugger first (Run → Add Configuration…).',
     );
   const name =
-    names.length === 1
-      ? names[0]
-      : await vscode.window.showQuickPick(names, {
-          title: 'Add Queue Split to which launch configuration?',
-          ignoreFocusOut: true,
-        });
+    args.configuration !== undefined
+      ? args.configuration
+      : names.length === 1
+        ? names[0]
+        : await vscode.window.showQuickPick(names, {
+            title: 'Add Queue Split to which launch configuration?',
+            ignoreFocusOut: true,
+          });
   if (name === undefined) return;
-  const insertion = insertBlock(text, name, block);
-  if (insertion === undefined)
-    throw new UserError(
-      `Configuration "${name}" already has a queueSplit block, or it is not in ${vscode.workspace.asRelativePath(uri)}.`,
-      'Edit the block by hand (the snippet "Queue Split block" helps).',
-    );
-  const document = await vscode.workspace.openTextDocument(uri);
-  const edit = new vscode.WorkspaceEdit();
-  edit.insert(uri, document.positionAt(insertion.offset), insertion.text);
-  await vscode.workspace.applyEdit(edit);
-  await document.save();
-  const editor = await vscode.window.showTextDocument(document);
-  const position = document.positionAt(insertion.offset + insertion.text.indexOf('"queueSplit"'));
-  editor.selection = new vscode.Selection(position, position);
-  editor.revealRange(new vscode.Range(position, position));
+  const result = addSplitTo(launchText, splitsText, name, block);
+  if (!result.ok) throw new UserError(result.error, result.fix);
+  await writeText(splitsUri, result.edit.splitsFile);
+  await writeText(launchUri, result.edit.launchJson);
+  await showAt(launchUri, SPLIT_ENV_MARKER);
   services.notifier.info(
-    `Added a queueSplit block to "${name}": the split starts with the debugger and stops with it.`,
+    `"${name}" now starts the split "${result.edit.splitName}" (defined in ${SPLITS_FILE}): it starts with the debugger and stops with it.`,
+  );
+}
+
+/** Moves every old inline queueSplit block of the folder's launch.json into the splits file. */
+export async function migrateLaunchConfigs(services: Services, folderUri?: vscode.Uri): Promise<void> {
+  const folder =
+    folderUri !== undefined
+      ? (vscode.workspace.getWorkspaceFolder(folderUri) ?? (await pickFolder()))
+      : await pickFolder();
+  if (folder === undefined) return;
+  const { migrateInlineBlocks } = await import('../model/launchEdit');
+  const launchUri = vscode.Uri.joinPath(folder.uri, '.vscode', 'launch.json');
+  const splitsUri = vscode.Uri.joinPath(folder.uri, ...SPLITS_FILE_SEGMENTS);
+  const [launchText, splitsText] = await Promise.all([readText(launchUri), readText(splitsUri)]);
+  await existingSplits(splitsText);
+  if (launchText === undefined)
+    throw new UserError(`${folder.name} has no .vscode/launch.json.`, 'Nothing to migrate.');
+  const migration = migrateInlineBlocks(launchText, splitsText);
+  if (migration.migrated.length === 0) {
+    services.notifier.info('No launch configuration has an old queueSplit block: nothing to migrate.');
+    return;
+  }
+  await writeText(splitsUri, migration.splitsFile);
+  await writeText(launchUri, migration.launchJson);
+  services.log.info(
+    `migrated ${migration.migrated.map((m) => `"${m.configuration}" → ${m.split}`).join(', ')} to ${SPLITS_FILE}`,
+  );
+  services.notifier.info(
+    `Migrated ${migration.migrated.length} launch configuration(s): they name their split in env.${SPLIT_ENV_MARKER}, defined in ${SPLITS_FILE}.`,
   );
 }

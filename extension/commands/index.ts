@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import type { TreeNode } from '../model/tree';
 import type { Services } from '../services';
-import { addToLaunchConfig } from './addToLaunchConfig';
+import { addToLaunchConfig, migrateLaunchConfigs, type AddToLaunchArgs } from './addToLaunchConfig';
 import { guarded } from './guard';
 import { installController, type InstallArgs } from './installController';
 import { selectContext } from './selectContext';
@@ -23,7 +23,10 @@ export function registerCommands(services: Services, refresh: () => void): vscod
     register('queueSplit.showSplitDetails', (arg?: TreeNode | string) => showSplitDetails(services, arg)),
     register('queueSplit.selectContext', () => selectContext(services)),
     register('queueSplit.installController', (args?: InstallArgs) => installController(services, args)),
-    register('queueSplit.addToLaunchConfig', () => addToLaunchConfig(services)),
+    register('queueSplit.addToLaunchConfig', (args?: AddToLaunchArgs) => addToLaunchConfig(services, args)),
+    register('queueSplit.migrateLaunchConfigs', (folder?: vscode.Uri) =>
+      migrateLaunchConfigs(services, folder),
+    ),
     register('queueSplit.refresh', async () => refresh()),
   ];
 }

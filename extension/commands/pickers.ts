@@ -187,7 +187,7 @@ export async function chooseMySplit(
   purpose: string,
   filter: (split: QueueSplit) => boolean = () => true,
 ): Promise<SplitChoice | undefined> {
-  const owner = settings.owner();
+  const owner = await services.cluster.owner();
   const splits = (await api.listSplits()).filter((s) => isMine(s, owner) && filter(s));
   const byName = new Map(splits.map((s) => [s.metadata.name, s]));
   if (splits.length === 0)

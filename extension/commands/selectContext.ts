@@ -15,7 +15,8 @@ export async function selectContext(services: Services): Promise<void> {
     return;
   }
   const current =
-    services.cluster.selection.context ?? (settings.context() || contexts.find((c) => c.current)?.name);
+    (await services.cluster.selection()).context ??
+    (settings.context() || contexts.find((c) => c.current)?.name);
   const pickedContext = await vscode.window.showQuickPick(
     contexts.map((c) => ({
       label: c.name,

@@ -8,7 +8,6 @@ import { UserError } from '../notifications';
 import { relayFromSettings } from '../relay';
 import { SidecarFailure } from '../sidecar/sessions';
 import type { Services } from '../services';
-import { settings } from '../settings';
 import { chooseMode, chooseQueues, chooseWorkload, inputFilter, inputHttpTarget } from './pickers';
 
 export async function startSplit(services: Services, node?: TreeNode): Promise<void> {
@@ -22,7 +21,7 @@ export async function startSplit(services: Services, node?: TreeNode): Promise<v
   if (workload === undefined) return;
   const queues = await chooseQueues(workload, node?.kind === 'queue' ? [node.queue.name] : undefined);
   if (queues === undefined) return;
-  const owner = settings.owner();
+  const owner = await services.cluster.owner();
   const filter = await inputFilter(workload, queues, splits, owner);
   if (filter === undefined) return;
   const mode = await chooseMode();
@@ -44,7 +43,11 @@ export async function startSplit(services: Services, node?: TreeNode): Promise<v
   const session = await services.sessions.ensure(request);
   let ready;
   try {
-    ready = await services.sessions.waitUntilReady(session, `Starting your split of ${session.label}`);
+    // Said once, in the progress that is shown anyway: activation rolls the team's workload.
+    ready = await services.sessions.waitUntilReady(
+      session,
+      `Starting your split of ${session.label} (activating it restarts the workload's pods)`,
+    );
   } catch (err) {
     if (!(err instanceof SidecarFailure)) throw err;
     if (session.stopping !== undefined) return; // the user cancelled

@@ -5,7 +5,6 @@ import type { TreeNode } from '../model/tree';
 import { isMine } from '../model/owner';
 import { UserError } from '../notifications';
 import type { Services } from '../services';
-import { settings } from '../settings';
 import { chooseMySplit } from './pickers';
 
 export async function stopSplit(services: Services, arg?: TreeNode | string): Promise<void> {
@@ -32,7 +31,7 @@ export async function stopSplit(services: Services, arg?: TreeNode | string): Pr
 
 export async function stopAllMySplits(services: Services): Promise<void> {
   const api = await services.cluster.api();
-  const owner = settings.owner();
+  const owner = await services.cluster.owner();
   const mine = (await api.listSplits()).filter(
     (s) => isMine(s, owner) && s.metadata.deletionTimestamp === undefined,
   );

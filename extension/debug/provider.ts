@@ -1,19 +1,26 @@
-// Debug integration for ANY debugger (node, python, go, java, ...): a launch configuration with a
-// `queueSplit` block gets its split ensured and a sidecar started before the debugger starts;
+// Debug integration for ANY debugger (node, python, go, java, ...): a launch configuration naming
+// a split in its env (`"env": {"QUEUE_SPLIT": "orders"}`, the split defined in
+// .vscode/queue-split.json — model/launchSplits.ts, docs/launch-configurations.md), or carrying
+// the old inline `queueSplit` block, gets its split ensured and a sidecar started before the debugger starts;
 // in env mode the split's env (source → session shadow, ...) is merged into the field that
 // debugger reads (model/debuggerEnv.ts: `env`, or cppdbg's `environment` list).
-// The split stops when the last debug session using it ends, unless the block says persist.
+// The split stops when the last debug session using it ends and its linger (queueSplit.linger,
+// README) runs out, unless the block says persist.
 //
 // Registered for '*' — VS Code activates us for that through the `onDebug` activation event
 // (it fires `onDebugResolve:<type>` only for the concrete type). Guards: a configuration that
 // already carries our marker is passed through (double resolution: compounds, restarts, child
 // sessions that copy their parent's configuration); concurrent launches of one workload share
 // one split (SessionManager.ensure).
+// A restart of an adapter without its own restart request ends the debug session and starts it
+// again with the same resolved configuration: the start takes the hold again. Cancelling a
+// launch that is still starting (the token) releases the split at once.
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import { chooseWorkload } from '../commands/pickers';
 import { mergeSplitEnv } from '../model/debuggerEnv';
-import { LAUNCH_BLOCK_KEY, parseDotenv, parseLaunchBlock, RESOLVED_MARKER } from '../model/launch';
+import { parseDotenv, parseLaunchBlock, RESOLVED_MARKER, type LaunchParse } from '../model/launch';
+import { SPLITS_FILE, SPLITS_FILE_SEGMENTS, splitReference } from '../model/launchSplits';
 import { checkFilter, defaultFilterText } from '../model/startSplit';
 import type { SplitRequest } from '../model/types';
 import { parseFilter } from '../../core/filter';
@@ -21,12 +28,19 @@ import { explain, UserError } from '../notifications';
 import { relayFromSettings } from '../relay';
 import type { Services } from '../services';
 import { settings } from '../settings';
-import { SidecarFailure } from '../sidecar/sessions';
+import { SidecarFailure, type SplitSession } from '../sidecar/sessions';
 
 interface Marker {
   key: string;
   split: string;
 }
+
+/**
+ * Said once per launch, in the activation progress shown anyway: activating rolls the workload's
+ * pods, and the linger (README, queueSplit.linger) is why a debug restart does not roll them again.
+ */
+const ACTIVATION_NOTE =
+  " (activating a split restarts the workload's pods; it lingers after debugging so a restart does not)";
 
 /** A launch that resolved but whose debug session never started releases its split after this. */
 const START_DEADLINE_MS = 120_000;
@@ -38,8 +52,18 @@ function markerOf(configuration: vscode.DebugConfiguration): Marker | undefined 
   return typeof key === 'string' && typeof split === 'string' ? { key, split } : undefined;
 }
 
+/** A function, not an inline check: TypeScript keeps a property's narrowing across awaits. */
+const isCancelled = (token: vscode.CancellationToken | undefined) => token?.isCancellationRequested === true;
+
+/** The launch was cancelled while it waited for the split (VS Code's token). */
+class LaunchCancelled extends Error {}
+
 export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvider {
   private readonly pending = new Map<string, NodeJS.Timeout>();
+  /** The split each resolved launch holds (marker key → session), to hold it again on a restart. */
+  private readonly held = new Map<string, { session: SplitSession; persist: boolean }>();
+  /** Launches told about the old inline block this window (told once each). */
+  private readonly toldToMigrate = new Set<string>();
 
   constructor(private readonly services: Services) {}
 
@@ -53,6 +77,11 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
         const timer = this.pending.get(marker.key);
         if (timer !== undefined) clearTimeout(timer);
         this.pending.delete(marker.key);
+        // A restart (same resolved configuration, same key) holds the split again; the
+        // terminate before it released it, and its linger would otherwise stop it.
+        const held = this.held.get(marker.key);
+        if (held !== undefined && held.session.live && held.session.stopping === undefined)
+          this.services.sessions.hold(held.session, marker.key, held.persist);
         this.services.log.info(`debug session "${session.name}" started with split ${marker.split}`);
       }),
       vscode.debug.onDidTerminateDebugSession((session) => {
@@ -70,31 +99,74 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
   }
 
   async resolveDebugConfigurationWithSubstitutedVariables(
-    _folder: vscode.WorkspaceFolder | undefined,
+    folder: vscode.WorkspaceFolder | undefined,
     configuration: vscode.DebugConfiguration,
     token?: vscode.CancellationToken,
   ): Promise<vscode.DebugConfiguration | null | undefined> {
-    if (configuration[LAUNCH_BLOCK_KEY] === undefined) return configuration;
     if (markerOf(configuration) !== undefined) return configuration;
+    const reference = splitReference(configuration);
+    if (reference.kind === 'none') return configuration;
     try {
-      return await this.resolve(configuration, token);
+      const parsed =
+        reference.kind === 'named'
+          ? (await import('../model/launchEdit')).namedSplitBlock(
+              reference.name,
+              await this.readSplitsFile(folder),
+            )
+          : this.inlineBlock(folder, configuration, reference.raw);
+      return await this.resolve(configuration, parsed, token);
     } catch (err) {
+      if (err instanceof LaunchCancelled) return undefined;
       const { message, suggestedAction, actions } = explain(err);
       this.services.notifier.error(`Launch "${configuration.name}": ${message}`, suggestedAction, ...actions);
       return undefined; // abort the launch; the error says why
     }
   }
 
+  private async readSplitsFile(folder: vscode.WorkspaceFolder | undefined): Promise<string | undefined> {
+    const root = folder ?? vscode.workspace.workspaceFolders?.[0];
+    if (root === undefined) return undefined;
+    try {
+      const bytes = await vscode.workspace.fs.readFile(
+        vscode.Uri.joinPath(root.uri, ...SPLITS_FILE_SEGMENTS),
+      );
+      return new TextDecoder().decode(bytes);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The old inline block: still honoured, with a one-click migration offered once per launch. */
+  private inlineBlock(
+    folder: vscode.WorkspaceFolder | undefined,
+    configuration: vscode.DebugConfiguration,
+    raw: unknown,
+  ): LaunchParse {
+    const name = String(configuration.name);
+    if (!this.toldToMigrate.has(name)) {
+      this.toldToMigrate.add(name);
+      this.services.notifier.warn(
+        `Launch "${name}" uses the old inline queueSplit block, which VS Code flags as "not allowed" in launch.json.`,
+        `Migrate: the launch then names its split in its env, defined in ${SPLITS_FILE}.`,
+        {
+          title: 'Migrate Launch Configurations',
+          run: () => vscode.commands.executeCommand('queueSplit.migrateLaunchConfigs', folder?.uri),
+        },
+      );
+    }
+    return parseLaunchBlock(raw);
+  }
+
   private async resolve(
     configuration: vscode.DebugConfiguration,
+    parsed: LaunchParse,
     token: vscode.CancellationToken | undefined,
   ): Promise<vscode.DebugConfiguration | null | undefined> {
     const { services } = this;
-    const parsed = parseLaunchBlock(configuration[LAUNCH_BLOCK_KEY]);
     if (!parsed.ok) {
       services.notifier.error(
-        `Launch "${configuration.name}" has an invalid queueSplit block: ${parsed.errors.join(' ')}`,
-        'Fix the block in launch.json (the snippet "Queue Split block" shows every setting).',
+        `Launch "${configuration.name}" asks for an invalid split: ${parsed.errors.join(' ')}`,
+        `Fix it in ${SPLITS_FILE} (the schema there shows every setting).`,
       );
       return null; // VS Code opens launch.json
     }
@@ -121,7 +193,7 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
         `${workload.name} cannot be split: ${workload.errors.join(' | ')}`,
         'Fix its queue declaration first.',
       );
-    const owner = settings.owner();
+    const owner = await services.cluster.owner();
     const defaultFilter = parseFilter(defaultFilterText(owner));
     const filter = block.filter ?? (defaultFilter.ok ? defaultFilter.value : {});
     const request: SplitRequest = {
@@ -142,11 +214,14 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
       { workload: request.workload, queues, splits: splits.filter((s) => s.spec.owner !== owner), owner },
     );
     if (check.error !== undefined)
-      throw new UserError(check.error, 'Change queueSplit.headers in launch.json.');
+      throw new UserError(check.error, `Change the split's headers in ${SPLITS_FILE}.`);
 
+    if (isCancelled(token)) return undefined;
     const session = await services.sessions.ensure(request);
     const key = randomUUID();
     services.sessions.hold(session, key, block.persist);
+    this.held.set(key, { session, persist: block.persist });
+    void session.process.exited.then(() => this.held.delete(key));
     this.pending.set(
       key,
       setTimeout(() => {
@@ -157,35 +232,71 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
         services.sessions.release(key);
       }, START_DEADLINE_MS),
     );
+    // Cancelled while starting: stop waiting and release the split now, not at the deadline.
+    let cancel: (() => void) | undefined;
+    const cancelled = new Promise<never>((_, reject) => {
+      cancel = () => {
+        clearTimeout(this.pending.get(key));
+        this.pending.delete(key);
+        this.held.delete(key);
+        services.log.info(`launch "${configuration.name}" was cancelled; releasing ${session.name}`);
+        services.sessions.release(key, { now: true });
+        reject(new LaunchCancelled());
+      };
+    });
+    cancelled.catch(() => undefined);
+    if (isCancelled(token)) cancel?.();
+    const onCancel = token?.onCancellationRequested(() => cancel?.());
+    try {
+      return await this.deliver(configuration, session, block.mode, key, cancelled);
+    } finally {
+      onCancel?.dispose();
+    }
+  }
+
+  private async deliver(
+    configuration: vscode.DebugConfiguration,
+    session: SplitSession,
+    mode: SplitRequest['mode'],
+    key: string,
+    cancelled: Promise<never>,
+  ): Promise<vscode.DebugConfiguration | null | undefined> {
+    const { services } = this;
     const resolved: vscode.DebugConfiguration = {
       ...configuration,
       [RESOLVED_MARKER]: { key, split: session.name },
     };
 
-    if (block.mode !== 'env') {
+    if (mode !== 'env') {
       // http/relay: the debuggee starts now; the sidecar delivers once the split is Active.
-      void services.sessions.waitUntilReady(session, `Split for "${configuration.name}"`).then(
-        (ready) =>
-          services.notifier.info(
-            `Split active for "${configuration.name}": ${ready.queues.map((q) => `${q.name} → ${q.deliversTo}`).join(', ')}.`,
-          ),
-        (err: unknown) => {
-          if (session.stopping !== undefined) return;
-          const e = explain(err);
-          services.notifier.error(`Split for "${configuration.name}": ${e.message}`, e.suggestedAction);
-        },
-      );
+      void services.sessions
+        .waitUntilReady(session, `Split for "${configuration.name}"${ACTIVATION_NOTE}`)
+        .then(
+          (ready) =>
+            services.notifier.info(
+              `Split active for "${configuration.name}": ${ready.queues.map((q) => `${q.name} → ${q.deliversTo}`).join(', ')}.`,
+            ),
+          (err: unknown) => {
+            if (session.stopping !== undefined) return;
+            const e = explain(err);
+            services.notifier.error(`Split for "${configuration.name}": ${e.message}`, e.suggestedAction);
+          },
+        );
       return resolved;
     }
 
     // env: the debuggee consumes its session shadow itself, so it needs the env before it starts.
     let ready;
     try {
-      ready = await services.sessions.waitUntilReady(
-        session,
-        `Starting the split for "${configuration.name}"`,
-      );
+      ready = await Promise.race([
+        services.sessions.waitUntilReady(
+          session,
+          `Starting the split for "${configuration.name}"${ACTIVATION_NOTE}`,
+        ),
+        cancelled,
+      ]);
     } catch (err) {
+      if (err instanceof LaunchCancelled) throw err; // released already
       services.sessions.release(key);
       if (
         session.stopping !== undefined &&

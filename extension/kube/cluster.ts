@@ -20,6 +20,7 @@ import {
   QUEUE_SPLIT_VERSION,
   type QueueSplit,
 } from '../../core/crd/queueSplitSchema';
+import { IdentityUnknown, SELF_REVIEW_PERMISSION, reviewSelf } from '../../core/identity';
 import { labelValue, queueSplitName, routeIdFromRandomBytes } from '../../core/names';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import { MANAGED_BY_LABEL, OWNER_LABEL, WORKLOAD_LABEL } from '../../sidecar/split';
@@ -95,6 +96,37 @@ export class ClusterApi {
       ...(namespaced ? { namespace: this.ns } : {}),
       ...(name !== undefined ? { name } : {}),
     });
+  }
+
+  /**
+   * The caller's Kubernetes user name (SelfSubjectReview): the owner of the splits this
+   * extension creates, stops and adopts. The `queuesplit-owner` admission policy refuses any
+   * other owner, so two dev containers whose OS user is `vscode` no longer share splits.
+   */
+  async whoAmI(): Promise<string> {
+    try {
+      return (await reviewSelf(this.connection.kc)).username;
+    } catch (err) {
+      if (err instanceof IdentityUnknown && err.forbidden)
+        throw new KubeProblem(
+          `Your credentials (context "${this.target.context}") may not ${SELF_REVIEW_PERMISSION}: Queue Split uses it to learn your Kubernetes user name, the owner of your splits.`,
+          `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${this.ns} (it grants ${SELF_REVIEW_PERMISSION}), then run "Queue Split: Refresh".`,
+          'forbidden',
+        );
+      if (err instanceof IdentityUnknown && err.cause === undefined)
+        throw new KubeProblem(
+          `The cluster of context "${this.target.context}" did not say who you are: ${err.message}.`,
+          'Check your kubeconfig credentials; or, as a member of queuesplit:admins, set queueSplit.owner.',
+          'other',
+        );
+      throw this.problem(
+        err instanceof IdentityUnknown ? err.cause : err,
+        'create',
+        'selfsubjectreviews.authentication.k8s.io',
+        undefined,
+        false,
+      );
+    }
   }
 
   /** What the tree's welcome view needs to know: installed? anything to split here? */

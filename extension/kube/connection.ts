@@ -4,12 +4,8 @@
 import * as fs from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { KubeTargetInfo } from '../model/types';
+import type { Selection } from '../model/selection';
 import { KubeProblem } from './errors';
-
-export interface Selection {
-  context?: string;
-  namespace?: string;
-}
 
 export interface KubeConnection {
   kc: KubeConfig;

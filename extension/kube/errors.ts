@@ -1,6 +1,7 @@
 // Kubernetes API failures in the words a developer acts on, from the extension's side (its
 // fixes name settings and commands, not sidecar flags). No `vscode` import: anything with a
 // `suggestedAction` is shown by notifications.explain().
+import { ADMINS_GROUP, isOwnerPolicyDenial } from '../../core/identity';
 
 export class KubeProblem extends Error {
   constructor(
@@ -81,6 +82,12 @@ export function kubeProblem(err: unknown, op: Operation): KubeProblem {
       `The Kubernetes API rejected the credentials of context "${op.context}" (401 Unauthorized).`,
       'Log in to the cluster again (refresh your kubeconfig credentials), then run "Queue Split: Refresh".',
       'unauthorized',
+    );
+  if (status === 403 && isOwnerPolicyDenial(statusMessage(err)))
+    return new KubeProblem(
+      `Kubernetes refused to ${op.verb} ${object}: ${statusMessage(err) ?? ''}`,
+      `Only a split's owner (or a member of ${ADMINS_GROUP}) may change or stop it: ask its owner to stop it. If it is yours, leave the queueSplit.owner setting empty so your Kubernetes user name is used.`,
+      'forbidden',
     );
   if (status === 403)
     return new KubeProblem(

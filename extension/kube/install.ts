@@ -2,6 +2,7 @@
 // schema as deploy/crd/queuesplit.crd.yaml) and deploy/manifests.ts' controller manifests.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { queueSplitCrd } from '../../core/crd/crdManifest';
+import { parseImageReference } from '../../core/image';
 import { controllerManifests, defaultInstall, type InstallOptions } from '../../deploy/manifests';
 
 /**
@@ -16,9 +17,14 @@ export function installObjects(
   manifests: KubernetesObject[];
   install: InstallOptions;
 } {
+  // The setting is the user's: a short name or an unpinned image is refused before anything is applied.
+  const image =
+    options.image !== undefined && options.image !== ''
+      ? parseImageReference(options.image, 'queueSplit.install.image').reference
+      : undefined;
   const install: InstallOptions = {
     ...defaultInstall,
-    ...(options.image !== undefined && options.image !== '' ? { image: options.image } : {}),
+    ...(image !== undefined ? { image } : {}),
     ...(options.namespace !== undefined && options.namespace !== '' ? { namespace: options.namespace } : {}),
     ...overrides,
   };

@@ -37,6 +37,6 @@ export function installConfirmation(
     'With your Kubernetes credentials (it needs cluster-admin rights), this creates or replaces:',
     ...describeManifests(objects).map((line) => `• ${line}`),
     '',
-    'The controller watches QueueSplit resources in every namespace and scales, patches and restores the workloads being split. It never reads Secrets. Developers need the queuesplit-developer ClusterRole bound in their namespaces to create splits.',
+    'The controller watches QueueSplit resources in every namespace and scales, patches and restores the workloads being split. It never reads Secrets, and an admission policy (queuesplit-controller-confinement) lets it create and change only its own qs-* objects, run only the agent image it is installed with, and change only the cutover fields of your workloads. Developers need the queuesplit-developer ClusterRole bound in their namespaces to create splits.',
   ].join('\n');
 }

@@ -1,4 +1,6 @@
-// The `queueSplit` block of a launch configuration (any debugger: node, python, go, java, ...):
+// The settings of one split a debug launch starts (any debugger: node, python, go, java, ...),
+// defined in .vscode/queue-split.json and named by the launch's env (model/launchSplits.ts), or,
+// in the old form VS Code flags as "not allowed", inline as the launch's `queueSplit` block:
 //
 //   "queueSplit": {
 //     "workload": "deployment/orders",      // optional: inferred from the workspace like Start Split
@@ -34,12 +36,13 @@ export type LaunchParse = { ok: true; block: LaunchBlock } | { ok: false; errors
 const MODES: readonly string[] = ['http', 'env', 'relay'];
 const KNOWN = new Set(['workload', 'queues', 'headers', 'delivery', 'target', 'persist']);
 
-export function parseLaunchBlock(raw: unknown): LaunchParse {
-  const at = (key: string) => `${LAUNCH_BLOCK_KEY}.${key}`;
+/** `where` names the block in errors: the old inline block, or a split of .vscode/queue-split.json. */
+export function parseLaunchBlock(raw: unknown, where: string = LAUNCH_BLOCK_KEY): LaunchParse {
+  const at = (key: string) => `${where}.${key}`;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     return {
       ok: false,
-      errors: [`${LAUNCH_BLOCK_KEY} must be an object, e.g. {"workload": "deployment/orders"}.`],
+      errors: [`${where} must be an object, e.g. {"workload": "deployment/orders"}.`],
     };
   const value = raw as Record<string, unknown>;
   const errors: string[] = [];

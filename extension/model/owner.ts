@@ -20,10 +20,3 @@ export function filterKeys(filter: HeaderFilter): string {
     .map(([key]) => `${key}=…`)
     .join(',');
 }
-
-/** The owner name the extension uses: the setting, else the OS user name, else "developer". */
-export function effectiveOwner(setting: string, osUser: string | undefined): string {
-  const trimmed = setting.trim();
-  if (trimmed !== '') return trimmed;
-  return osUser !== undefined && osUser.trim() !== '' ? osUser.trim() : 'developer';
-}

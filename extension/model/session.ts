@@ -30,7 +30,12 @@ export interface SessionView {
   /** Recent warnings, newest last, at most 10. */
   warnings: WarningMessage[];
   /** Set when the sidecar reported the detach. */
-  detached?: { drained: boolean; message: string };
+  /** `handback`: the workload's status after the route drained (sidecar/README.md, "Detaching"). */
+  detached?: {
+    drained: boolean;
+    message: string;
+    handback?: { phase: string; message: string; nextAction?: string };
+  };
 }
 
 export function initialSession(mode: SidecarDeliveryMode): SessionView {
@@ -107,7 +112,11 @@ export function reduceSession(view: SessionView, message: SidecarMessage): Sessi
       return {
         ...view,
         stage: 'stopped',
-        detached: { drained: message.drained, message: message.message },
+        detached: {
+          drained: message.drained,
+          message: message.message,
+          ...(message.handback !== undefined ? { handback: message.handback } : {}),
+        },
         message: message.message,
       };
   }

@@ -1,5 +1,6 @@
 // The status bar item for my splits: hidden when I have none; otherwise the phase and the
 // number of messages delivered to my process, with one tooltip line per split.
+import { lingerText } from './linger';
 import { phaseLook } from './phases';
 
 export interface MySplitSummary {
@@ -11,6 +12,8 @@ export interface MySplitSummary {
   delivered?: number;
   /** Messages the controller routed to my split. */
   routed?: number;
+  /** Lingering after its last debug session: ms until it stops. */
+  lingerLeftMs?: number;
 }
 
 export interface StatusBarLook {
@@ -33,13 +36,13 @@ export function statusBarLook(splits: readonly MySplitSummary[]): StatusBarLook 
   const total = splits.reduce((sum, s) => sum + count(s), 0);
   const text =
     splits.length === 1
-      ? `${icon} ${worst.workload}: ${worst.phase} · ${total}`
+      ? `${icon} ${worst.workload}: ${worst.phase}${worst.lingerLeftMs !== undefined ? ` (${lingerText(worst.lingerLeftMs)})` : ''} · ${total}`
       : `${icon} ${splits.length} splits: ${summarizePhases(splits)} · ${total}`;
   const tooltip = [
     'Queue Split — your splits (click for details)',
     ...splits.map(
       (s) =>
-        `${s.workload} [${s.queues.join(', ')}]: ${s.phase}, ${count(s)} delivered${s.delivered === undefined && s.routed !== undefined ? ' (routed by the controller)' : ''}`,
+        `${s.workload} [${s.queues.join(', ')}]: ${s.phase}${s.lingerLeftMs !== undefined ? ` (${lingerText(s.lingerLeftMs)})` : ''}, ${count(s)} delivered${s.delivered === undefined && s.routed !== undefined ? ' (routed by the controller)' : ''}`,
     ),
   ].join('\n');
   const background =

@@ -3,6 +3,8 @@
 // hierarchy from one snapshot of the namespace and `lookOf` says how each node is shown. The
 // TreeDataProvider only turns these into vscode.TreeItems.
 import { isEmptyFilter } from '../../core/filter';
+import { handbackUnfinished } from '../../core/workloadStatus';
+import { lingerText } from './linger';
 import { filterForDisplay, isMine } from './owner';
 import { blockingReason, countsText, phaseLook, queuePhase } from './phases';
 import { totalDelivered, type SessionView } from './session';
@@ -37,6 +39,8 @@ export interface RouteNode {
   queue: string;
   mine: boolean;
   session?: SessionView;
+  /** This window's split lingers after its last debug session: ms until it stops. */
+  lingerLeftMs?: number;
 }
 
 export interface NoticeNode {
@@ -58,6 +62,8 @@ export interface TreeSnapshot {
   splits: readonly QueueSplit[];
   /** Sidecars this window runs, by QueueSplit name. */
   sessions: ReadonlyMap<string, SessionView>;
+  /** Splits of this window that linger after their last debug session: ms left, by name. */
+  lingering?: ReadonlyMap<string, number>;
   /** Set while the watches have not delivered their first list. */
   loading?: boolean;
 }
@@ -126,6 +132,23 @@ export function queuesOf(snapshot: TreeSnapshot, node: WorkloadNode): (QueueNode
       });
     }
   }
+  // The controller's word on the workload outlives its last split: a handback that waits or is
+  // stuck is shown even when no QueueSplit is left to carry the reason (core/workloadStatus.ts).
+  const status = workload.splitStatus;
+  if (status !== undefined && handbackUnfinished(status)) {
+    out.unshift({
+      kind: 'notice',
+      id: `${node.id}/handback`,
+      text:
+        status.phase === 'Degraded'
+          ? 'Degraded: waiting for an operator retry'
+          : status.phase === 'RollingBack'
+            ? 'Rolling back a failed activation'
+            : 'Handing the workload back',
+      detail: [status.message, ...(status.nextAction !== undefined ? [status.nextAction] : [])].join('\n'),
+      severity: status.phase === 'Degraded' ? 'error' : 'warning',
+    });
+  }
   if (workload.errors.length > 0) {
     out.unshift({
       kind: 'notice',
@@ -143,6 +166,7 @@ export function routesOf(snapshot: TreeSnapshot, node: QueueNode): RouteNode[] {
     .filter((s) => s.spec.queues.includes(node.queue.name))
     .map((split): RouteNode => {
       const session = snapshot.sessions.get(split.metadata.name);
+      const lingerLeftMs = snapshot.lingering?.get(split.metadata.name);
       return {
         kind: 'route',
         id: `route:${split.metadata.namespace ?? snapshot.target.namespace}/${split.metadata.name}/${node.queue.name}`,
@@ -150,6 +174,7 @@ export function routesOf(snapshot: TreeSnapshot, node: QueueNode): RouteNode[] {
         queue: node.queue.name,
         mine: isMine(split, snapshot.owner),
         ...(session !== undefined ? { session } : {}),
+        ...(lingerLeftMs !== undefined ? { lingerLeftMs } : {}),
       };
     })
     .sort((a, b) => {
@@ -183,6 +208,15 @@ export function childrenOf(snapshot: TreeSnapshot, node: TreeNode): TreeNode[] {
       return [];
   }
 }
+
+const WORKLOAD_PHASE_TEXT = {
+  Splitting: 'splitting',
+  Split: 'split',
+  RollingBack: 'rolling back',
+  HandingBack: 'handing back',
+  Degraded: 'Degraded',
+  HandedBack: 'handed back',
+} as const;
 
 export interface NodeLook {
   label: string;
@@ -236,6 +270,10 @@ export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
           `${routes.length} ${routes.length === 1 ? 'split' : 'splits'}${mine > 0 ? ` (${mine} mine)` : ''}`,
         );
       const invalid = workload.errors.length > 0;
+      const status = workload.splitStatus;
+      const unfinished = handbackUnfinished(status);
+      if (status !== undefined && (unfinished || routes.length === 0) && status.phase !== 'Split')
+        parts.push(WORKLOAD_PHASE_TEXT[status.phase]);
       return {
         label: workload.name,
         description: parts.join(' · '),
@@ -247,9 +285,20 @@ export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
           ...(node.undeclared
             ? ['', 'Splits still reference this workload, but it has no valid queue declaration now.']
             : []),
+          ...(status !== undefined
+            ? [
+                '',
+                `**Split status** ${WORKLOAD_PHASE_TEXT[status.phase]} — ${escapeMarkdown(status.message)}`,
+                ...(status.nextAction !== undefined
+                  ? ['', `**Next** ${escapeMarkdown(status.nextAction)}`]
+                  : []),
+                '',
+                `*as of ${escapeMarkdown(status.updated)}*`,
+              ]
+            : []),
         ].join('\n'),
         icon:
-          invalid || node.undeclared
+          invalid || node.undeclared || unfinished
             ? { id: 'warning', color: 'list.warningForeground' }
             : { id: 'server-process' },
         contextValue: invalid || node.undeclared ? 'workload.invalid' : 'workload',
@@ -301,13 +350,14 @@ export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
 }
 
 function routeLook(node: RouteNode): NodeLook {
-  const { split, queue, mine, session } = node;
+  const { split, queue, mine, session, lingerLeftMs } = node;
   const phase = queuePhase(split, queue);
   const look = phaseLook(phase);
   const { delivered, lag } = routeQueueCounts(split, queue);
   const filter = filterForDisplay(split.spec.filter, mine);
   const counts = countsText(delivered, lag);
-  const description = [phase, filter, counts].filter((p) => p !== '').join(' · ');
+  const linger = lingerLeftMs !== undefined ? lingerText(lingerLeftMs) : '';
+  const description = [phase, linger, filter, counts].filter((p) => p !== '').join(' · ');
   const { reason, nextAction } = blockingReason(split);
   const tooltip = [
     `**${mine ? 'Your split' : `Split of ${escapeMarkdown(split.spec.owner)}`}** — ${escapeMarkdown(split.metadata.name)}`,
@@ -319,6 +369,11 @@ function routeLook(node: RouteNode): NodeLook {
     ...(session !== undefined
       ? [
           `**Sidecar** ${session.stage}${session.pid !== undefined ? ` (pid ${session.pid})` : ''} · handed to your process: ${totalDelivered(session)}`,
+          ...(linger !== ''
+            ? [
+                `**No debug session** — ${linger}; a new debug session keeps it (the pods are not restarted again). Stop Split stops it now.`,
+              ]
+            : []),
         ]
       : mine
         ? ['*No sidecar in this window: the split lives until its lease runs out or you stop it.*']

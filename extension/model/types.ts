@@ -1,5 +1,6 @@
 // Plain data the extension's views and commands work on. No `vscode` and no Kubernetes client
 // here: these types are what the pure view-model functions (and their unit tests) see.
+import type { WorkloadSplitStatus } from '../../core/workloadStatus';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import type { SidecarDeliveryMode } from '../../sidecar/protocol';
 
@@ -32,6 +33,8 @@ export interface WorkloadInfo {
   queues: DeclaredQueue[];
   /** Problems with the declaration (formatted "path: problem Fix: ..."); empty when valid. */
   errors: string[];
+  /** The controller's workload-level status (core/workloadStatus.ts); it outlives the last split. */
+  splitStatus?: WorkloadSplitStatus;
 }
 
 /** What the user asks for when starting a split (Start Split…, a launch configuration). */

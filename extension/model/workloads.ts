@@ -6,6 +6,8 @@ import { resolveWorkload } from '../../core/queueConfig/resolveWorkload';
 import { providerOf, QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { formatFieldError } from '../../core/result';
 import { withOriginalEnv } from '../../core/queueConfig/originalEnv';
+import { WORKLOAD_STATUS_ANNOTATION } from '../../core/workloadStatus';
+import { parseWorkloadStatus } from '../../core/workloadStatusParse';
 import type { DeclaredQueue, WorkloadInfo, WorkloadKind } from './types';
 
 export function isAnnotated(workload: WorkloadLike): boolean {
@@ -20,6 +22,12 @@ export function declaredWorkload(workload: WorkloadLike): WorkloadLike {
   return withOriginalEnv(workload);
 }
 
+/** The controller's workload-level status, read from the live object (the annotation is metadata). */
+function splitStatusOf(live: WorkloadLike): Pick<WorkloadInfo, 'splitStatus'> {
+  const status = parseWorkloadStatus(live.metadata?.annotations?.[WORKLOAD_STATUS_ANNOTATION]);
+  return status !== undefined ? { splitStatus: status } : {};
+}
+
 export function summarizeWorkload(kind: WorkloadKind, live: WorkloadLike): WorkloadInfo {
   const workload = declaredWorkload(live);
   const meta = workload.metadata ?? {};
@@ -28,6 +36,7 @@ export function summarizeWorkload(kind: WorkloadKind, live: WorkloadLike): Workl
     name: meta.name ?? '',
     namespace: meta.namespace ?? 'default',
     ...(meta.uid !== undefined ? { uid: meta.uid } : {}),
+    ...splitStatusOf(live),
   };
   const resolved = resolveWorkload({ ...workload, kind });
   if (resolved.ok) {

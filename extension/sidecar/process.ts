@@ -1,9 +1,10 @@
 // One sidecar child process (`node dist/sidecar.js --split ...`): stdout is the JSON-lines
 // protocol (sidecar/protocol.ts), stderr is human text for the log (the sidecar redacts both).
-// stop() sends SIGTERM — the sidecar then stops delivering, deletes the split and reports the
-// drain — and escalates to SIGKILL only if it outlives its own detach timeout.
+// stop() writes a stop request on its stdin (never a signal: on Windows SIGTERM is a hard kill
+// that skips the drain) — the sidecar then stops delivering, deletes the split and reports the
+// drain — and kills it only if it outlives its own detach timeout (the lease then drains it).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { parseSidecarLine, type SidecarMessage } from '../../sidecar/protocol';
+import { parseSidecarLine, STOP_REQUEST_LINE, type SidecarMessage } from '../../sidecar/protocol';
 
 export interface SidecarSpawn {
   node: string;
@@ -29,7 +30,7 @@ export class SidecarProcess {
   constructor(spec: SidecarSpawn) {
     this.child = spawn(spec.node, [spec.script, ...spec.args], {
       env: { ...process.env, ...spec.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
       ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
       windowsHide: true,
     });
@@ -49,6 +50,9 @@ export class SidecarProcess {
       if (message !== undefined) for (const l of this.messageListeners) l(message);
     });
     this.lines(this.child.stderr, (line) => this.emitLog(line));
+    // A sidecar that already exited closes its end: writing the stop line then fails with EPIPE,
+    // which is no error here (there is nothing left to stop).
+    this.child.stdin?.on('error', () => undefined);
   }
 
   get pid(): number | undefined {
@@ -90,14 +94,23 @@ export class SidecarProcess {
     this.logListeners.add(listener);
   }
 
-  /** SIGTERM, then SIGKILL after `graceMs` if it is still running. Resolves on exit. */
+  /** Asks the sidecar to stop (its stdin), the same request on every OS; true if it was written. */
+  private requestStop(): boolean {
+    const stdin = this.child.stdin;
+    if (this.hasExited || stdin === null || stdin.destroyed || !stdin.writable) return false;
+    stdin.write(STOP_REQUEST_LINE);
+    return true;
+  }
+
+  /** A stop request, then SIGKILL after `graceMs` if it is still running. Resolves on exit. */
   async stop(graceMs: number): Promise<Exit> {
     if (this.hasExited) return this.exited;
-    this.child.kill('SIGTERM');
+    // A sidecar without a writable stdin cannot be asked: SIGTERM drains too (except on Windows).
+    if (!this.requestStop()) this.child.kill('SIGTERM');
     const timer = setTimeout(() => {
       if (!this.hasExited) {
         this.emitLog(
-          `the sidecar did not exit within ${Math.round(graceMs / 1000)}s of SIGTERM; killing it (its lease then drains the split)`,
+          `the sidecar did not exit within ${Math.round(graceMs / 1000)}s of its stop request; killing it (its lease then drains the split)`,
         );
         this.child.kill('SIGKILL');
       }
@@ -109,8 +122,8 @@ export class SidecarProcess {
     }
   }
 
-  /** At once, without waiting for the drain (VS Code is shutting down). */
+  /** At once, without waiting for the drain (VS Code is shutting down): the sidecar detaches itself. */
   terminate(): void {
-    if (!this.hasExited) this.child.kill('SIGTERM');
+    if (!this.hasExited && !this.requestStop()) this.child.kill('SIGTERM');
   }
 }

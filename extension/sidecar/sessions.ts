@@ -17,11 +17,12 @@ import type { QueueSplit, SplitRequest } from '../model/types';
 import { explain, type Notifier, UserError } from '../notifications';
 import { settings } from '../settings';
 import { SidecarProcess } from './process';
+import { handbackUnfinished } from '../../core/workloadStatus';
 
 /** The sidecar stops delivery, deletes the split and waits this long for the drain. */
 const DETACH_TIMEOUT_SECONDS = 120;
-/** After the last debug session of a split ends, wait this long for a restart before stopping it. */
-const RELEASE_GRACE_MS = 3_000;
+/** While a split lingers, the tree and the status bar count down at this pace. */
+const LINGER_TICK_MS = 1_000;
 
 export class SidecarFailure extends Error {
   constructor(
@@ -38,6 +39,9 @@ export class SplitSession {
   /** Debug sessions (by marker key) that use this split. */
   readonly holders = new Set<string>();
   persist = false;
+  /** Set while the split lingers after its last debug session (epoch ms it stops at). */
+  lingerUntil: number | undefined;
+  lingerTimer: NodeJS.Timeout | undefined;
   stopping: Promise<void> | undefined;
   readonly ready: Promise<ReadyMessage>;
   private settle: { resolve: (m: ReadyMessage) => void; reject: (e: Error) => void } | undefined;
@@ -106,6 +110,10 @@ export class SessionManager implements vscode.Disposable {
   private readonly starting = new Map<string, Promise<SplitSession>>();
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
+  /** Runs while any split lingers: the views redraw the time left. */
+  private lingerTick: NodeJS.Timeout | undefined;
+  /** The last bad `queueSplit.linger` value told about (told once, not on every release). */
+  private toldLinger: string | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -169,6 +177,8 @@ export class SessionManager implements vscode.Disposable {
   private async start(request: SplitRequest): Promise<SplitSession> {
     const api = await this.cluster.api();
     const mine = myLiveSplit(await api.listSplits(), request.workload, request.owner);
+    // Every verb the session needs, before anything exists (a refusal creates nothing).
+    await (await this.cluster.kube()).sessionPreflight(api, request.workload, mine === undefined);
     let split: QueueSplit;
     if (mine !== undefined) {
       if (!sameRequest(mine, request.queues, request.filter)) {
@@ -262,6 +272,7 @@ export class SessionManager implements vscode.Disposable {
     });
     void child.exited.then(({ code, signal }) => {
       const wasStopping = session.stopping !== undefined;
+      this.endLinger(session);
       session.exited(code, signal);
       this.log.info(`sidecar of ${split.metadata.name} exited (code ${code}, signal ${signal})`);
       // The settings and env files can hold secrets: gone with the sidecar that needed them.
@@ -317,6 +328,7 @@ export class SessionManager implements vscode.Disposable {
 
   /** Stops one of this window's splits: the sidecar stops delivering, deletes it and waits for the drain. */
   stop(session: SplitSession): Promise<void> {
+    this.endLinger(session);
     session.stopping ??= (async () => {
       await this.notifier.progress(`Stopping your split of ${session.label}`, async (report) => {
         report('stopping delivery, then draining the route back to the app');
@@ -327,9 +339,17 @@ export class SessionManager implements vscode.Disposable {
           listener.dispose();
         }
       });
+      // Stopped before it attached (a launch cancelled while the sidecar still started): it had
+      // nothing to detach, but this window created or adopted the split, so it is deleted here.
+      if (session.view.detached === undefined) await this.deleteUnattached(session);
       const detached = session.view.detached;
-      if (detached?.drained === true)
-        this.notifier.info(`Split stopped: ${session.label} drained back to the app.`);
+      // A drained route is not a handed-back workload: say which (sidecar/README.md, "Detaching").
+      if (detached?.drained === true && handbackUnfinished(detached.handback))
+        this.notifier.warn(
+          `${session.label}: ${detached.message}`,
+          detached.handback?.nextAction ?? 'Nothing is lost: the controller goes on with the handback.',
+        );
+      else if (detached?.drained === true) this.notifier.info(`Split stopped: ${detached.message}`);
       else if (detached !== undefined)
         this.notifier.warn(
           `${session.label}: ${detached.message}`,
@@ -337,6 +357,20 @@ export class SessionManager implements vscode.Disposable {
         );
     })();
     return session.stopping;
+  }
+
+  private async deleteUnattached(session: SplitSession): Promise<void> {
+    try {
+      const api = await this.cluster.api();
+      await api.deleteSplit(session.name, session.split.metadata.uid);
+      this.log.info(`the sidecar of ${session.name} stopped before it attached: deleted the split`);
+    } catch (err) {
+      const e = explain(err);
+      this.notifier.warn(
+        `${session.label}: could not delete the split after its sidecar stopped: ${e.message}`,
+        'Nothing is lost: its lease runs out and the controller drains it; or Stop Split in the Queue Splits view.',
+      );
+    }
   }
 
   /**
@@ -366,28 +400,71 @@ export class SessionManager implements vscode.Disposable {
     this.notifier.info(`Split ${name} stopped and drained back to the app.`);
   }
 
-  /** A debug session starts using `session`. */
+  /** A debug session starts using `session`: a linger (a restart, the next F5) ends, the split stays. */
   hold(session: SplitSession, holder: string, persist: boolean): void {
     session.holders.add(holder);
     session.persist ||= persist;
+    if (session.lingerUntil !== undefined) {
+      this.log.info(`debug session took ${session.name} again: it stops lingering`);
+      this.endLinger(session);
+      this.changed.fire();
+    }
   }
 
-  /** A debug session ended: the split stops with its last holder unless it was meant to persist. */
-  release(holder: string): void {
+  /**
+   * A debug session ended: after its last holder the split lingers `queueSplit.linger` seconds
+   * (0: stops now) unless it was meant to persist, so a restart or the next F5 does not roll the
+   * workload's pods again. `now`: a cancelled launch, nothing to wait for — stop at once.
+   */
+  release(holder: string, options: { now?: boolean } = {}): void {
     for (const session of this.sessions.values()) {
       if (!session.holders.delete(holder)) continue;
       if (session.holders.size > 0 || session.persist || !session.live) continue;
-      // A restart ends one debug session and starts the next at once: give it a moment to
-      // hold the split again instead of draining and re-activating it.
-      setTimeout(() => {
+      const stopUnheld = () => {
+        this.endLinger(session);
         if (session.holders.size > 0 || !session.live || session.stopping !== undefined) return;
         this.log.info(`last debug session of ${session.name} ended: stopping the split`);
         void this.stop(session).catch((err: unknown) => {
           const e = explain(err);
           this.notifier.error(e.message, e.suggestedAction);
         });
-      }, RELEASE_GRACE_MS);
+      };
+      const seconds = options.now === true ? 0 : this.lingerSeconds();
+      if (seconds === 0) {
+        stopUnheld();
+        continue;
+      }
+      this.endLinger(session);
+      session.lingerUntil = Date.now() + seconds * 1000;
+      session.lingerTimer = setTimeout(stopUnheld, seconds * 1000);
+      this.log.info(`last debug session of ${session.name} ended: the split lingers ${seconds}s`);
+      this.lingerTick ??= setInterval(() => {
+        if (!this.list().some((s) => s.lingerUntil !== undefined)) {
+          clearInterval(this.lingerTick);
+          this.lingerTick = undefined;
+        }
+        this.changed.fire();
+      }, LINGER_TICK_MS);
+      this.changed.fire();
     }
+  }
+
+  private lingerSeconds(): number {
+    const linger = settings.linger();
+    if (linger.error !== undefined && linger.error !== this.toldLinger) {
+      this.toldLinger = linger.error;
+      this.notifier.warn(linger.error, 'Set queueSplit.linger to seconds, e.g. 180, or 0.', {
+        title: 'Open Settings',
+        run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'queueSplit.linger'),
+      });
+    }
+    return linger.seconds;
+  }
+
+  private endLinger(session: SplitSession): void {
+    clearTimeout(session.lingerTimer);
+    session.lingerTimer = undefined;
+    session.lingerUntil = undefined;
   }
 
   /** Reads the env file the sidecar wrote (env mode): the complete env, secrets included. */
@@ -401,8 +478,12 @@ export class SessionManager implements vscode.Disposable {
   }
 
   dispose(): void {
-    // VS Code is closing the window: every sidecar gets SIGTERM and detaches its split itself.
-    for (const session of this.sessions.values()) session.process.terminate();
+    // VS Code is closing the window: every sidecar gets a stop request and detaches its split itself.
+    clearInterval(this.lingerTick);
+    for (const session of this.sessions.values()) {
+      this.endLinger(session);
+      session.process.terminate();
+    }
     this.changed.dispose();
   }
 }

@@ -7,7 +7,6 @@ import type { ClusterService } from '../cluster';
 import type { NamespaceState, NamespaceWatch } from '../kube';
 import { childrenOf, contextNode, lookOf, type TreeNode, type TreeSnapshot } from '../model/tree';
 import type { KubeTargetInfo } from '../model/types';
-import { settings } from '../settings';
 import type { SessionView } from '../model/session';
 import type { SessionManager } from '../sidecar/sessions';
 
@@ -34,6 +33,7 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
       this.changed,
       cluster.onDidChangeTarget(() => this.refresh()),
       sessions.onDidChange(() => this.changed.fire(undefined)),
+      cluster.onDidChangeOwner(() => this.changed.fire(undefined)),
     );
   }
 
@@ -75,16 +75,22 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
 
   private snapshot(target: KubeTargetInfo): TreeSnapshot {
     const sessions = new Map<string, SessionView>();
+    const lingering = new Map<string, number>();
+    const now = Date.now();
     for (const s of this.sessions.list()) {
-      if (s.request.target.context === target.context && s.request.target.namespace === target.namespace)
-        sessions.set(s.name, s.view);
+      if (s.request.target.context !== target.context || s.request.target.namespace !== target.namespace)
+        continue;
+      sessions.set(s.name, s.view);
+      if (s.lingerUntil !== undefined) lingering.set(s.name, s.lingerUntil - now);
     }
     return {
       target,
-      owner: settings.owner(),
+      // Until the SelfSubjectReview answers, nothing is shown as mine.
+      owner: this.cluster.knownOwner ?? '',
       workloads: this.namespaceState?.workloads ?? [],
       splits: this.namespaceState?.splits ?? [],
       sessions,
+      lingering,
       loading: this.namespaceState?.loading ?? true,
     };
   }
@@ -132,6 +138,12 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     try {
       const probe = await api.probe();
       this.log.info(`cluster ${target.context}/${target.namespace}: ${probe.state}`);
+      // Which splits are mine: the view re-renders when the SelfSubjectReview answers.
+      this.cluster.owner().catch((err: unknown) => {
+        this.log.warn(
+          `cannot tell which splits are yours: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      });
       return { state: probe.state, target };
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);

@@ -1,7 +1,9 @@
 // Consumes a Kafka session shadow topic with the session consumer group the controller named.
 // One message at a time (partitionsConsumedConcurrently 1): order is kept per partition, and
-// the offset is committed only after the delivery mode reports success. Messages not committed
-// when the sidecar stops stay in the topic: a restart resumes there, a detach drains them.
+// the offset is committed after the delivery mode reports success and before the message is
+// reported delivered, also while stopping (a reported message is never drained to the app).
+// Messages not committed when the sidecar stops stay in the topic: a restart resumes there, a
+// detach drains them.
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import {
@@ -13,6 +15,8 @@ import {
   type LogEntry,
 } from 'kafkajs';
 import { kafkaHeaders } from '../../core/filter';
+// Shadows keep their source's codec (snappy, lz4, zstd too), which kafkajs alone cannot read.
+import '../../core/kafkaCodecs';
 import type { AddressMap } from '../addressMap';
 import type { KafkaConnection } from '../connection';
 import { SidecarError, errorChain, errorText, systemCode } from '../errors';
@@ -187,25 +191,52 @@ export class KafkaShadowConsumer implements ShadowConsumer {
     });
     await consumer.run({
       autoCommit: false,
+      // eachBatch, one message at a time: its commitOffsetsIfNecessary(offsets) commits at once
+      // even while the consumer is stopping, where consumer.commitOffsets returns silently
+      // without committing (kafkajs 2.2.4) and a delivered message would be drained to the app.
+      eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: 1,
-      eachMessage: async ({ partition, message, heartbeat }) => {
-        // Stopping: leave it uncommitted; it stays in the shadow for a restart or the drain.
-        if (this.stopping) return;
-        const shadowMessage = toShadowMessage(this.queue, partition, message);
-        const beat = setInterval(() => void heartbeat().catch(() => undefined), HEARTBEAT_DURING_DELIVERY_MS);
-        let attempts: number;
-        try {
-          attempts = await handler.deliver(shadowMessage);
-        } catch (err) {
-          if (this.stopping) return;
-          throw err;
-        } finally {
-          clearInterval(beat);
+      eachBatch: async ({
+        batch,
+        resolveOffset,
+        heartbeat,
+        commitOffsetsIfNecessary,
+        isRunning,
+        isStale,
+      }) => {
+        for (const message of batch.messages) {
+          // Stopping: leave the rest uncommitted; it stays in the shadow for a restart or the drain.
+          if (this.stopping || !isRunning() || isStale()) return;
+          const shadowMessage = toShadowMessage(this.queue, batch.partition, message);
+          const beat = setInterval(
+            () => void heartbeat().catch(() => undefined),
+            HEARTBEAT_DURING_DELIVERY_MS,
+          );
+          let attempts: number;
+          try {
+            attempts = await handler.deliver(shadowMessage);
+          } catch (err) {
+            if (this.stopping) return;
+            throw err;
+          } finally {
+            clearInterval(beat);
+          }
+          const next = (BigInt(message.offset) + 1n).toString();
+          try {
+            await commitOffsetsIfNecessary({
+              topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] }],
+            });
+          } catch (err) {
+            // Not committed: it comes again (or the drain moves it), so it is not reported delivered.
+            reporter.log(
+              `kafka consumer ${this.queue}: message ${shadowMessage.id} was delivered but its commit failed (${errorText(err)}); it will be delivered again`,
+            );
+            if (this.stopping) return;
+            throw err;
+          }
+          resolveOffset(message.offset);
+          handler.acked(shadowMessage, attempts);
         }
-        await consumer.commitOffsets([
-          { topic, partition, offset: (BigInt(message.offset) + 1n).toString() },
-        ]);
-        handler.acked(shadowMessage, attempts);
       },
     });
   }

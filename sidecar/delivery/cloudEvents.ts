@@ -25,8 +25,21 @@
 // Values: every header value is percent-encoded as the CloudEvents HTTP binding requires for
 // attributes (UTF-8 bytes outside printable ASCII, space, `"` and `%` → %XX), so plain ASCII
 // values arrive unchanged and anything else decodes with decodeURIComponent (or byte-wise for
-// non-UTF-8 Kafka values). Non-string AMQP values: numbers/booleans as text, byte arrays as
-// bytes, tables and arrays as JSON.
+// non-UTF-8 Kafka values). AMQP header values, by field-table type (sidecar/README.md,
+// "AMQP header values"), always as the text below, then percent-encoded:
+//   S long string                  the string
+//   t boolean                      true / false
+//   b B s u I i l  integers        decimal text (-5, 300, 9007199254740991)
+//   f d  float, double             JavaScript number text (1.5, 0.10000000149011612, NaN, Infinity)
+//   T timestamp                    RFC 3339 UTC, seconds precision (2026-01-02T03:04:05Z), the
+//                                  CloudEvents Timestamp form; outside JS Date range: the seconds
+//   D decimal                      plain decimal text (-123.45); the 32-bit value is read signed,
+//                                  as RabbitMQ and the Java/pika clients write it
+//   V void                         empty value
+//   x byte array                   the bytes themselves
+//   F table, A array               JSON, nested values as above: numbers and booleans as JSON,
+//                                  timestamps and decimals as their text, byte arrays as base64,
+//                                  void as null, NaN/Infinity as null (JSON has no such numbers)
 import type { CarriedHeader, ShadowMessage } from '../consumers/types';
 
 export const CLOUD_EVENT_TYPE = 'dev.queuesplit.message';
@@ -86,7 +99,52 @@ export function mapHeaderName(name: string): string {
   return `x-${encoded}`;
 }
 
-/** A broker header value as text or bytes (never logged). */
+/** amqplib decodes the AMQP types JavaScript has no value for as `{'!': type, value}`. */
+interface AmqpTypedValue {
+  '!': string;
+  value: unknown;
+}
+
+function isTyped(value: unknown): value is AmqpTypedValue {
+  return typeof value === 'object' && value !== null && Object.hasOwn(value, '!');
+}
+
+/** AMQP timestamp (seconds since the epoch) as RFC 3339 UTC, seconds precision. */
+export function amqpTimestampText(seconds: number): string {
+  const date = new Date(seconds * 1000);
+  return Number.isNaN(date.getTime()) ? String(seconds) : date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** AMQP decimal (scale, 32-bit value) as plain decimal text: {places: 2, digits: 12345} → 123.45. */
+export function amqpDecimalText(places: number, digits: number): string {
+  // amqplib reads the value unsigned; RabbitMQ and the Java/pika clients write it signed.
+  const signed = digits > 0x7fffffff ? digits - 0x1_0000_0000 : digits;
+  const magnitude = String(Math.abs(signed)).padStart(places + 1, '0');
+  const whole = places === 0 ? magnitude : `${magnitude.slice(0, -places)}.${magnitude.slice(-places)}`;
+  return signed < 0 ? `-${whole}` : whole;
+}
+
+/** The documented text of an amqplib typed value; undefined for a type amqplib does not decode. */
+function typedText(typed: AmqpTypedValue): string | undefined {
+  const { value } = typed;
+  if (typed['!'] === 'timestamp' && typeof value === 'number') return amqpTimestampText(value);
+  if (typed['!'] === 'decimal' && typeof value === 'object' && value !== null) {
+    const { places, digits } = value as { places?: unknown; digits?: unknown };
+    if (typeof places === 'number' && typeof digits === 'number') return amqpDecimalText(places, digits);
+  }
+  return undefined;
+}
+
+function isSerializedBuffer(v: unknown): v is { type: 'Buffer'; data: number[] } {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    (v as { type?: unknown }).type === 'Buffer' &&
+    Array.isArray((v as { data?: unknown }).data)
+  );
+}
+
+/** A broker header value as text or bytes (never logged); AMQP types as documented above. */
 export function headerValueBytes(value: unknown): string | Uint8Array {
   if (typeof value === 'string') return value;
   if (value instanceof Uint8Array) return value;
@@ -94,16 +152,16 @@ export function headerValueBytes(value: unknown): string | Uint8Array {
     return String(value);
   if (value instanceof Date) return value.toISOString();
   if (value === null || value === undefined) return '';
+  if (isTyped(value)) {
+    const text = typedText(value);
+    if (text !== undefined) return text;
+  }
   return JSON.stringify(value, (_key, v: unknown) => {
     if (typeof v === 'bigint') return v.toString();
-    if (
-      typeof v === 'object' &&
-      v !== null &&
-      (v as { type?: unknown }).type === 'Buffer' &&
-      Array.isArray((v as { data?: unknown }).data)
-    ) {
-      return Buffer.from((v as { data: number[] }).data).toString('base64');
-    }
+    if (isTyped(v)) return typedText(v) ?? v;
+    // JSON.stringify has already turned a Buffer into {type: 'Buffer', data} here.
+    if (isSerializedBuffer(v)) return Buffer.from(v.data).toString('base64');
+    if (typeof v === 'number' && !Number.isFinite(v)) return null;
     return v;
   });
 }

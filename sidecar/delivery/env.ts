@@ -72,8 +72,26 @@ function quote(value: string): string {
   return JSON.stringify(value);
 }
 
-/** Writes NAME=value lines, private to the user (it can contain secrets). */
+const envFiles = new Set<string>();
+
+/**
+ * The env file holds credentials and names a session shadow that is gone once the sidecar
+ * stops, so it lives exactly as long as the sidecar: it is removed on every exit of the process
+ * ('exit' runs on a return from main, on process.exit — every signal path of sidecar/main.ts —
+ * and after an uncaught error). Only a SIGKILL leaves it (sidecar/README.md, "env mode").
+ */
+function removeOnExit(file: string): void {
+  if (envFiles.size === 0) {
+    process.on('exit', () => {
+      for (const f of envFiles) fs.rmSync(f, { force: true });
+    });
+  }
+  envFiles.add(file);
+}
+
+/** Writes NAME=value lines, private to the user (it can contain secrets); removed at exit. */
 export function writeEnvFile(file: string, env: Readonly<Record<string, string>>): void {
+  removeOnExit(file);
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const lines = Object.entries(env).map(([name, value]) => `${name}=${quote(value)}`);
   const tmp = `${file}.${process.pid}.tmp`;

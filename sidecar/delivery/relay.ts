@@ -7,6 +7,7 @@
 // foreign one) and the redelivered flag.
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
+import { sendableHeaders } from '../../core/kafkaNullHeaders';
 import type { ShadowMessage } from '../consumers/types';
 import { kafkaLogCreator } from '../consumers/kafka';
 import { amqpConnectError, amqpReplyCode } from '../consumers/rabbitmq';
@@ -102,7 +103,7 @@ export class RelayDeliverer implements Deliverer {
             throw new SidecarError(
               'relay-destination-missing',
               `The local Kafka topic ${d.name} (relay destination of queue "${d.queue}") does not exist on ${brokers.join(',')}.`,
-              `Create it on your local broker, or choose another with --relay-to ${d.queue}=<topic>.`,
+              `Create it on your local broker, or choose another in the queueSplit.delivery.relayTo setting (sidecar: --relay-to ${d.queue}=<topic>).`,
             );
           }
           throw err;
@@ -113,7 +114,7 @@ export class RelayDeliverer implements Deliverer {
       throw new SidecarError(
         'broker-unreachable',
         `Cannot reach the local Kafka ${brokers.join(',')} to relay to: ${errorText(errorChain(err).at(-1))}`,
-        'Start your local Kafka, or fix --relay-kafka-brokers.',
+        'Start your local Kafka, or fix the queueSplit.delivery.relayKafkaBrokers setting (sidecar: --relay-kafka-brokers).',
         '--relay-kafka-brokers',
       );
     } finally {
@@ -140,7 +141,16 @@ export class RelayDeliverer implements Deliverer {
     this.model = await amqp
       .connect(url, { timeout: 10_000, clientProperties: { connection_name: 'queue-split-sidecar relay' } })
       .catch((err: unknown) => {
-        throw amqpConnectError(err, display);
+        const failure = amqpConnectError(err, display);
+        // amqpConnectError speaks of the workload's broker; this one is the developer's own.
+        throw new SidecarError(
+          failure.code,
+          failure.message,
+          failure.code === 'broker-auth'
+            ? 'Fix the user and password in the queueSplit.delivery.relayAmqpUrl setting (sidecar: --relay-amqp-url).'
+            : 'Start your local RabbitMQ, or fix the queueSplit.delivery.relayAmqpUrl setting (sidecar: --relay-amqp-url).',
+          '--relay-amqp-url',
+        );
       });
     this.model.on('error', (err: Error) =>
       this.options.reporter.log(`relay rabbitmq: connection error: ${err.message}`),
@@ -156,7 +166,7 @@ export class RelayDeliverer implements Deliverer {
           throw new SidecarError(
             'relay-destination-missing',
             `The local RabbitMQ queue ${d.name} (relay destination of queue "${d.queue}") does not exist on ${redactUrl(url)}.`,
-            `Start your service once so it declares its queue (or declare it), or choose another with --relay-to ${d.queue}=<queue>.`,
+            `Start your service once so it declares its queue (or declare it), or choose another in the queueSplit.delivery.relayTo setting (sidecar: --relay-to ${d.queue}=<queue>).`,
           );
         }
         throw err;
@@ -184,7 +194,7 @@ export class RelayDeliverer implements Deliverer {
           {
             key: kafka.key,
             value: message.body,
-            headers: kafka.rawHeaders,
+            headers: sendableHeaders(kafka.rawHeaders),
             timestamp: kafka.timestamp,
             ...(kafka.partition < partitions ? { partition: kafka.partition } : {}),
           },

@@ -8,134 +8,18 @@
 //   npx tsx test/bench/kafka-engine.bench.ts [records-per-run] [runs]
 //
 // Prints a table and one JSON line. Bounded: stops starting runs after 100 s.
-import { Kafka, logLevel, type Admin, type IHeaders, type Message } from 'kafkajs';
+import type { IHeaders, Message } from 'kafkajs';
 import { DEFAULT_PREFETCH } from '../../agent/kafka/config';
-import { KafkaEngine } from '../../agent/kafka/engine';
-import { loadServices, uniqueName } from '../support/services';
+import { uniqueName } from '../support/services';
+import { createTopics, drop, engineRun, kafka, median, partitions, prefill, USER } from './kafkaBench';
 
 const perRun = Number(process.argv[2] ?? 20_000);
 const runs = Number(process.argv[3] ?? 5);
 const budgetMs = 100_000;
-const partitions = 3;
-const services = loadServices();
-const kafka = new Kafka({ clientId: 'qs-bench', brokers: services.kafkaBrokers, logLevel: logLevel.NOTHING });
-const users = ['alice', 'bob', 'nobody'];
-const body = Buffer.alloc(1024, 'x');
-const USER = 'x-queue-split-user';
-
-async function withAdmin<T>(op: (a: Admin) => Promise<T>): Promise<T> {
-  const a = kafka.admin();
-  await a.connect();
-  try {
-    return await op(a);
-  } finally {
-    await a.disconnect();
-  }
-}
-
-async function createTopics(names: string[]): Promise<void> {
-  await withAdmin((a) =>
-    a.createTopics({
-      waitForLeaders: false,
-      topics: names.map((topic) => ({ topic, numPartitions: partitions })),
-    }),
-  );
-  await new Promise((r) => setTimeout(r, 500)); // leaders of a fresh topic
-}
-
-async function prefill(source: string): Promise<void> {
-  const producer = kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-  });
-  await producer.connect();
-  for (let i = 0; i < perRun; i += 1000) {
-    const messages: Message[] = [];
-    for (let j = i; j < Math.min(perRun, i + 1000); j++) {
-      messages.push({
-        partition: j % partitions,
-        value: body,
-        headers: { [USER]: users[j % 3]!, 'x-message-id': `m-${j}` },
-      });
-    }
-    await producer.send({ topic: source, acks: -1, messages });
-  }
-  await producer.disconnect();
-}
-
-const drop = (topics: string[], groups: string[]) =>
-  withAdmin(async (a) => {
-    await a.deleteTopics({ topics }).catch(() => undefined);
-    await a.deleteGroups(groups).catch(() => undefined);
-  });
 
 function destination(headers: IHeaders | undefined, names: { app: string; a: string; b: string }): string {
   const user = headers?.[USER]?.toString();
   return user === 'alice' ? names.a : user === 'bob' ? names.b : names.app;
-}
-
-/** Records per second through the engine, from the moment `start` returns. */
-async function engineRun(): Promise<number> {
-  const base = uniqueName('bench-kengine');
-  const names = { source: `${base}-src`, app: `${base}-app`, a: `${base}-a`, b: `${base}-b` };
-  const groups = [
-    `${base}-appg`,
-    `${base}-appsg`,
-    `${base}-split`,
-    `${base}-sa`,
-    `${base}-sb`,
-    `${base}-da`,
-    `${base}-db`,
-  ];
-  await createTopics([names.source]);
-  await prefill(names.source);
-  const engine = new KafkaEngine({
-    activationId: base,
-    epoch: 1,
-    connection: { brokers: services.kafkaBrokers },
-    sourceTopic: names.source,
-    appGroup: groups[0]!,
-    offsetReset: 'earliest',
-    appShadow: names.app,
-    appShadowGroup: groups[1]!,
-    splitterGroup: groups[2]!,
-    transactionalId: `${base}-tx`,
-  });
-  try {
-    const must = async (o: Promise<{ kind: string }>) => {
-      const r = await o;
-      if (r.kind !== 'done') throw new Error(JSON.stringify(r));
-    };
-    await must(engine.prepare());
-    await must(
-      engine.reconcileRoutes(1, [
-        {
-          routeId: 'a',
-          filter: { [USER]: 'alice' },
-          shadow: names.a,
-          sessionGroup: groups[3],
-          drainGroup: groups[5],
-        },
-        {
-          routeId: 'b',
-          filter: { [USER]: 'bob' },
-          shadow: names.b,
-          sessionGroup: groups[4],
-          drainGroup: groups[6],
-        },
-      ]),
-    );
-    const total = () =>
-      engine.status().app.published + engine.status().routes.reduce((n, r) => n + r.published, 0);
-    await must(engine.start()); // its preflight and seeding are not throughput: time from here
-    const started = process.hrtime.bigint();
-    while (total() < perRun) await new Promise((r) => setTimeout(r, 5));
-    return perRun / (Number(process.hrtime.bigint() - started) / 1e9);
-  } finally {
-    await engine.close();
-    await drop(Object.values(names), groups);
-  }
 }
 
 /** Records per second for the same work done by hand with a kafkajs consumer group. */
@@ -144,7 +28,7 @@ async function rawRun(transactional: boolean): Promise<number> {
   const names = { source: `${base}-src`, app: `${base}-app`, a: `${base}-a`, b: `${base}-b` };
   const groupId = `${base}-g`;
   await createTopics(Object.values(names));
-  await prefill(names.source);
+  await prefill(names.source, perRun);
   const producer = kafka.producer({
     idempotent: true,
     maxInFlightRequests: 1,
@@ -211,12 +95,6 @@ async function rawRun(transactional: boolean): Promise<number> {
   return perRun / seconds;
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-
 async function main(): Promise<void> {
   const deadline = Date.now() + budgetMs;
   const rates = { raw: [] as number[], rawTxn: [] as number[], engine: [] as number[] };
@@ -224,7 +102,7 @@ async function main(): Promise<void> {
     // Interleaved so drift on a shared machine hits every pipeline alike.
     rates.raw.push(await rawRun(false));
     rates.rawTxn.push(await rawRun(true));
-    rates.engine.push(await engineRun());
+    rates.engine.push(await engineRun(perRun));
   }
   const m = { raw: median(rates.raw), rawTxn: median(rates.rawTxn), engine: median(rates.engine) };
   const fmt = (n: number) => n.toFixed(0).padStart(8);

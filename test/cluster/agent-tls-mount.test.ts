@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
-import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { installController } from '../../deploy/install';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { caFilePath, tlsMountDir } from '../../core/tlsMount';
@@ -21,6 +21,7 @@ import { pollUntil } from '../support/poll';
 import { rabbitDeclaration } from '../support/rabbitSplit';
 import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
 import { loadServices, uniqueName } from '../support/services';
+import { createSecret } from '../support/secrets';
 import { agentPods } from '../support/agentMetrics';
 import { waitForHandback } from '../support/handback';
 
@@ -45,25 +46,21 @@ test('the queue-agent pod mounts exactly the declared CA Secret key, read-only',
   const ch = await conn.createChannel();
   await ch.assertQueue(source, { durable: true });
   await ch.close();
-  const core = kc.makeApiClient(CoreV1Api);
-  await core.createNamespacedSecret({
-    namespace,
-    body: { metadata: { name: 'amqp' }, stringData: { url: services.amqpUrl } },
-  });
+  await createSecret(kc, namespace, 'amqp', { url: services.amqpUrl });
   // A CA Secret with more than the CA in it: only ca.crt may reach the agent.
-  await core.createNamespacedSecret({
-    namespace,
-    body: {
-      metadata: { name: 'rabbit-tls' },
-      stringData: { 'ca.crt': 'not a real CA', 'tls.key': 'the app key', 'tls.crt': 'the app cert' },
-    },
+  await createSecret(kc, namespace, 'rabbit-tls', {
+    'ca.crt': 'not a real CA',
+    'tls.key': 'the app key',
+    'tls.crt': 'the app cert',
   });
   const body = fixtureDeployment({
     name: 'tls-app',
     image: 'queuesplit/fixture-rabbitmq-consumer',
     replicas: 1,
     annotations: {
-      [QUEUE_CONFIG_ANNOTATION]: `${rabbitDeclaration}\n      tls: {caSecret: rabbit-tls, caKey: ca.crt}`,
+      // The test environment's management API is plain http: with tls declared, that needs the
+      // explicit opt-in (README "Trust boundaries").
+      [QUEUE_CONFIG_ANNOTATION]: `${rabbitDeclaration}\n      tls: {caSecret: rabbit-tls, caKey: ca.crt}\n      allowPlainHttpManagement: true`,
     },
     env: [
       { name: 'AMQP_URL', valueFrom: { secretKeyRef: { name: 'amqp', key: 'url' } } },

@@ -21,6 +21,7 @@ import {
 import { pollUntil } from '../support/poll';
 import { getQueue } from '../support/rabbitManagement';
 import { loadServices, uniqueName } from '../support/services';
+import { createSecret, messageBody, messageHeaders } from '../support/secrets';
 
 const services = loadServices();
 let kc: KubeConfig;
@@ -40,10 +41,7 @@ test('RabbitMQ consumers: 2 replicas are 2 processes and 2 broker consumers; sca
 
   const core = kc.makeApiClient(CoreV1Api);
   // The URL comes from a Secret and the queue name from a ConfigMap, as real workloads do.
-  await core.createNamespacedSecret({
-    namespace,
-    body: { metadata: { name: 'amqp' }, stringData: { url: services.amqpUrl } },
-  });
+  await createSecret(kc, namespace, 'amqp', { url: services.amqpUrl });
   await core.createNamespacedConfigMap({
     namespace,
     body: { metadata: { name: 'queues' }, data: { source: queue } },
@@ -106,7 +104,10 @@ test('RabbitMQ consumers: 2 replicas are 2 processes and 2 broker consumers; sca
   );
 
   // And they really consume.
-  ch.sendToQueue(queue, Buffer.from('x'), { messageId: `${queue}-m1` });
+  ch.sendToQueue(queue, Buffer.from(messageBody('x')), {
+    messageId: `${queue}-m1`,
+    headers: messageHeaders(),
+  });
   await pollUntil(
     'the message was processed by a fixture',
     async () => records((r) => r.event === 'message' && r.id === `${queue}-m1`),

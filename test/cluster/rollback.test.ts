@@ -27,6 +27,7 @@ import { deployRabbitApp, ids, publishTo, rabbitDeclaration } from '../support/r
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
 import { loadServices, uniqueName } from '../support/services';
+import { createSecret } from '../support/secrets';
 import { connectProducer, createTopic, kafkaClient, produceIds } from '../support/kafkaSplit';
 import { agentPods } from '../support/agentMetrics';
 import { waitForHandback } from '../support/handback';
@@ -268,14 +269,7 @@ test('an agent env that cannot build an engine fails the split at PREPARING; the
     namespace,
     body: { metadata: { name: 'broker-config' }, data: { management: '' } },
   });
-  await core
-    .createNamespacedSecret({
-      namespace,
-      body: { metadata: { name: 'amqp' }, stringData: { url: services.amqpUrl } },
-    })
-    .catch((e: unknown) => {
-      if ((e as { code?: number }).code !== 409) throw e;
-    });
+  await createSecret(kc, namespace, 'amqp', { url: services.amqpUrl });
   await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
     namespace,
     body: fixtureDeployment({

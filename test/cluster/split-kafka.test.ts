@@ -6,16 +6,16 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
-import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import { installController } from '../../deploy/install';
-import { shopDeployment } from '../../demo/sampleWorkload';
-import { adminConfig, createNamespace, deleteNamespace, records, waitForReadyPods } from '../support/kube';
+import { deployShop } from '../support/shop';
+import { adminConfig, createNamespace, deleteNamespace, records } from '../support/kube';
 import { pollUntil } from '../support/poll';
 import { ids, publishTo } from '../support/rabbitSplit';
 import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { loadServices, uniqueName } from '../support/services';
-import { connectProducer, consumeIds, createTopic, kafkaClient, produceIds } from '../support/kafkaSplit';
+import { loadServices } from '../support/services';
+import { connectProducer, consumeIds, kafkaClient, produceIds } from '../support/kafkaSplit';
 import {
   agentLog,
   agentPods,
@@ -61,23 +61,15 @@ function appGot(prefix: string, source?: string): Set<string> {
 }
 
 test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, handback, no loss', async () => {
-  const topic = uniqueName('shop-orders');
-  const group = uniqueName('shop-group');
-  const queue = uniqueName('shop-invoices');
-  await createTopic(kafka, topic, 3);
-  await ch.assertQueue(queue, { durable: true });
-  await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+  const { topic, group, queue } = await deployShop({
+    kc,
+    kafka,
+    ch,
     namespace,
-    body: shopDeployment(
-      {
-        kafkaBrokers: services.kafkaBrokers.join(','),
-        amqpUrl: services.amqpUrl,
-        managementUrl: services.rabbitManagementUrl,
-      },
-      { namespace, name: 'shop', ordersTopic: topic, appGroup: group, invoicesQueue: queue },
-    ),
+    name: 'shop',
+    prefix: 'shop',
+    partitions: 3,
   });
-  await waitForReadyPods(kc, namespace, 'shop', 1);
   const preOrders = ids(topic, 'pre', 4);
   const preInvoices = ids(queue, 'pre', 4);
   await produceIds(producer, topic, preOrders);

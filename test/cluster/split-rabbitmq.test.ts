@@ -22,6 +22,7 @@ import {
 import { pollUntil } from '../support/poll';
 import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
 import { loadServices, uniqueName } from '../support/services';
+import { createSecret, messageBody, messageHeaders } from '../support/secrets';
 
 const services = loadServices();
 let admin: KubeConfig;
@@ -52,10 +53,10 @@ after(async () => {
 
 async function publish(queue: string, ids: string[], user?: string): Promise<void> {
   for (const id of ids) {
-    ch.sendToQueue(queue, Buffer.from(`body ${id}`), {
+    ch.sendToQueue(queue, Buffer.from(messageBody(id)), {
       messageId: id,
       persistent: true,
-      headers: user ? { 'x-queue-split-user': user } : {},
+      headers: messageHeaders(user),
     });
   }
   await ch.waitForConfirms();
@@ -80,11 +81,7 @@ test('the developer role can split but cannot scale a workload or read a Secret'
 test('split a classic queue: alice gets her messages, the app the rest, and gets its queue back', async () => {
   const source = uniqueName('orders');
   await ch.assertQueue(source, { durable: true });
-  const core = admin.makeApiClient(CoreV1Api);
-  await core.createNamespacedSecret({
-    namespace,
-    body: { metadata: { name: 'amqp' }, stringData: { url: services.amqpUrl } },
-  });
+  await createSecret(admin, namespace, 'amqp', { url: services.amqpUrl });
   const declaration = [
     'queues:',
     '  - name: orders',
@@ -116,7 +113,8 @@ test('split a classic queue: alice gets her messages, the app the rest, and gets
     workload: 'orders-app',
     queues: ['orders'],
     filter: { 'x-queue-split-user': 'alice' },
-    owner: 'alice',
+    // The queuesplit-owner admission policy: a split is its creator's (the service account's user name).
+    owner: `system:serviceaccount:${namespace}:alice`,
   });
   const active = await waitForSplitPhase(dev, namespace, split.metadata.name, 'Active', 180_000);
   console.log(`activation (request → Active): ${((Date.now() - started) / 1000).toFixed(1)}s`);
@@ -164,6 +162,7 @@ test('split a classic queue: alice gets her messages, the app the rest, and gets
   await local.cancel(consumerTag);
 
   // Stop: the route drains, the app gets its queue back.
+  const stopped = Date.now();
   await deleteSplit(dev, namespace, split.metadata.name);
   await waitForSplitGone(dev, namespace, split.metadata.name, 180_000);
   const apps = admin.makeApiClient(AppsV1Api);
@@ -176,6 +175,9 @@ test('split a classic queue: alice gets her messages, the app the rest, and gets
     180_000,
   );
   await waitForReadyPods(admin, namespace, 'orders-app', 2);
+  console.log(
+    `handback, RabbitMQ classic (delete → app on its source): ${((Date.now() - stopped) / 1000).toFixed(1)}s`,
+  );
   const after = Array.from({ length: 5 }, (_, i) => `${source}-after-${i}`);
   await publish(source, after, 'alice');
   await pollUntil(

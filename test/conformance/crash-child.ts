@@ -1,6 +1,6 @@
 // The crash scenario's child process: runs an engine until the shadow publish of one chosen
 // message is confirmed, then tells the parent and hangs before the source ack/commit, so the
-// parent can kill -9 it exactly between publish and ack (DESIGN §5.2).
+// parent can kill -9 it exactly between publish and ack (docs/design.md §5.2).
 //
 // In:  QS_CHILD_SPEC (a ChildSpec as JSON), QS_CRASH_AT (the message id to stop at).
 // Out: one line per event on stdout: `CHECKPOINT <json>`, `CONFIRMED <id>`, `ERROR <text>`.

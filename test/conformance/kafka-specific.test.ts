@@ -1,4 +1,4 @@
-// Kafka-only behaviour of the engine (DESIGN §6-§7) that the provider-neutral suite cannot
+// Kafka-only behaviour of the engine (docs/design.md §6-§7) that the provider-neutral suite cannot
 // phrase: seeding from uneven committed offsets, the crash boundary seen in offsets, the
 // broker's refusal of an outside commit while a member is live, offset arithmetic against
 // real backlogs, producer fencing, the retention preflight, partition growth, head-of-line

@@ -1,4 +1,4 @@
-// RabbitMQ-only behaviour of the engine (DESIGN §7) that the provider-neutral suite cannot
+// RabbitMQ-only behaviour of the engine (docs/design.md §7) that the provider-neutral suite cannot
 // phrase: management-API preflight refusals, ownership on classic vs quorum sources, capped
 // prefetch, reconnection after connection loss, and logs free of secrets.
 import assert from 'node:assert/strict';

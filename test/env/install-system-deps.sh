@@ -1,14 +1,26 @@
 #!/usr/bin/env bash
 # Installs what the test environment needs from Debian and checks the toolchains the machine
-# must already have. Safe to run repeatedly; apt runs only when something is missing.
+# must already have. Safe to run repeatedly; apt runs only when something is missing. `npm run
+# env:up` (so `npm test` and `npm run demo`) runs it first: as root with apt-get it installs
+# what is missing, otherwise it stops with the exact command to run.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-packages=(rabbitmq-server)
+# QS_DEBIAN_PACKAGES overrides the list (space-separated), for the installer's own unit test.
+# unzip: the packaging test reads the built .vsix (test/unit/third-party-notices.test.ts).
+# python3-pika: a second AMQP client (not amqplib) for the RabbitMQ header-type conformance test.
+# containerd, runc, the CNI plugins, iptables and buildah are the real test node's
+# (test/env/k8s/node/README.md).
+read -r -a packages <<<"${QS_DEBIAN_PACKAGES:-rabbitmq-server unzip python3-pika containerd runc containernetworking-plugins iptables buildah}"
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    echo "missing Debian packages: ${missing[*]}. Install them as root, then rerun:" >&2
+    echo "  sudo bash $(cd "$(dirname "$0")" && pwd)/install-system-deps.sh" >&2
+    exit 1
+  fi
   echo "installing Debian packages: ${missing[*]}"
   apt-get update -qq
   # The package must not start a system-wide node: the environment runs its own on loopback.
@@ -19,7 +31,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
   if [ "$own_policy" = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
 fi
-for tool in node npm java mvn go openssl; do
-  command -v "$tool" >/dev/null || { echo "missing required tool: $tool" >&2; exit 1; }
+for tool in node npm java javac mvn go openssl; do
+  command -v "$tool" >/dev/null || {
+    echo "missing required tool: $tool (README, Requirements, names the versions); install it, then rerun" >&2
+    exit 1
+  }
 done
 echo "toolchains: node $(node -v), $(go version | cut -d" " -f3), $(java -version 2>&1 | head -1), $(mvn -v 2>/dev/null | head -1 | sed 's/\x1b\[[0-9;]*m//g')"

@@ -1,12 +1,13 @@
-// A single-node Apache Kafka (KRaft, broker+controller) on loopback, run with the machine's
-// Java 17 from the official jars on Maven Central. The jars are fetched once by Maven into
-// the cache, keyed by the version pinned in kafka/pom.xml.
+// Apache Kafka (KRaft) on loopback, run with the machine's Java 17 from the official jars on
+// Maven Central. The jars are fetched once by Maven into the cache, keyed by the version pinned
+// in kafka/pom.xml. `startKafka` is the environment's single node (broker+controller on 9092);
+// test/env/kafka/cluster.ts starts private multi-broker clusters from the same pieces.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cacheDir, runDir } from './paths';
-import { portOpen, runningPid, startDetached, stop, waitFor } from './processes';
+import { portOpen, runningPid, startDetached, stop, waitFor, type ManagedProcess } from './processes';
 
 const pom = path.join(__dirname, 'kafka', 'pom.xml');
 export const kafkaVersion = /<kafka\.version>([^<]+)<\/kafka\.version>/.exec(
@@ -15,9 +16,11 @@ export const kafkaVersion = /<kafka\.version>([^<]+)<\/kafka\.version>/.exec(
 const port = 9092;
 const controllerPort = 19093;
 const home = path.join(runDir, 'kafka');
-const libs = path.join(cacheDir, `kafka-${kafkaVersion}`, 'libs');
+/** The Kafka jars (broker and clients); the foreign Java producer of the suites uses them too. */
+export const kafkaLibs = path.join(cacheDir, `kafka-${kafkaVersion}`, 'libs');
+const libs = kafkaLibs;
 
-function ensureJars(): void {
+export function ensureJars(): void {
   if (fs.existsSync(path.join(libs, `kafka_2.13-${kafkaVersion}.jar`))) return;
   console.log(`kafka: fetching Apache Kafka ${kafkaVersion} jars from Maven Central (once)...`);
   const tmp = `${libs}.tmp-${process.pid}`;
@@ -43,40 +46,64 @@ function java(args: string[]): string {
   return execFileSync('java', ['-cp', `${libs}/*`, ...args], { encoding: 'utf8' });
 }
 
-function writeConfig(): string {
-  const config = path.join(home, 'server.properties');
-  fs.mkdirSync(home, { recursive: true });
+/** One KRaft node: a broker, and a controller too when it has a controller port. */
+export interface KafkaNode {
+  readonly nodeId: number;
+  /** Where its config, data and server.log live. */
+  readonly home: string;
+  readonly port: number;
+  /** Set on controller nodes (process.roles=broker,controller). */
+  readonly controllerPort?: number;
+  /** `id@host:port` of every controller of the cluster. */
+  readonly voters: string;
+  /** Replication of the internal topics (offsets, transactions, share state). */
+  readonly internalReplication: number;
+  /** min.insync of the transaction log (Kafka's default is 2; a single node needs 1). */
+  readonly transactionMinIsr: number;
+  /** Extra server.properties lines (`key=value`). */
+  readonly extra?: readonly string[];
+}
+
+export const serverLogOf = (node: KafkaNode) => path.join(node.home, 'server.log');
+
+function writeConfig(node: KafkaNode): string {
+  const config = path.join(node.home, 'server.properties');
+  fs.mkdirSync(node.home, { recursive: true });
+  const controller = node.controllerPort !== undefined;
+  const listeners = [`PLAINTEXT://127.0.0.1:${node.port}`];
+  if (controller) listeners.push(`CONTROLLER://127.0.0.1:${node.controllerPort}`);
   fs.writeFileSync(
     config,
     [
-      'process.roles=broker,controller',
-      'node.id=1',
-      `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
-      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
-      `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+      `process.roles=${controller ? 'broker,controller' : 'broker'}`,
+      `node.id=${node.nodeId}`,
+      `controller.quorum.voters=${node.voters}`,
+      `listeners=${listeners.join(',')}`,
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${node.port}`,
       'controller.listener.names=CONTROLLER',
       'inter.broker.listener.name=PLAINTEXT',
       'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
-      `log.dirs=${path.join(home, 'data')}`,
+      `log.dirs=${path.join(node.home, 'data')}`,
       'num.partitions=1',
-      'offsets.topic.replication.factor=1',
-      'transaction.state.log.replication.factor=1',
-      'transaction.state.log.min.isr=1',
-      'share.coordinator.state.topic.replication.factor=1',
-      'share.coordinator.state.topic.min.isr=1',
+      `offsets.topic.replication.factor=${node.internalReplication}`,
+      `transaction.state.log.replication.factor=${node.internalReplication}`,
+      `transaction.state.log.min.isr=${node.transactionMinIsr}`,
+      `share.coordinator.state.topic.replication.factor=${node.internalReplication}`,
+      `share.coordinator.state.topic.min.isr=${node.transactionMinIsr}`,
       'group.initial.rebalance.delay.ms=0',
       // Tests create the topics they use; a typo must fail rather than make a new topic.
       'auto.create.topics.enable=false',
+      ...(node.extra ?? []),
       '',
     ].join('\n'),
   );
   fs.writeFileSync(
-    path.join(home, 'log4j2.properties'),
+    path.join(node.home, 'log4j2.properties'),
     [
       'status = warn',
       'appender.file.type = File',
       'appender.file.name = file',
-      `appender.file.fileName = ${path.join(home, 'server.log')}`,
+      `appender.file.fileName = ${serverLogOf(node)}`,
       'appender.file.layout.type = PatternLayout',
       'appender.file.layout.pattern = [%d] %p %m (%c)%n',
       'rootLogger.level = INFO',
@@ -94,12 +121,72 @@ function writeConfig(): string {
 /** Kafka's cluster ids are 16 random bytes in URL-safe base64 without padding. */
 /** A base64url id, never starting with '-': kafka-storage would read that as an option (Kafka's
  * own Uuid.randomUuid regenerates such ids for the same reason). */
-function newClusterId(): string {
+export function newClusterId(): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id;
   }
 }
+
+/** Writes the node's config, formats its storage once (with `clusterId`) and starts its JVM as
+ * the managed process `name`. */
+export function launchKafkaNode(
+  name: string,
+  node: KafkaNode,
+  clusterId: string,
+  heap: { min: string; max: string },
+): ManagedProcess {
+  ensureJars();
+  const config = writeConfig(node);
+  if (!fs.existsSync(path.join(node.home, 'data', 'meta.properties'))) {
+    java(['kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', config, '--ignore-formatted']);
+  }
+  return startDetached(
+    name,
+    'java',
+    [
+      `-Xms${heap.min}`,
+      `-Xmx${heap.max}`,
+      '-XX:+UseG1GC',
+      '-Djava.awt.headless=true',
+      `-Dlog4j2.configurationFile=${path.join(node.home, 'log4j2.properties')}`,
+      `-Dkafka.logs.dir=${node.home}`,
+      '-cp',
+      `${libs}/*`,
+      'kafka.Kafka',
+      config,
+    ],
+    { cwd: node.home },
+  );
+}
+
+/** Waits for the node's "Kafka Server started" after `logOffset` (its log grows over restarts). */
+export async function awaitKafkaNode(
+  node: KafkaNode,
+  proc: ManagedProcess,
+  options: { timeoutMs: number; hint: string; logOffset?: number },
+): Promise<void> {
+  const serverLog = serverLogOf(node);
+  const started = new RegExp(`\\[KafkaRaftServer nodeId=${node.nodeId}\\] Kafka Server started`);
+  await waitFor(
+    `Kafka node ${node.nodeId}`,
+    async () => {
+      const log = fs.existsSync(serverLog) ? fs.readFileSync(serverLog, 'utf8') : '';
+      return started.test(log.slice(options.logOffset ?? 0)) && (await portOpen(node.port));
+    },
+    { timeoutMs: options.timeoutMs, logFile: serverLog, pid: proc.pid, hint: options.hint },
+  );
+}
+
+const envNode: KafkaNode = {
+  nodeId: 1,
+  home,
+  port,
+  controllerPort,
+  voters: `1@127.0.0.1:${controllerPort}`,
+  internalReplication: 1,
+  transactionMinIsr: 1,
+};
 
 export async function startKafka(): Promise<Record<string, string>> {
   const env = { KAFKA_BROKERS: `127.0.0.1:${port}`, KAFKA_VERSION: kafkaVersion ?? 'unknown' };
@@ -112,45 +199,17 @@ export async function startKafka(): Promise<Record<string, string>> {
       `kafka: port ${port} is taken by a process this environment did not start; stop it first.`,
     );
   }
-  ensureJars();
-  const config = writeConfig();
-  if (!fs.existsSync(path.join(home, 'data', 'meta.properties'))) {
-    java(['kafka.tools.StorageTool', 'format', '-t', newClusterId(), '-c', config, '--ignore-formatted']);
-  }
-  const proc = startDetached(
-    'kafka',
-    'java',
-    [
-      '-Xms256m',
-      '-Xmx1g',
-      '-XX:+UseG1GC',
-      '-Djava.awt.headless=true',
-      `-Dlog4j2.configurationFile=${path.join(home, 'log4j2.properties')}`,
-      `-Dkafka.logs.dir=${home}`,
-      '-cp',
-      `${libs}/*`,
-      'kafka.Kafka',
-      config,
-    ],
-    { cwd: home },
-  );
-  const serverLog = path.join(home, 'server.log');
-  await waitFor('Kafka', () => brokerStarted(serverLog, port), {
+  const proc = launchKafkaNode('kafka', envNode, newClusterId(), { min: '256m', max: '1g' });
+  await awaitKafkaNode(envNode, proc, {
     timeoutMs: 90_000,
-    logFile: serverLog,
-    pid: proc.pid,
     hint: `Check Java 17 (\`java -version\`), free ports ${port}/${controllerPort}, or run \`npm run env:down\` and remove ${home} to start from empty storage.`,
   });
+  const serverLog = serverLogOf(envNode);
   const started = /Kafka version: (\S+)/.exec(fs.readFileSync(serverLog, 'utf8'))?.[1];
   console.log(
     `kafka: started Apache Kafka ${started ?? kafkaVersion} (KRaft) on ${env.KAFKA_BROKERS}, pid ${proc.pid}`,
   );
   return env;
-}
-
-async function brokerStarted(serverLog: string, brokerPort: number): Promise<boolean> {
-  const log = fs.existsSync(serverLog) ? fs.readFileSync(serverLog, 'utf8') : '';
-  return /\[KafkaRaftServer nodeId=1\] Kafka Server started/.test(log) && (await portOpen(brokerPort));
 }
 
 export const stopKafka = () => stop('kafka', 30_000);

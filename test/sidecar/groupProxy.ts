@@ -20,13 +20,18 @@ export interface GroupProxy {
 
 function swap(text: string, from: string, to: string): string {
   // Only the group as it appears in API paths, apiVersions and resource names.
-  return text
-    .split(`/apis/${from}/`)
-    .join(`/apis/${to}/`)
-    .split(`"${from}/`)
-    .join(`"${to}/`)
-    .split(`.${from}`)
-    .join(`.${to}`);
+  return (
+    text
+      .split(`/apis/${from}/`)
+      .join(`/apis/${to}/`)
+      .split(`"${from}/`)
+      .join(`"${to}/`)
+      .split(`.${from}`)
+      .join(`.${to}`)
+      // A SelfSubjectAccessReview's resourceAttributes (the sidecar's preflight, core/preflight.ts).
+      .split(`"group":"${from}"`)
+      .join(`"group":"${to}"`)
+  );
 }
 
 export async function startGroupProxy(

@@ -5,19 +5,24 @@
 // finalizer while "draining". Routing correctness and the drain itself belong to the agent and
 // controller suites; here we prove what the sidecar does with what they hand it.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, Partitioners, type Admin, type IHeaders, type Producer } from 'kafkajs';
 import { QUEUE_SPLIT_GROUP, type QueueSplit } from '../../core/crd/queueSplitSchema';
 import { leaseExpiry } from '../../core/crd/validateQueueSplit';
+import { WORKLOAD_STATUS_ANNOTATION } from '../../core/workloadStatus';
+import { mergePatch } from '../../agent/kube/client';
 import { amqpHeaders, kafkaHeaders, matches } from '../../core/filter';
 import { runDir } from '../env/paths';
+import { produceWithJava } from '../conformance/kafka/foreign';
+import { freePort } from '../support/freePort';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { pollUntil } from '../support/poll';
 import { getQueue } from '../support/rabbitManagement';
@@ -105,39 +110,46 @@ after(async () => {
   for (const f of [developer, noSecrets]) if (f) fs.rmSync(f, { force: true });
 });
 
+/** The flags every test's sidecar gets (developer credentials, short lease, private state). */
+function sidecarArgs(
+  args: readonly string[],
+  options: { kubeconfig?: string; stateFile?: string } = {},
+): string[] {
+  const stateFile = options.stateFile ?? path.join(stateDir, `${uniqueName('state')}.json`);
+  return [
+    ...[
+      '--kubeconfig',
+      options.kubeconfig ?? developer,
+      '-n',
+      namespace,
+      '-w',
+      `deployment/${workload.name}`,
+      '--owner',
+      'alice',
+    ],
+    ...[
+      '--lease-seconds',
+      '10',
+      '--poll-interval',
+      '250',
+      '--state-file',
+      stateFile,
+      '--detach-timeout',
+      '30',
+    ],
+    ...['--map-address', `${IN_CLUSTER_KAFKA}=${services.kafkaBrokers[0]}`],
+    ...args,
+  ];
+}
+
 function startSidecar(
   args: readonly string[],
   options: { kubeconfig?: string; stateFile?: string } = {},
 ): SidecarProcess {
-  const stateFile = options.stateFile ?? path.join(stateDir, `${uniqueName('state')}.json`);
-  const sidecar = new SidecarProcess(
-    bundle,
-    [
-      ...[
-        '--kubeconfig',
-        options.kubeconfig ?? developer,
-        '-n',
-        namespace,
-        '-w',
-        `deployment/${workload.name}`,
-        '--owner',
-        'alice',
-      ],
-      ...[
-        '--lease-seconds',
-        '10',
-        '--poll-interval',
-        '250',
-        '--state-file',
-        stateFile,
-        '--detach-timeout',
-        '30',
-      ],
-      ...['--map-address', `${IN_CLUSTER_KAFKA}=${services.kafkaBrokers[0]}`],
-      ...args,
-    ],
-    { ...process.env, XDG_STATE_HOME: stateDir },
-  );
+  const sidecar = new SidecarProcess(bundle, sidecarArgs(args, options), {
+    ...process.env,
+    XDG_STATE_HOME: stateDir,
+  });
   running.push(sidecar);
   return sidecar;
 }
@@ -218,6 +230,7 @@ interface Received {
 /** A local service that records each POST and answers with `status(n)` (n counts from 1). */
 async function httpTarget(
   status: (n: number) => number = () => 200,
+  delayMs = 0,
 ): Promise<{ url: string; received: Received[]; close: () => Promise<void> }> {
   const received: Received[] = [];
   const server = http.createServer((req, res) => {
@@ -226,7 +239,7 @@ async function httpTarget(
     req.on('end', () => {
       const code = status(received.length + 1);
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status: code });
-      res.writeHead(code).end();
+      setTimeout(() => res.writeHead(code).end(), delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -250,6 +263,37 @@ test('bad flags: a JSON error naming the flag, exit 2, nothing touched', async (
   assert.equal(error.flag, '--mode');
   assert.match(error.suggestedAction, /--help/);
   assert.equal((await sidecar.exited).code, 2);
+});
+
+test('--help: every delivery mode has an example with --filter and --owner, and each example is a valid command line', async () => {
+  const help = new SidecarProcess(bundle, ['--help'], process.env);
+  assert.equal((await help.exited).code, 0);
+  const examples = help.rawStdout
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith('queue-split-sidecar '))
+    .map((line) => line.split(/\s+/).slice(1));
+  const modeOf = (args: string[]): string =>
+    args[args.findIndex((a) => a === '-m' || a === '--mode') + 1] ?? 'http';
+  for (const mode of ['http', 'env', 'relay']) {
+    const ofMode = examples.filter(
+      (args) => (args.includes('-m') || args.includes('--mode') ? modeOf(args) : 'http') === mode,
+    );
+    assert.ok(
+      ofMode.some((args) => (args.includes('-f') || args.includes('--filter')) && args.includes('--owner')),
+      `no ${mode} example with --filter and --owner in:\n${help.rawStdout.join('\n')}`,
+    );
+  }
+  // Valid: the flags pass validation and the sidecar gets as far as the (missing) kubeconfig.
+  for (const args of examples) {
+    const run = new SidecarProcess(
+      bundle,
+      [...args, '--kubeconfig', path.join(stateDir, 'none')],
+      process.env,
+    );
+    const error = await run.waitFor('error');
+    assert.equal(error.code, 'kube-config', `example ${args.join(' ')}: ${error.message}`);
+    assert.equal((await run.exited).code, 1);
+  }
 });
 
 test('http mode (Kafka): only the session shadow reaches the target, as CloudEvents, each committed after its 2xx', async () => {
@@ -337,6 +381,58 @@ test('http mode (Kafka): only the session shadow reaches the target, as CloudEve
   );
   await stopAndDetach(sidecar);
   assertNothingLeaked(sidecar, ['tok-very-secret', 'body-marker', '00-abc-def-01', 'zoë']);
+  await target.close();
+});
+
+test('http mode (Kafka): SIGTERM during a burst — every message reported delivered is committed before the detach', async () => {
+  // Issue 19: a message delivered while the consumer was stopping was reported delivered but
+  // not committed, so the route drain (which moves the suffix after the session group's commits)
+  // handed it to the app as well.
+  const session = await kafkaTopic('kburst', 2);
+  const group = uniqueName('kburstg');
+  const appShadow = await kafkaTopic('kburstapp', 1);
+  await routeKafka(
+    Array.from({ length: 40 }, (_, i) => ({
+      partition: i % 2,
+      value: `burst-${i}`,
+      headers: { 'x-queue-split-user': 'alice' },
+    })),
+    session,
+    appShadow,
+  );
+  const target = await httpTarget(() => 200, 300); // slow: a POST is in flight at the signal
+  const sidecar = startSidecar(['--queue', 'orders', '--target', target.url]);
+  await activateWhenAsked(admin, sidecar, [
+    {
+      name: 'orders',
+      phase: 'Active',
+      shadow: { source: session, group },
+      envOverrides: { ORDERS_TOPIC: session, KAFKA_GROUP: group },
+    },
+  ]);
+  await pollUntil(
+    '3 deliveries',
+    async () => sidecar.of('delivered').length,
+    (n) => n >= 3,
+  );
+  await pollUntil(
+    'a POST in flight',
+    async () => target.received.length - sidecar.of('delivered').length,
+    (n) => n >= 1,
+  );
+  await stopAndDetach(sidecar);
+  const commits = await committed(group, session);
+  const delivered = sidecar.of('delivered').map((d) => d.messageId);
+  const uncommitted = delivered.filter((id) => {
+    const [partition, offset] = id.split('-').map(Number);
+    return !(BigInt(offset!) < BigInt(commits[partition!] ?? '-1'));
+  });
+  assert.deepEqual(
+    uncommitted,
+    [],
+    `reported delivered but not committed (a drain hands them to the app too); commits ${JSON.stringify(commits)}`,
+  );
+  assert.ok(delivered.length < 40, 'the signal landed during the burst');
   await target.close();
 });
 
@@ -521,6 +617,7 @@ test('env mode: the session env on stdout (secrets only in the 0600 env file), t
     'env mode leaves the shadow to the debugged process',
   );
   await stopAndDetach(sidecar);
+  assert.equal(fs.existsSync(envFile), false, 'the env file (it holds the AMQP password) is removed on stop');
   assertNothingLeaked(sidecar, []);
 });
 
@@ -624,6 +721,53 @@ test('relay mode: session messages republished into the local topic and queue wi
     () => getQueue(services.rabbitManagementUrl, rses),
     (q) => q.messages_ready === 0 && q.messages_unacknowledged === 0,
   );
+  await stopAndDetach(sidecar);
+});
+
+test("relay mode: a null Kafka header value (a Java producer's RecordHeader(k, null)) is relayed as null, not retried forever", async () => {
+  const kses = await kafkaTopic('kses-null', 1);
+  const group = uniqueName('ksesg-null');
+  const localTopic = await kafkaTopic('local-null', 1);
+  // kafkajs cannot send a null header value: the record comes from the Java client, as in the field.
+  produceWithJava(services.kafkaBrokers, kses, [
+    {
+      partition: 0,
+      key: 'n',
+      value: 'with-null-header',
+      headers: [
+        ['x-queue-split-user', 'alice'],
+        ['trace-flag', null],
+      ],
+    },
+  ]);
+  const sidecar = startSidecar([
+    ...['--queue', 'orders', '--mode', 'relay', '--relay-kafka-brokers', services.kafkaBrokers.join(',')],
+    ...['--relay-to', `orders=${localTopic}`],
+  ]);
+  await activateWhenAsked(admin, sidecar, [
+    { name: 'orders', phase: 'Active', shadow: { source: kses, group } },
+  ]);
+  await sidecar.waitFor('ready');
+  await pollUntil(
+    'the record relayed',
+    async () => sidecar.of('delivered').length,
+    (n) => n >= 1,
+    30_000,
+  );
+  const relayed: IHeaders[] = [];
+  const reader = kafka.consumer({ groupId: uniqueName('reader-null') });
+  await reader.connect();
+  await reader.subscribe({ topics: [localTopic], fromBeginning: true });
+  await reader.run({ eachMessage: async ({ message }) => void relayed.push(message.headers ?? {}) });
+  await pollUntil(
+    'relayed record readable',
+    async () => relayed.length,
+    (n) => n >= 1,
+  );
+  await reader.disconnect();
+  assert.ok('trace-flag' in relayed[0]!, 'the null-valued header is kept');
+  assert.equal(relayed[0]!['trace-flag'], null, 'and its value is still null, not empty');
+  assert.deepEqual(await committed(group, kses), { 0: '1' });
   await stopAndDetach(sidecar);
 });
 
@@ -811,6 +955,76 @@ test('SIGTERM: stops consuming, deletes the split, reports the drain until the c
   assert.equal(fs.existsSync(stateFile), false);
 });
 
+test('a stop request on stdin (no signal, as on Windows) drains and detaches like SIGTERM, exit 0', async () => {
+  const session = await rabbitQueue('rstdin');
+  const stateFile = path.join(stateDir, `${uniqueName('stdin')}.json`);
+  const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices'], { stateFile });
+  const split = await activateWhenAsked(admin, sidecar, [
+    { name: 'invoices', phase: 'Active', shadow: { source: session } },
+  ]);
+  await sidecar.waitFor('ready');
+  sidecar.send('not a request'); // ignored, as unknown lines are
+  sidecar.send('{"type":"stop"}');
+  await sidecar.waitFor('progress', (p) => p.stage === 'stopping', 10_000);
+  const detached = await sidecar.waitFor('detached');
+  assert.equal(detached.drained, true);
+  assert.equal(detached.split.name, split.metadata.name);
+  assert.deepEqual(await sidecar.exited, { code: 0, signal: null });
+  assert.equal(await getSplit(admin, namespace, split.metadata.name), undefined, 'the QueueSplit is gone');
+  assert.equal(fs.existsSync(stateFile), false);
+});
+
+test('a queue-agent restart the controller reports is a warning, while active and while draining', async () => {
+  const session = await rabbitQueue('rrestart');
+  const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices']);
+  const split = await activateWhenAsked(admin, sidecar, [
+    { name: 'invoices', phase: 'Active', shadow: { source: session } },
+  ]);
+  await sidecar.waitFor('ready');
+  const name = split.metadata.name;
+  // Condition times are whole seconds; these are after the sidecar started watching.
+  const later = (s: number) => new Date(Date.now() + s * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+  const restarted = (at: string) => ({
+    ...condition('AgentRestarted', 'True', 'QueueAgentRestarted', 'The queue-agent restarted.'),
+    lastTransitionTime: at,
+  });
+  const ready = condition('Ready', 'True', 'Active', 'Routing your messages.');
+  const first = later(1);
+  await patchStatus(admin, namespace, name, { conditions: [ready, restarted(first)] });
+  const active = await sidecar.waitFor('warning', (w) => w.code === 'agent-restarted');
+  assert.ok(active.message.includes(`restarted at ${first}`), active.message);
+  assert.match(active.message, /delivered to you again/);
+
+  await patchMetadata(admin, namespace, name, { finalizers: ['queuesplit.dev/test-drain'] }); // the controller's hold
+  sidecar.kill('SIGTERM');
+  await pollUntil(
+    'delete requested',
+    () => getSplit(admin, namespace, name),
+    (s) => s?.metadata.deletionTimestamp !== undefined,
+  );
+  await sidecar.waitFor('progress', (p) => p.stage === 'draining');
+  const second = later(2);
+  await patchStatus(admin, namespace, name, {
+    phase: 'Draining',
+    conditions: [
+      condition('Ready', 'False', 'Draining', 'Moving unconsumed session messages to the app.'),
+      restarted(second),
+    ],
+  });
+  const draining = await sidecar.waitFor(
+    'warning',
+    (w) => w.code === 'agent-restarted' && w.message.includes(second),
+  );
+  assert.match(draining.message, /while .* was draining; the drain resumes/);
+  assert.equal(
+    sidecar.of('warning').filter((w) => w.code === 'agent-restarted').length,
+    2,
+    'once per restart',
+  );
+  await patchMetadata(admin, namespace, name, { finalizers: null });
+  assert.equal((await sidecar.waitFor('detached')).drained, true);
+});
+
 test('RBAC: without get on secrets it fails naming the Secret and the local alternative; --env then works', async () => {
   const before = (await listSplits(admin, namespace)).length;
   const refused = startSidecar(['--mode', 'env'], { kubeconfig: noSecrets });
@@ -836,6 +1050,166 @@ test('RBAC: without get on secrets it fails naming the Secret and the local alte
   assert.deepEqual(ready.secretEnv, ['AMQP_URL'], 'a URL with a password is secret wherever it came from');
   await stopAndDetach(withOverride);
   assertNothingLeaked(withOverride, []);
+});
+
+/** The workload's generation: a create (even one later deleted) would make the controller roll it. */
+async function workloadGeneration(): Promise<number | undefined> {
+  const d = await admin.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: workload.name, namespace });
+  return d.metadata?.generation;
+}
+
+/**
+ * A failed preflight (sidecar/preflight.ts): one error line naming the setting, exit 1, and
+ * nothing created — no QueueSplit, the workload's generation unchanged.
+ */
+async function assertRefusedBeforeCreate(
+  sidecar: SidecarProcess,
+  expect: { code: string; message: RegExp; action: RegExp[] },
+  before: { splits: number; generation: number | undefined },
+): Promise<void> {
+  const error = await sidecar.waitFor('error', () => true, 60_000);
+  assert.equal(error.code, expect.code, error.message);
+  assert.match(error.message, expect.message);
+  assert.match(error.message, /Nothing was created/);
+  for (const action of expect.action) assert.match(error.suggestedAction, action);
+  assert.equal((await sidecar.exited).code, 1);
+  assert.equal(
+    sidecar.of('progress').some((p) => p.split !== undefined),
+    false,
+    'the sidecar never reported a split',
+  );
+  assert.equal((await listSplits(admin, namespace)).length, before.splits, 'no QueueSplit was created');
+  assert.equal(await workloadGeneration(), before.generation, 'the workload was not touched');
+}
+
+async function nothingYet(): Promise<{ splits: number; generation: number | undefined }> {
+  return { splits: (await listSplits(admin, namespace)).length, generation: await workloadGeneration() };
+}
+
+/** The test broker's AMQP URL with another host:port or password (still a valid URL). */
+function amqpUrlWith(change: { port?: number; password?: string }): string {
+  const url = new URL(services.amqpUrl);
+  if (change.port !== undefined) {
+    url.hostname = '127.0.0.1';
+    url.port = String(change.port);
+  }
+  if (change.password !== undefined) url.password = change.password;
+  return url.toString();
+}
+
+test('preflight, http mode: a target that refuses connections creates no QueueSplit and names queueSplit.delivery.httpTarget', async () => {
+  const before = await nothingYet();
+  const closed = await freePort();
+  const sidecar = startSidecar(['--queue', 'invoices', '--target', `http://127.0.0.1:${closed}/events`]);
+  await assertRefusedBeforeCreate(
+    sidecar,
+    {
+      code: 'target-unreachable',
+      message: new RegExp(
+        `http target http://127\\.0\\.0\\.1:${closed}/events does not accept connections \\(ECONNREFUSED`,
+      ),
+      action: [
+        /queueSplit\.delivery\.httpTarget/,
+        /--target/,
+        new RegExp(`listens on 127\\.0\\.0\\.1:${closed}`),
+      ],
+    },
+    before,
+  );
+});
+
+test('preflight, relay mode: a local Kafka or RabbitMQ that refuses, or wrong local credentials, create no QueueSplit and name the relay setting', async () => {
+  const before = await nothingYet();
+  const [kafkaPort, amqpPort] = await Promise.all([freePort(), freePort()]);
+  const wrongPassword = `wrong-${uniqueName('pw')}`;
+  const base = ['--mode', 'relay'];
+  const kafkaDown = startSidecar([
+    ...base,
+    '--queue',
+    'orders',
+    '--relay-kafka-brokers',
+    `127.0.0.1:${kafkaPort}`,
+  ]);
+  const amqpDown = startSidecar([
+    ...base,
+    ...['--queue', 'invoices', '--relay-amqp-url', amqpUrlWith({ port: amqpPort })],
+  ]);
+  const amqpRefused = startSidecar([
+    ...base,
+    ...['--queue', 'invoices', '--relay-amqp-url', amqpUrlWith({ password: wrongPassword })],
+  ]);
+  await Promise.all([
+    assertRefusedBeforeCreate(
+      kafkaDown,
+      {
+        code: 'broker-unreachable',
+        message: new RegExp(`local Kafka 127\\.0\\.0\\.1:${kafkaPort}`),
+        action: [/queueSplit\.delivery\.relayKafkaBrokers/, /--relay-kafka-brokers/],
+      },
+      before,
+    ),
+    assertRefusedBeforeCreate(
+      amqpDown,
+      {
+        code: 'broker-unreachable',
+        message: /ECONNREFUSED/,
+        action: [/queueSplit\.delivery\.relayAmqpUrl/, /--relay-amqp-url/],
+      },
+      before,
+    ),
+    assertRefusedBeforeCreate(
+      amqpRefused,
+      {
+        code: 'broker-auth',
+        message: /refused the credentials/,
+        action: [/user and password in the queueSplit\.delivery\.relayAmqpUrl setting/],
+      },
+      before,
+    ),
+  ]);
+  for (const s of [kafkaDown, amqpDown, amqpRefused]) assertNothingLeaked(s, [wrongPassword]);
+});
+
+test('preflight, env mode: brokers this machine cannot reach, or credentials they refuse, create no QueueSplit; the error says env needs direct broker reach and names the alternatives', async () => {
+  const before = await nothingYet();
+  const [kafkaPort, amqpPort] = await Promise.all([freePort(), freePort()]);
+  const wrongPassword = `wrong-${uniqueName('pw')}`;
+  // Both queues at once: the checks run concurrently and the one error names each failure.
+  const unreachable = startSidecar([
+    ...['--mode', 'env', '--env', `KAFKA_BROKERS=127.0.0.1:${kafkaPort}`],
+    ...['--env', `AMQP_URL=${amqpUrlWith({ port: amqpPort })}`],
+  ]);
+  const refused = startSidecar([
+    ...['--mode', 'env', '--queue', 'invoices'],
+    ...['--env', `AMQP_URL=${amqpUrlWith({ password: wrongPassword })}`],
+  ]);
+  await Promise.all([
+    assertRefusedBeforeCreate(
+      unreachable,
+      {
+        code: 'broker-unreachable',
+        message:
+          /Preflight \(env delivery\): queue "orders": Cannot reach Kafka .*ECONNREFUSED.* \| queue "invoices": Cannot connect to RabbitMQ .*ECONNREFUSED/,
+        action: [
+          /env delivery needs direct broker reach/,
+          /queueSplit\.addressMap/,
+          /queueSplit\.env/,
+          /http or relay delivery \(the queueSplit\.delivery\.mode setting/,
+        ],
+      },
+      before,
+    ),
+    assertRefusedBeforeCreate(
+      refused,
+      {
+        code: 'broker-auth',
+        message: /queue "invoices": RabbitMQ .* refused the credentials/,
+        action: [/queueSplit\.env/, /queueSplit\.delivery\.mode/],
+      },
+      before,
+    ),
+  ]);
+  for (const s of [unreachable, refused]) assertNothingLeaked(s, [wrongPassword]);
 });
 
 test('a Rejected split ends with the controller’s next action, and is deleted', async () => {
@@ -922,4 +1296,283 @@ test('while waiting, progress follows the phases the controller reports', async 
   assert.equal(phases[0], 'Pending');
   assert.equal(phases.at(-1), 'Active');
   await stopAndDetach(sidecar);
+});
+
+test('http mode (RabbitMQ): every AMQP header type reaches the handler in its documented text form, not amqplib JSON', async () => {
+  const session = await rabbitQueue('rses');
+  // One header per AMQP 0-9-1 field type, written with amqplib's explicit-type notation so the
+  // wire carries exactly that type (sidecar/delivery/cloudEvents.ts lists the mapping).
+  const headers: Record<string, unknown> = {
+    'x-queue-split-user': 'alice',
+    'x-string': 'plain text',
+    'x-boolean': true,
+    'x-int8': { '!': 'int8', value: -5 },
+    'x-uint8': { '!': 'uint8', value: 200 },
+    'x-int16': { '!': 'int16', value: -300 },
+    'x-uint16': { '!': 'uint16', value: 60_000 },
+    'x-int32': { '!': 'int32', value: -70_000 },
+    'x-uint32': { '!': 'uint32', value: 4_000_000_000 },
+    'x-int64': { '!': 'int64', value: 9_007_199_254_740_991 },
+    'x-float': { '!': 'float', value: 1.5 },
+    'x-double': { '!': 'double', value: 0.1 },
+    'x-timestamp': { '!': 'timestamp', value: 1_767_322_445 },
+    'x-decimal': { '!': 'decimal', value: { places: 2, digits: 12_345 } },
+    // -5 as the signed 32-bit value RabbitMQ and the Java client write (amqplib encodes uint32).
+    'x-decimal-negative': { '!': 'decimal', value: { places: 3, digits: 0x1_0000_0000 - 5 } },
+    'x-void': null,
+    'x-bytes': Buffer.from([0x00, 0xff, 0x41]),
+    'x-table': {
+      at: { '!': 'timestamp', value: 0 },
+      price: { '!': 'decimal', value: { places: 1, digits: 15 } },
+      n: 3,
+      raw: Buffer.from('hi'),
+      none: null,
+      nested: { ok: true },
+    },
+    'x-array': [1, 'two', { '!': 'timestamp', value: 86_400 }],
+  };
+  channel.sendToQueue(session, Buffer.from('typed'), { persistent: true, messageId: 'typed-1', headers });
+  await channel.waitForConfirms();
+  const target = await httpTarget();
+  const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url]);
+  await activateWhenAsked(admin, sidecar, [
+    {
+      name: 'invoices',
+      phase: 'Active',
+      shadow: { source: session },
+      envOverrides: { INVOICE_QUEUE: session },
+    },
+  ]);
+  await sidecar.waitFor('delivered', (d) => d.messageId === 'typed-1');
+  const got = target.received[0]!.headers;
+  const text = (name: string): string => decodeURIComponent(String(got[name]));
+  assert.deepEqual(
+    Object.fromEntries(
+      [
+        'x-string',
+        'x-boolean',
+        'x-int8',
+        'x-uint8',
+        'x-int16',
+        'x-uint16',
+        'x-int32',
+        'x-uint32',
+        'x-int64',
+        'x-float',
+        'x-double',
+        'x-timestamp',
+        'x-decimal',
+        'x-decimal-negative',
+        'x-void',
+      ].map((name) => [name, text(name)]),
+    ),
+    {
+      'x-string': 'plain text',
+      'x-boolean': 'true',
+      'x-int8': '-5',
+      'x-uint8': '200',
+      'x-int16': '-300',
+      'x-uint16': '60000',
+      'x-int32': '-70000',
+      'x-uint32': '4000000000',
+      'x-int64': '9007199254740991',
+      'x-float': '1.5',
+      'x-double': '0.1',
+      'x-timestamp': '2026-01-02T02:54:05Z',
+      'x-decimal': '123.45',
+      'x-decimal-negative': '-0.005',
+      'x-void': '',
+    },
+  );
+  assert.equal(got['x-bytes'], '%00%FFA', 'a byte array arrives as its bytes, percent-encoded');
+  assert.deepEqual(JSON.parse(text('x-table')), {
+    at: '1970-01-01T00:00:00Z',
+    price: '1.5',
+    n: 3,
+    raw: Buffer.from('hi').toString('base64'),
+    none: null,
+    nested: { ok: true },
+  });
+  assert.deepEqual(JSON.parse(text('x-array')), [1, 'two', '1970-01-02T00:00:00Z']);
+  for (const value of Object.values(got))
+    assert.ok(!String(value).includes('%22!%22'), `amqplib's {"!": type} form leaked: ${String(value)}`);
+  await stopAndDetach(sidecar);
+  await target.close();
+});
+
+test('stdout reader gone (`| head` style): the sidecar detaches its split cleanly, exit 0, no Node stack', async () => {
+  const session = await rabbitQueue('rses');
+  const stateFile = path.join(stateDir, `${uniqueName('epipe')}.json`);
+  const envFile = path.join(stateDir, `${uniqueName('epipe')}.env`);
+  // The reader prints lines up to `ready`, then exits (sed's q), as `| head -n N` does; the
+  // shell exits with the sidecar's status.
+  const child = spawn(
+    'bash',
+    [
+      '-c',
+      `"$@" | sed -u '/"type":"ready"/q'; exit "\${PIPESTATUS[0]}"`,
+      'bash',
+      process.execPath,
+      bundle,
+      ...sidecarArgs(['--mode', 'env', '--queue', 'invoices', '--env-out', envFile], { stateFile }),
+    ],
+    { env: { ...process.env, XDG_STATE_HOME: stateDir }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    const splitName = await pollUntil(
+      'the sidecar recorded its split',
+      async () =>
+        fs.existsSync(stateFile)
+          ? (JSON.parse(fs.readFileSync(stateFile, 'utf8')) as { splitName: string }).splitName
+          : undefined,
+      (name) => name !== undefined,
+    );
+    await pollUntil(
+      'the split exists',
+      () => getSplit(admin, namespace, splitName!),
+      (s) => s !== undefined,
+    );
+    await activate(admin, namespace, splitName!, [
+      { name: 'invoices', phase: 'Active', shadow: { source: session } },
+    ]);
+    const code = await Promise.race([
+      exited,
+      new Promise<string>((resolve) => setTimeout(() => resolve('still running after 60 s'), 60_000)),
+    ]);
+    const said = `\nstdout:\n${stdout}\nstderr:\n${stderr}`;
+    assert.ok(stdout.includes('"type":"ready"'), `the reader saw the ready line${said}`);
+    assert.equal(code, 0, `clean exit${said}`);
+    assert.doesNotMatch(stderr, /^\s+at /m, `no Node stack${said}`);
+    assert.match(stderr, /the reader of stdout went away \(EPIPE\)/, said);
+    assert.match(stderr, /detached: QueueSplit .* is gone/, said);
+    assert.equal(await getSplit(admin, namespace, splitName!), undefined, 'the split was detached');
+    assert.equal(fs.existsSync(envFile), false, 'the env file went with the sidecar');
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+});
+
+test('the env file lives only as long as the sidecar: gone after an error exit and after a second signal', async () => {
+  // Error exit: the split is deleted under the sidecar (exit 1).
+  const session = await rabbitQueue('rses');
+  const failing = startSidecar(['--mode', 'env', '--queue', 'invoices']);
+  const split = await activateWhenAsked(admin, failing, [
+    { name: 'invoices', phase: 'Active', shadow: { source: session } },
+  ]);
+  const ready = await failing.waitFor('ready');
+  assert.ok(ready.envFile !== undefined && fs.existsSync(ready.envFile), 'written while it runs');
+  assert.ok(
+    ready.envFile.startsWith(path.join(stateDir, 'queuesplit')),
+    `the default lives next to the state file, under $XDG_STATE_HOME/queuesplit: ${ready.envFile}`,
+  );
+  await admin
+    .makeApiClient(CustomObjectsApi)
+    .deleteNamespacedCustomObject({ ...REF, namespace, name: split.metadata.name });
+  assert.equal((await failing.exited).code, 1);
+  assert.equal(fs.existsSync(ready.envFile), false, 'removed after the error exit');
+
+  // Second signal: the first SIGTERM waits for the drain (a finalizer holds the split), the
+  // second exits at once (130).
+  const envFile = path.join(stateDir, `${uniqueName('twice')}.env`);
+  const held = startSidecar(['--mode', 'env', '--queue', 'invoices', '--env-out', envFile]);
+  const second = await activateWhenAsked(admin, held, [
+    { name: 'invoices', phase: 'Active', shadow: { source: session } },
+  ]);
+  await held.waitFor('ready');
+  assert.equal(fs.existsSync(envFile), true);
+  await patchMetadata(admin, namespace, second.metadata.name, { finalizers: ['queuesplit.dev/test-drain'] });
+  held.kill('SIGTERM');
+  await held.waitFor('progress', (p) => p.stage === 'draining');
+  held.kill('SIGTERM');
+  assert.equal((await held.exited).code, 130);
+  assert.equal(fs.existsSync(envFile), false, 'removed after the second signal');
+  await patchMetadata(admin, namespace, second.metadata.name, { finalizers: null });
+});
+
+/** Plays the controller's workload-level status (core/workloadStatus.ts) on the suite's workload. */
+async function setWorkloadStatus(status: Record<string, unknown> | null): Promise<void> {
+  await admin.makeApiClient(AppsV1Api).patchNamespacedDeployment(
+    {
+      name: workload.name,
+      namespace,
+      body: {
+        metadata: {
+          annotations: {
+            [WORKLOAD_STATUS_ANNOTATION]:
+              status === null ? null : JSON.stringify({ updated: new Date().toISOString(), ...status }),
+          },
+        },
+      },
+    },
+    mergePatch,
+  );
+}
+
+/** Starts an env-mode sidecar, lets it go Active, then SIGTERMs it while a finalizer holds the split. */
+async function stopHeld(extra: readonly string[]): Promise<{ sidecar: SidecarProcess; name: string }> {
+  const session = await rabbitQueue('rses');
+  const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices', ...extra]);
+  const split = await activateWhenAsked(admin, sidecar, [
+    { name: 'invoices', phase: 'Active', shadow: { source: session } },
+  ]);
+  await sidecar.waitFor('ready');
+  const name = split.metadata.name;
+  await patchMetadata(admin, namespace, name, { finalizers: ['queuesplit.dev/test-drain'] });
+  sidecar.kill('SIGTERM');
+  await sidecar.waitFor('progress', (p) => p.stage === 'draining');
+  return { sidecar, name };
+}
+
+test('last words: "your route drained" is not "handed back" — a handback that waits is reported with its reason and safe action', async () => {
+  try {
+    await setWorkloadStatus({ phase: 'Split', routes: 1, message: '1 split route(s).' });
+    const waiting = await stopHeld(['--detach-timeout', '6']);
+    await setWorkloadStatus({
+      phase: 'HandingBack',
+      step: 'DRAINING_APP',
+      routes: 0,
+      message:
+        'The last split ended; the app is getting its sources back (step DRAINING_APP). Waiting: orders: the application has not drained its shadow.',
+      nextAction: "Nothing is lost: unconsumed messages stay in the app's shadow.",
+    });
+    await patchMetadata(admin, namespace, waiting.name, { finalizers: null });
+    const pending = await waiting.sidecar.waitFor('warning', (w) => w.code === 'handback-pending', 20_000);
+    assert.match(pending.message, /not finished \(HandingBack\).*has not drained its shadow/);
+    assert.match(pending.suggestedAction ?? '', /Nothing is lost/);
+    assert.match(pending.suggestedAction ?? '', /kubectl describe deployment\/orders -n /);
+    const detached = await waiting.sidecar.waitFor('detached');
+    assert.equal(detached.drained, true, 'the route did drain');
+    assert.match(detached.message, /your route drained, but deployment\/orders is not handed back yet/);
+    assert.equal(detached.handback?.phase, 'HandingBack');
+    assert.doesNotMatch(waiting.sidecar.stderr, /handed back \(the app consumes/);
+    assert.equal((await waiting.sidecar.exited).code, 0);
+
+    // The same stop when the controller finishes the handback meanwhile: it says so.
+    await setWorkloadStatus({ phase: 'Split', routes: 1, message: '1 split route(s).' });
+    const finishing = await stopHeld(['--detach-timeout', '20']);
+    await setWorkloadStatus({
+      phase: 'HandingBack',
+      step: 'RESTORING_APP',
+      routes: 0,
+      message: 'The last split ended; the app is getting its sources back (step RESTORING_APP).',
+    });
+    await patchMetadata(admin, namespace, finishing.name, { finalizers: null });
+    await finishing.sidecar.waitFor(
+      'progress',
+      (p) => /handing deployment\/orders back/.test(p.message),
+      20_000,
+    );
+    await setWorkloadStatus({ phase: 'HandedBack', routes: 0, message: 'Handed back.' });
+    const done = await finishing.sidecar.waitFor('detached', () => true, 20_000);
+    assert.match(done.message, /your route drained, and deployment\/orders is handed back/);
+    assert.equal(done.handback?.phase, 'HandedBack');
+    assert.equal(finishing.sidecar.of('warning').filter((w) => w.code === 'handback-pending').length, 0);
+  } finally {
+    await setWorkloadStatus(null);
+  }
 });

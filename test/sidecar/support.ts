@@ -35,6 +35,10 @@ import { restrictedKubeconfig } from '../env/k8s/kubeconfig';
 import { fixtureDeployment } from '../support/kube';
 import { proxiedKubeconfig } from './groupProxy';
 import { pollUntil } from '../support/poll';
+import { sidecarTranscriptDir } from '../support/leakScan';
+import { createSecret } from '../support/secrets';
+
+const sidecarOutputDir = sidecarTranscriptDir(runDir);
 
 /** The suite's private copy of the QueueSplit group (must not contain "queuesplit.dev"). */
 export const PRIVATE_GROUP = 'sidecar-suite.queuesplit.test';
@@ -69,7 +73,18 @@ export class SidecarProcess {
   private readonly child: ChildProcess;
 
   constructor(bundle: string, args: readonly string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, [bundle, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // stdin is a pipe, as the extension spawns it: tests write requests (a stop) on it.
+    this.child = spawn(process.execPath, [bundle, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdin?.on('error', () => undefined); // EPIPE after it exited: nothing to stop
+    // Everything it says is kept for the leak scan (test/support/leakScan.ts), which greps it
+    // for the credentials, header values and bodies the suites registered.
+    fs.mkdirSync(sidecarOutputDir, { recursive: true });
+    const transcript = fs.createWriteStream(
+      path.join(sidecarOutputDir, `${Date.now()}-${this.child.pid ?? 'unstarted'}.log`),
+    );
+    this.child.stdout?.on('data', (chunk: string | Buffer) => transcript.write(chunk));
+    this.child.stderr?.on('data', (chunk: string | Buffer) => transcript.write(chunk));
+    this.child.on('close', () => transcript.end());
     let buffer = '';
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
@@ -122,6 +137,11 @@ export class SidecarProcess {
 
   kill(signal: NodeJS.Signals): void {
     this.child.kill(signal);
+  }
+
+  /** Writes one line on its stdin (a protocol request). */
+  send(line: string): void {
+    this.child.stdin?.write(line.endsWith('\n') ? line : `${line}\n`);
   }
 
   /** SIGKILL if still running (test cleanup). */
@@ -229,10 +249,7 @@ export async function createWorkload(
     namespace,
     body: { metadata: { name: `${name}-kafka` }, data: { brokers: IN_CLUSTER_KAFKA } },
   });
-  await core.createNamespacedSecret({
-    namespace,
-    body: { metadata: { name: `${name}-rabbit` }, stringData: { url: amqpUrl } },
-  });
+  await createSecret(admin, namespace, `${name}-rabbit`, { url: amqpUrl });
   const setup: WorkloadSetup = {
     name,
     ordersTopic: `orders-${suffix}`,

@@ -9,6 +9,8 @@ import { AddressMap } from '../../sidecar/addressMap';
 import { expandEnv } from '../../sidecar/connection';
 import type { ShadowMessage } from '../../sidecar/consumers/types';
 import {
+  amqpDecimalText,
+  amqpTimestampText,
   cloudEventHeaders,
   encodeHeaderValue,
   headerValueBytes,
@@ -94,6 +96,19 @@ test('header values: printable ASCII kept, the rest percent-encoded; repeated Ka
   assert.equal(h['x-content-type'], undefined, 'the Kafka content-type header becomes the HTTP content-type');
   assert.equal(h['x-ce-id'], 'spoof', 'a broker header can never replace an attribute');
   assert.equal(h['ce-id'], '1-42');
+});
+
+test('AMQP decimal and timestamp edge cases: sign, scale, zero padding, outside the Date range', () => {
+  assert.equal(amqpDecimalText(0, 7), '7');
+  assert.equal(amqpDecimalText(2, 12_345), '123.45');
+  assert.equal(amqpDecimalText(3, 5), '0.005');
+  assert.equal(amqpDecimalText(3, 0x1_0000_0000 - 5), '-0.005', 'the 32-bit value is signed');
+  assert.equal(amqpDecimalText(2, 0x80000000), '-21474836.48', 'the most negative value');
+  assert.equal(amqpDecimalText(1, 0), '0.0');
+  assert.equal(amqpTimestampText(0), '1970-01-01T00:00:00Z');
+  assert.equal(amqpTimestampText(1e17), '100000000000000000', 'beyond JavaScript Dates: the seconds');
+  assert.equal(headerValueBytes({ '!': 'timestamp', value: 86_400 }), '1970-01-02T00:00:00Z');
+  assert.equal(headerValueBytes({ n: Number.NaN, inf: Infinity }), '{"n":null,"inf":null}');
 });
 
 test('AMQP properties map to x-amqp-*', () => {

@@ -2,6 +2,8 @@
 // original env literals in the pod template, the wanted replica count, no handback finalizer,
 // no override generation, and that many ready pods.
 import { AppsV1Api, type KubeConfig, type V1Deployment, type V1StatefulSet } from '@kubernetes/client-node';
+import { WORKLOAD_STATUS_ANNOTATION } from '../../core/workloadStatus';
+import { parseWorkloadStatus } from '../../core/workloadStatusParse';
 import { waitForReadyPods } from './kube';
 import { pollUntil } from './poll';
 
@@ -21,6 +23,17 @@ export async function readWorkload(
   return kind === 'Deployment'
     ? apps.readNamespacedDeployment({ name, namespace })
     : apps.readNamespacedStatefulSet({ name, namespace });
+}
+
+/** The workload-level split status the controller publishes (core/workloadStatus.ts), parsed. */
+export async function readWorkloadStatus(
+  kc: KubeConfig,
+  kind: 'Deployment' | 'StatefulSet',
+  namespace: string,
+  name: string,
+) {
+  const w = await readWorkload(kc, kind, namespace, name);
+  return parseWorkloadStatus(w.metadata?.annotations?.[WORKLOAD_STATUS_ANNOTATION]);
 }
 
 export function envOf(workload: V1Deployment | V1StatefulSet, container: string, name: string) {

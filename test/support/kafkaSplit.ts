@@ -2,6 +2,7 @@
 // `x-message-id` header the fixture consumer records) and a developer's local consumer of a
 // session shadow, reading it with the group the split's env overrides name.
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs';
+import { messageBody, messageHeaders } from './secrets';
 import type { Services } from './services';
 
 export function kafkaClient(services: Services, clientId: string): Kafka {
@@ -36,8 +37,8 @@ export async function produceIds(
     acks: -1,
     messages: ids.map((id) => ({
       key: id,
-      value: `body ${id}`,
-      headers: { 'x-message-id': id, ...(user ? { 'x-queue-split-user': user } : {}) },
+      value: messageBody(id),
+      headers: messageHeaders(user, { 'x-message-id': id }),
     })),
   });
 }

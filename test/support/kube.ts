@@ -9,8 +9,14 @@ import {
   type V1Pod,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
+import {
+  restrictedContainerSecurityContext,
+  restrictedNamespaceLabels,
+  restrictedPodSecurityContext,
+} from '../../core/podSecurity';
 import { readRecords, type FixtureRecord } from '../fixtures/records';
 import { runDir } from '../env/paths';
+import { snapshotNamespace } from './leakScan';
 import { pollUntil } from './poll';
 import { uniqueName } from './services';
 
@@ -22,9 +28,12 @@ export function adminConfig(kubeconfig: string): KubeConfig {
   return kc;
 }
 
+/** A throwaway namespace that enforces PodSecurity `restricted`, as a hardened cluster would. */
 export async function createNamespace(kc: KubeConfig, prefix: string): Promise<string> {
   const name = uniqueName(prefix).toLowerCase().slice(0, 63);
-  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  await kc
+    .makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name, labels: restrictedNamespaceLabels } } });
   // Pods need the namespace's default service account, made by the controller-manager.
   await pollUntil(
     `service account default in ${name}`,
@@ -34,7 +43,9 @@ export async function createNamespace(kc: KubeConfig, prefix: string): Promise<s
   return name;
 }
 
+/** Deletes a test namespace, first keeping what it holds for the leak scan (test/support/leakScan.ts). */
 export async function deleteNamespace(kc: KubeConfig, name: string): Promise<void> {
+  await snapshotNamespace(kc, name, runDir);
   await kc
     .makeApiClient(CoreV1Api)
     .deleteNamespace({ name })
@@ -114,7 +125,16 @@ export function fixtureDeployment(options: {
         metadata: { labels: { app: options.name } },
         spec: {
           terminationGracePeriodSeconds: 10,
-          containers: [{ name: 'app', image: options.image, env: options.env }],
+          // Test namespaces enforce PodSecurity `restricted`: the fixtures comply like the agent.
+          securityContext: restrictedPodSecurityContext,
+          containers: [
+            {
+              name: 'app',
+              image: options.image,
+              env: options.env,
+              securityContext: restrictedContainerSecurityContext,
+            },
+          ],
         },
       },
     },

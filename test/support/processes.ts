@@ -2,7 +2,9 @@
 // the controller replica that holds the leader Lease, and a workload's queue-agent.
 import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { testInstall } from '../../deploy/install';
+import { agentLog, agentPods, httpStatus } from './agentMetrics';
 import { pidOf } from './kube';
+import { pollUntil } from './poll';
 
 export const CONTROLLER_LEASE = 'queuesplit-controller';
 const controllerSelector = 'app.kubernetes.io/name=queue-split,app.kubernetes.io/component=controller';
@@ -59,4 +61,47 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * SIGKILLs the workload's running queue-agent and waits until the kubelet has restarted it and
+ * the new process has reconciled once (its /readyz answers 200); returns the new pid.
+ */
+export async function killQueueAgent(
+  kc: KubeConfig,
+  namespace: string,
+  workload: string,
+  timeoutMs = 60_000,
+): Promise<number> {
+  const pid = await pollUntil(
+    `a live queue-agent of ${workload}`,
+    () => queueAgentPid(kc, namespace, workload),
+    Boolean,
+    timeoutMs,
+  );
+  const [pod] = await agentPods(kc, namespace, workload);
+  const starts = agentLog(pod!).filter((l) => l.event === 'agent.started').length;
+  process.kill(pid!, 'SIGKILL');
+  const next = await pollUntil(
+    `the queue-agent of ${workload} restarted after kill -9 of pid ${pid}`,
+    () => queueAgentPid(kc, namespace, workload),
+    (p) => p !== undefined && p !== pid,
+    timeoutMs,
+  );
+  const port = await pollUntil(
+    `the restarted queue-agent of ${workload} logged agent.started`,
+    async () => {
+      const started = agentLog(pod!).filter((l) => l.event === 'agent.started');
+      return started.length > starts ? started[started.length - 1]!.metricsPort : undefined;
+    },
+    (p) => typeof p === 'number',
+    timeoutMs,
+  );
+  await pollUntil(
+    `the restarted queue-agent of ${workload} reconciled once (/readyz)`,
+    () => httpStatus(port as number, '/readyz').catch(() => 0),
+    (status) => status === 200,
+    timeoutMs,
+  );
+  return next!;
 }

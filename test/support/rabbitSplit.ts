@@ -1,8 +1,9 @@
 // A RabbitMQ consumer workload, annotated for Queue Split, as the cluster suites use it.
 import * as amqp from 'amqplib';
-import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { asStatefulSet, fixtureDeployment, records, waitForReadyPods } from './kube';
+import { createSecret, messageBody, messageHeaders } from './secrets';
 import type { Services } from './services';
 
 export const rabbitDeclaration = [
@@ -23,15 +24,7 @@ export async function deployRabbitApp(
   replicas = 1,
   kind: 'Deployment' | 'StatefulSet' = 'Deployment',
 ): Promise<void> {
-  const core = kc.makeApiClient(CoreV1Api);
-  await core
-    .createNamespacedSecret({
-      namespace,
-      body: { metadata: { name: 'amqp' }, stringData: { url: services.amqpUrl } },
-    })
-    .catch((e: unknown) => {
-      if ((e as { code?: number }).code !== 409) throw e;
-    });
+  await createSecret(kc, namespace, 'amqp', { url: services.amqpUrl });
   const body = fixtureDeployment({
     name,
     image: 'queuesplit/fixture-rabbitmq-consumer',
@@ -56,10 +49,10 @@ export async function publishTo(
   user?: string,
 ) {
   for (const id of ids) {
-    ch.sendToQueue(queue, Buffer.from(`body ${id}`), {
+    ch.sendToQueue(queue, Buffer.from(messageBody(id)), {
       messageId: id,
       persistent: true,
-      headers: user ? { 'x-queue-split-user': user } : {},
+      headers: messageHeaders(user),
     });
   }
   await ch.waitForConfirms();

@@ -2,6 +2,7 @@
 // first; when the environment is not up they fail loudly with the fix, never skip.
 import * as fs from 'node:fs';
 import { envFile } from '../env/paths';
+import { registerUrlCredentials } from './secrets';
 
 export interface Services {
   kafkaBrokers: string[];
@@ -24,12 +25,16 @@ export function loadServices(): Services {
     if (!value) throw new Error(`${name} is not set in ${envFile}; rerun \`npm run env:up\`.`);
     return value;
   };
-  return {
+  const services = {
     kafkaBrokers: need('KAFKA_BROKERS').split(','),
     amqpUrl: need('AMQP_URL'),
     rabbitManagementUrl: need('RABBITMQ_MANAGEMENT_URL'),
     kubeconfig: need('KUBECONFIG'),
   };
+  // Every suite gets the broker credentials here, so the leak scan always knows them.
+  registerUrlCredentials(services.amqpUrl, 'AMQP_URL');
+  registerUrlCredentials(services.rabbitManagementUrl, 'RABBITMQ_MANAGEMENT_URL');
+  return services;
 }
 
 /** A name no earlier run used, so reruns against a long-lived broker never see old data. */

@@ -45,11 +45,18 @@ export interface KafkaHarness extends ProviderHarness {
   groupOf(destination: string): string;
 }
 
-export function kafkaHarness(): KafkaHarness {
-  const services = loadServices();
+export interface KafkaHarnessOptions {
+  /** Another cluster than the environment's broker (test/env/kafka/cluster.ts). */
+  readonly brokers?: readonly string[];
+  /** How each topology's source is created: replication factor and topic configs. */
+  readonly source?: { readonly replicationFactor: number; readonly config: Readonly<Record<string, string>> };
+}
+
+export function kafkaHarness(options: KafkaHarnessOptions = {}): KafkaHarness {
+  const brokers = [...(options.brokers ?? loadServices().kafkaBrokers)];
   const kafka = new Kafka({
     clientId: 'qs-conformance',
-    brokers: services.kafkaBrokers,
+    brokers,
     logLevel: logLevel.NOTHING,
   });
   const groupOf = new Map<string, string>();
@@ -84,7 +91,11 @@ export function kafkaHarness(): KafkaHarness {
       async (a) =>
         (await a.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions.length ?? PARTITIONS,
     );
-  const createTopic = async (topic: string, numPartitions = PARTITIONS) => {
+  const createTopic = async (
+    topic: string,
+    numPartitions = PARTITIONS,
+    shape: KafkaHarnessOptions['source'] = undefined,
+  ) => {
     await withAdmin((a) =>
       a.createTopics({
         waitForLeaders: false, // polled below: kafkajs' wait trips over a KRaft broker's propagation
@@ -92,10 +103,12 @@ export function kafkaHarness(): KafkaHarness {
           {
             topic,
             numPartitions,
-            configEntries: [
-              { name: 'retention.ms', value: '-1' },
-              { name: 'retention.bytes', value: '-1' },
-            ],
+            ...(shape ? { replicationFactor: shape.replicationFactor } : {}),
+            configEntries: Object.entries({
+              'retention.ms': '-1',
+              'retention.bytes': '-1',
+              ...shape?.config,
+            }).map(([name, value]) => ({ name, value })),
           },
         ],
       }),
@@ -138,7 +151,7 @@ export function kafkaHarness(): KafkaHarness {
     return {
       activationId: k.activationId,
       epoch: 1,
-      connection: { brokers: services.kafkaBrokers },
+      connection: { brokers },
       sourceTopic: k.source,
       appGroup: k.appGroup,
       offsetReset: 'earliest',
@@ -182,6 +195,9 @@ export function kafkaHarness(): KafkaHarness {
       'header order across different keys: kafkajs groups repeated keys, so [a, b, a] arrives as [a, a, b] (values and their order per key kept; filters read the last)',
       'timestamp type: the copy carries the source timestamp as CreateTime',
       'producer id, epoch and sequence: the engine’s transactional producer writes the copy',
+      'record batches: copies are batched per engine transaction (batch boundaries, base offsets, leader epochs and the attributes of the source batch are the shadow’s)',
+      'compression: a copy is written with its source batch’s codec, except zstd where the runtime cannot encode it (Node < 22.15): then gzip (agent/kafka/DECISIONS.md, "Compression")',
+      'transaction state: every copy is part of an engine transaction; aborted source records are not copied, and a read_uncommitted reader of a shadow can see an aborted copy before its retry (a duplicate in the same shadow, agent/kafka/DECISIONS.md)',
     ],
 
     async topology() {
@@ -200,7 +216,7 @@ export function kafkaHarness(): KafkaHarness {
         return n;
       };
       const source = topic('source');
-      await createTopic(source);
+      await createTopic(source, PARTITIONS, options.source);
       const appShadow = topic('app');
       const t: KafkaTopology = {
         label,

@@ -26,8 +26,8 @@ export function toRecord(m: TestMessage, partition: number): Message {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-function decode(value: Buffer | string | undefined): unknown {
-  if (value === undefined || typeof value === 'string') return value;
+function decode(value: Buffer | string | null | undefined): unknown {
+  if (value === undefined || value === null || typeof value === 'string') return value; // null: a null header value
   try {
     return utf8.decode(value);
   } catch {

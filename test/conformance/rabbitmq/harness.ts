@@ -106,7 +106,7 @@ export function rabbitHarness(type: QueueType): ProviderHarness {
   return {
     name: `rabbitmq-${type}`,
     provider: 'rabbitmq',
-    cleanupRetainsShadows: type === 'quorum',
+    cleanupRetainsShadows: false,
     richProperties: {
       contentEncoding: 'identity',
       correlationId: 'corr-7',
@@ -132,10 +132,14 @@ export function rabbitHarness(type: QueueType): ProviderHarness {
     notPreserved: [
       'deliveryMode: forced to 2 (persistent) so the shadow copy is durable',
       'userId: kept only when it equals the engine user (the broker checks it against the publishing connection)',
-      'exchange and routing key: copies go through the default exchange to the shadow',
-      'redelivered flag: delivery state, not message content',
-      'header integer widths and float32: amqplib re-encodes numbers as the smallest signed type / double (values kept)',
-      'expiration: copied, so the per-message TTL restarts at the shadow publish',
+      "exchange: copies go through the split's routing exchange (named like the app shadow), with the producer's routing key kept; the first hop records the producer's exchange (and routing key) in x-queue-split-exchange / x-queue-split-routing-key",
+      'x-queue-split-to header: added, it names the queue the routing exchange delivers the copy to',
+      'redelivered flag: delivery state, not message content; every copy is delivered fresh',
+      'CC/BCC headers: dropped, they would route the copy again; CC is kept as x-queue-split-cc',
+      "x-delivery-count header: dropped, it counts the source's redeliveries (a quorum shadow adds its own)",
+      'a longstr header whose bytes are not UTF-8: re-encoded as UTF-8 (invalid sequences become U+FFFD); every other header keeps its AMQP type and value',
+      'expiration: copied, so the per-message TTL restarts at each hop (source to shadow, shadow to source)',
+      "the source's policies (message TTL, max-length, dead-lettering) do not follow a copy into its shadow",
     ],
 
     async topology() {
@@ -295,6 +299,8 @@ export function rabbitHarness(type: QueueType): ProviderHarness {
       for (const name of asTopology(t).names) {
         await withChannel((ch) => ch.deleteQueue(name)).catch(() => undefined);
       }
+      // The engine's routing exchange is named like the application shadow.
+      await withChannel((ch) => ch.deleteExchange(t.appShadow)).catch(() => undefined);
     },
 
     async close() {

@@ -1,5 +1,5 @@
 // Field preservation: what the application or the developer consumes from a shadow is the
-// message the producer sent (DESIGN §5): body, headers/properties, content type, timestamp,
+// message the producer sent (docs/design.md §5): body, headers/properties, content type, timestamp,
 // message id. What a provider cannot carry is listed by its harness and printed here.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

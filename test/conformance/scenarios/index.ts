@@ -1,5 +1,5 @@
 // The provider-neutral conformance suite: one scenario body per behaviour, run against every
-// provider harness (DESIGN §5 is what it proves).
+// provider harness (docs/design.md §5 is what it proves).
 import { describe } from 'node:test';
 import type { ProviderHarness } from '../harness';
 import { crashScenarios } from './crash';
@@ -8,6 +8,7 @@ import { fieldScenarios } from './fields';
 import { lifecycleScenarios } from './lifecycle';
 import { recoveryScenarios } from './recovery';
 import { routingScenarios } from './routing';
+import { soakScenarios } from './soak';
 
 export function defineConformanceSuite(h: ProviderHarness): void {
   describe(`engine conformance: ${h.name}`, { concurrency: 1 }, () => {
@@ -17,5 +18,6 @@ export function defineConformanceSuite(h: ProviderHarness): void {
     fencingScenarios(h);
     lifecycleScenarios(h);
     recoveryScenarios(h);
+    soakScenarios(h);
   });
 }

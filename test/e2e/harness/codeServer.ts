@@ -3,17 +3,20 @@
 // writes the developer's own VS Code state.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { removeTempDir, signalGroup, tempDir, trackGroup, untrackGroup } from './exitCleanup';
 import { codeServerBin } from './paths';
+import { freePort } from '../../support/freePort';
+export { freePort } from '../../support/freePort';
 
 export interface CodeServer {
   /** e.g. http://127.0.0.1:41234 */
   url: string;
   pid: number;
   logFile: string;
+  /** VS Code's server-side logs while it runs (one folder per extension host, output channels). */
+  logsDir: string;
   stop(): Promise<void>;
 }
 
@@ -39,19 +42,6 @@ const quietSettings: Record<string, unknown> = {
   'update.mode': 'none',
   'security.workspace.trust.enabled': false,
 };
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 function groupAlive(pgid: number): boolean {
   try {
@@ -105,13 +95,13 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
   let exited: string | undefined;
   child.once('exit', (code, signal) => (exited = `exited (code ${code}, signal ${signal})`));
 
+  const logs = path.join(userDataDir, 'logs');
   const stop = async () => {
     if (!untrackGroup(pid)) return;
     signalGroup(pid, 'SIGTERM');
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline && groupAlive(pid)) await sleep(100);
     if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
-    const logs = path.join(userDataDir, 'logs');
     if (options.keepLogsIn && fs.existsSync(logs)) fs.cpSync(logs, options.keepLogsIn, { recursive: true });
     removeTempDir(state);
   };
@@ -123,7 +113,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
       (r) => r.ok,
       () => false,
     );
-    if (healthy) return { url, pid, logFile: options.logFile, stop };
+    if (healthy) return { url, pid, logFile: options.logFile, logsDir: logs, stop };
     if (exited !== undefined || Date.now() > deadline) {
       await stop();
       const log = fs.readFileSync(options.logFile, 'utf8').split('\n').slice(-30).join('\n');
@@ -132,5 +122,31 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
       );
     }
     await sleep(200);
+  }
+}
+
+/**
+ * Waits until an output channel's log file (e.g. "Queue Split.log", of any extension host of
+ * this server) has a line containing `text`: the moment something the extension logs is done.
+ */
+export async function waitForServerLog(
+  server: CodeServer,
+  channelFile: string,
+  text: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const files = fs.existsSync(server.logsDir)
+      ? fs
+          .readdirSync(server.logsDir, { recursive: true, encoding: 'utf8' })
+          .filter((f) => path.basename(f) === channelFile)
+      : [];
+    if (files.some((f) => fs.readFileSync(path.join(server.logsDir, f), 'utf8').includes(text))) return;
+    if (Date.now() > deadline) {
+      throw new Error(`no "${text}" in ${channelFile} under ${server.logsDir} after ${timeoutMs / 1000}s`);
+    }
+    // Short: callers act the moment the line is there (e.g. reload right after a command).
+    await sleep(10);
   }
 }

@@ -20,7 +20,6 @@ interface PackageJson {
     commands: { command: string }[];
     viewsContainers: { activitybar: { icon: string }[] };
     walkthroughs: { steps: { media: { markdown: string } }[] }[];
-    snippets: { path: string }[];
     jsonValidation: { url: string }[];
   };
 }
@@ -92,13 +91,12 @@ describe('Queue Split extension in the extension host', () => {
     assert.deepEqual(missing, []);
   });
 
-  it('ships every file its manifest names (icons, walkthrough, snippets, schema)', () => {
+  it('ships every file its manifest names (icons, walkthrough, schemas)', () => {
     const m = manifest();
     const files = [
       m.icon,
       ...m.contributes.viewsContainers.activitybar.map((c) => c.icon),
       ...m.contributes.walkthroughs.flatMap((w) => w.steps.map((s) => s.media.markdown)),
-      ...m.contributes.snippets.map((s) => s.path),
       ...m.contributes.jsonValidation.map((j) => j.url),
     ];
     for (const file of files) assert.ok(fs.existsSync(path.join(repoRoot, file)), `${file} is missing`);
@@ -159,18 +157,24 @@ describe('Queue Split extension in the extension host', () => {
     }
   });
 
-  it('adds a queueSplit block to launch.json (creating it) and the block parses', async () => {
+  it('adds a split to launch.json (creating it): the env names it, .vscode/queue-split.json defines it', async () => {
     const folder = vscode.workspace.workspaceFolders?.[0];
     assert.ok(folder, 'the harness opens a folder');
     await vscode.commands.executeCommand('queueSplit.addToLaunchConfig');
     const file = path.join(folder.uri.fsPath, '.vscode', 'launch.json');
     const launch = JSON.parse(fs.readFileSync(file, 'utf8')) as {
-      configurations: {
-        queueSplit?: { workload?: string; headers?: Record<string, string>; delivery?: string };
-      }[];
+      configurations: { env?: Record<string, string>; queueSplit?: unknown }[];
     };
-    const block = launch.configurations[0]?.queueSplit;
-    assert.ok(block, fs.readFileSync(file, 'utf8'));
+    const name = launch.configurations[0]?.env?.QUEUE_SPLIT;
+    assert.ok(name, fs.readFileSync(file, 'utf8'));
+    assert.equal(launch.configurations[0]?.queueSplit, undefined, 'no inline block');
+    const splits = JSON.parse(
+      fs.readFileSync(path.join(folder.uri.fsPath, '.vscode', 'queue-split.json'), 'utf8'),
+    ) as {
+      splits: Record<string, { workload?: string; headers?: Record<string, string>; delivery?: string }>;
+    };
+    const block = splits.splits[name];
+    assert.ok(block, JSON.stringify(splits));
     assert.equal(block.delivery, 'env');
     assert.ok(block.headers?.['x-queue-split-user'], 'the default filter header');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');

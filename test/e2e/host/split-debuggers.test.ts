@@ -27,7 +27,7 @@ let fixture: SplitFixture;
 let api: QueueSplitApi;
 let dir: string;
 const config = () => vscode.workspace.getConfiguration('queueSplit');
-const SETTINGS = ['kubeconfig', 'namespace', 'owner', 'leaseSeconds'];
+const SETTINGS = ['kubeconfig', 'namespace', 'owner', 'leaseSeconds', 'linger'];
 const REAL_SOURCE = 'the-real-queue-must-not-be-used';
 
 interface Marker {
@@ -60,6 +60,8 @@ describe('other debuggers, persist and Stop All My Splits (real cluster)', funct
     await config().update('namespace', fixture.namespace, vscode.ConfigurationTarget.Global);
     await config().update('owner', fixture.owner, vscode.ConfigurationTarget.Global);
     await config().update('leaseSeconds', 30, vscode.ConfigurationTarget.Global);
+    // These tests assert a split stops with its debug session: no linger (split-linger.test.ts covers it).
+    await config().update('linger', 0, vscode.ConfigurationTarget.Global);
   });
 
   after(async function () {

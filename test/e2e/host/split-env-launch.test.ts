@@ -63,13 +63,15 @@ describe('debug launches with a queueSplit block (real cluster, env delivery)', 
     await config().update('namespace', fixture.namespace, vscode.ConfigurationTarget.Global);
     await config().update('owner', fixture.owner, vscode.ConfigurationTarget.Global);
     await config().update('leaseSeconds', 30, vscode.ConfigurationTarget.Global);
+    // These tests assert a split stops with its debug session: no linger (split-linger.test.ts covers it).
+    await config().update('linger', 0, vscode.ConfigurationTarget.Global);
   });
 
   after(async function () {
     this.timeout(120_000);
     await bounded('stop debugging', () => vscode.debug.stopDebugging());
     await bounded('reset settings', async () => {
-      for (const key of ['kubeconfig', 'namespace', 'owner', 'leaseSeconds'])
+      for (const key of ['kubeconfig', 'namespace', 'owner', 'leaseSeconds', 'linger'])
         await config().update(key, undefined, vscode.ConfigurationTarget.Global);
     });
     fs.rmSync(dir, { recursive: true, force: true });

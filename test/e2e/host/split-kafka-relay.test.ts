@@ -33,6 +33,7 @@ const SETTINGS = [
   'namespace',
   'owner',
   'leaseSeconds',
+  'linger',
   'delivery.relayKafkaBrokers',
   'delivery.relayTo',
 ];
@@ -79,6 +80,8 @@ describe('Kafka: relay delivery and Send Test Message from the active editor (re
     await set('namespace', fixture.namespace);
     await set('owner', fixture.owner);
     await set('leaseSeconds', 30);
+    // These tests assert a split stops with its debug session: no linger (split-linger.test.ts covers it).
+    await set('linger', 0);
     await set('delivery.relayKafkaBrokers', fixture.services.kafkaBrokers.join(','));
     await set('delivery.relayTo', { orders: relayTopic });
   });

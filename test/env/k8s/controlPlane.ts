@@ -16,10 +16,26 @@ export const adminKubeconfig = path.join(runDir, 'kubeconfig');
 const ports = { etcd: 2379, etcdPeer: 2380, apiserver: 6443, controllerManager: 10257, scheduler: 10259 };
 
 /**
+ * Where one etcd + kube-apiserver pair lives: the shared environment's (below), or a private
+ * pair a test may pause or kill without touching anybody else's (test/support/privateApiServer.ts).
+ */
+export interface ApiServerLayout {
+  /** Prefix of the process names (pid and log files): '' for the shared pair. */
+  prefix: string;
+  /** Working directory; etcd keeps its data in `<home>/etcd`. */
+  home: string;
+  ports: { etcd: number; etcdPeer: number; apiserver: number };
+  pki: Pki;
+}
+
+export const etcdName = (layout: ApiServerLayout) => `${layout.prefix}etcd`;
+export const apiServerName = (layout: ApiServerLayout) => `${layout.prefix}kube-apiserver`;
+
+/**
  * Runs build.sh (a no-op when cached) and returns the directory holding the binaries. Async on
  * purpose: the brokers start concurrently and their readiness checks need the event loop.
  */
-async function binaries(): Promise<string> {
+export async function binaries(): Promise<string> {
   const child = spawn('bash', [path.join(__dirname, 'build.sh')], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -60,10 +76,11 @@ async function startOne(
   args: string[],
   ready: () => Promise<boolean>,
   timeoutMs: number,
+  cwd = home,
 ): Promise<void> {
   if (runningPid(name) !== undefined && (await ready().catch(() => false))) return;
   await stop(name); // a recorded but unhealthy process: replace it
-  const proc = startDetached(name, binary, args, { cwd: home });
+  const proc = startDetached(name, binary, args, { cwd });
   await waitFor(name, ready, {
     timeoutMs,
     logFile: logFileOf(name),
@@ -79,60 +96,12 @@ export async function startControlPlane(): Promise<Record<string, string>> {
   writeAdminKubeconfig(adminKubeconfig, pki);
   const version = execFileSync(path.join(bin, 'kube-apiserver'), ['--version'], { encoding: 'utf8' }).trim();
 
-  for (const [name, port] of [
-    ['etcd', ports.etcd],
-    ['kube-apiserver', ports.apiserver],
-  ] as const) {
-    if (runningPid(name) === undefined && (await portOpen(port))) {
-      throw new Error(
-        `k8s: port ${port} (${name}) is taken by a process this environment did not start; stop it first.`,
-      );
-    }
-  }
-
-  await startOne(
-    'etcd',
-    path.join(bin, 'etcd'),
-    [
-      '--name=default',
-      `--data-dir=${path.join(home, 'etcd')}`,
-      `--listen-client-urls=http://127.0.0.1:${ports.etcd}`,
-      `--advertise-client-urls=http://127.0.0.1:${ports.etcd}`,
-      `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
-      `--initial-cluster=default=http://127.0.0.1:${ports.etcdPeer}`,
-      '--listen-metrics-urls=',
-      // Test data only: skipping fsync makes the API server several times faster here.
-      '--unsafe-no-fsync',
-      '--log-level=warn',
-    ],
-    async () => (await fetch(`http://127.0.0.1:${ports.etcd}/health`)).ok,
-    30_000,
-  );
-
-  await startOne(
-    'kube-apiserver',
-    path.join(bin, 'kube-apiserver'),
-    [
-      `--etcd-servers=http://127.0.0.1:${ports.etcd}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${ports.apiserver}`,
-      `--tls-cert-file=${pki.serverCert}`,
-      `--tls-private-key-file=${pki.serverKey}`,
-      `--client-ca-file=${pki.caCert}`,
-      `--service-account-key-file=${pki.saPub}`,
-      `--service-account-signing-key-file=${pki.saKey}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      '--authorization-mode=RBAC',
-      '--service-cluster-ip-range=10.96.0.0/16',
-      '--allow-privileged=true',
-      '--profiling=false',
-      '--v=1',
-    ],
-    async () => (await get(`${apiServerUrl}/readyz`, pki)).status === 200,
-    120_000,
-  );
+  await startEtcdAndApiServer(bin, {
+    prefix: '',
+    home,
+    ports: { etcd: ports.etcd, etcdPeer: ports.etcdPeer, apiserver: ports.apiserver },
+    pki,
+  });
 
   const adminArgs = [
     `--kubeconfig=${adminKubeconfig}`,
@@ -173,6 +142,68 @@ export async function startControlPlane(): Promise<Record<string, string>> {
   return { KUBECONFIG: adminKubeconfig, KUBERNETES_VERSION: version.replace(/^Kubernetes /, '') };
 }
 
+/** Starts (or keeps, when healthy) one etcd and the kube-apiserver on it, as `layout` places them. */
+export async function startEtcdAndApiServer(bin: string, layout: ApiServerLayout): Promise<void> {
+  const { ports, pki } = layout;
+  fs.mkdirSync(layout.home, { recursive: true });
+  for (const [name, port] of [
+    [etcdName(layout), ports.etcd],
+    [apiServerName(layout), ports.apiserver],
+  ] as const) {
+    if (runningPid(name) === undefined && (await portOpen(port))) {
+      throw new Error(
+        `k8s: port ${port} (${name}) is taken by a process this environment did not start; stop it first.`,
+      );
+    }
+  }
+
+  await startOne(
+    etcdName(layout),
+    path.join(bin, 'etcd'),
+    [
+      '--name=default',
+      `--data-dir=${path.join(layout.home, 'etcd')}`,
+      `--listen-client-urls=http://127.0.0.1:${ports.etcd}`,
+      `--advertise-client-urls=http://127.0.0.1:${ports.etcd}`,
+      `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+      `--initial-cluster=default=http://127.0.0.1:${ports.etcdPeer}`,
+      '--listen-metrics-urls=',
+      // Test data only: skipping fsync makes the API server several times faster here.
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ],
+    async () => (await fetch(`http://127.0.0.1:${ports.etcd}/health`)).ok,
+    30_000,
+    layout.home,
+  );
+
+  await startOne(
+    apiServerName(layout),
+    path.join(bin, 'kube-apiserver'),
+    [
+      `--etcd-servers=http://127.0.0.1:${ports.etcd}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${ports.apiserver}`,
+      `--tls-cert-file=${pki.serverCert}`,
+      `--tls-private-key-file=${pki.serverKey}`,
+      `--client-ca-file=${pki.caCert}`,
+      `--service-account-key-file=${pki.saPub}`,
+      `--service-account-signing-key-file=${pki.saKey}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      '--authorization-mode=RBAC',
+      '--service-cluster-ip-range=10.96.0.0/16',
+      '--allow-privileged=true',
+      '--profiling=false',
+      '--v=1',
+    ],
+    async () => (await get(`https://127.0.0.1:${ports.apiserver}/readyz`, pki)).status === 200,
+    120_000,
+    layout.home,
+  );
+}
+
 /** Starts the test kubelet and waits until the scheduler can place pods on its node. */
 async function startKubelet(): Promise<void> {
   const kc = new KubeConfig();
@@ -206,6 +237,10 @@ export async function stopControlPlane(): Promise<void> {
   // The kubelet first: it stops every pod process it runs.
   await stop('kubelet', 30_000);
   await Promise.all([stop('kube-scheduler'), stop('kube-controller-manager')]);
-  await stop('kube-apiserver', 30_000);
-  await stop('etcd');
+  await stopEtcdAndApiServer({ prefix: '' });
+}
+
+export async function stopEtcdAndApiServer(layout: Pick<ApiServerLayout, 'prefix'>): Promise<void> {
+  await stop(`${layout.prefix}kube-apiserver`, 30_000);
+  await stop(`${layout.prefix}etcd`);
 }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CLEANUP_KEY } from '../../../core/agentProtocol';
 import { initialState, type SplitState } from '../../../core/state/stateDocument';
-import { cleanupRecord } from '../../../agent/controller/cleanupRecord';
+import { cleanupRecord, namespaceDeletedRecord } from '../../../agent/controller/cleanupRecord';
 
 function withPending(names: string[]): SplitState {
   const state = initialState({
@@ -39,4 +39,28 @@ test('a later handback adds to the earlier record without repeating a resource',
   const second = cleanupRecord(withPending(['qs-rses-a', 'qs-rses-c']), first[CLEANUP_KEY]);
   const names = (JSON.parse(second[CLEANUP_KEY]!) as { name: string }[]).map((r) => r.name);
   assert.deepEqual(names, ['qs-rses-a', 'qs-rses-c']);
+});
+
+test('a deleted namespace records the whole inventory, kept resources with their reasons, and earlier records', () => {
+  const state: SplitState = {
+    ...withPending(['qs-rapp-b']),
+    inventory: ['qs-rses-a', 'qs-rapp-b'].map((name) => ({
+      provider: 'rabbitmq' as const,
+      kind: 'queue' as const,
+      name,
+      queue: 'orders',
+      epoch: 1,
+    })),
+  };
+  const earlier = cleanupRecord(withPending(['qs-rses-old']))[CLEANUP_KEY];
+  const record = namespaceDeletedRecord(state, [earlier, undefined]);
+  const listed = JSON.parse(record[CLEANUP_KEY]!) as { name: string; reason: string }[];
+  assert.deepEqual(
+    listed.map((r) => r.name),
+    ['qs-rses-old', 'qs-rapp-b', 'qs-rses-a'],
+  );
+  assert.equal(listed[1]!.reason, 'qs-rapp-b: 3 ready', 'a kept resource keeps its own reason');
+  assert.match(listed[2]!.reason, /namespace shop was deleted during the split/);
+  assert.equal(record.workload, 'shop/Deployment/orders');
+  assert.match(record.safeAction!, /may hold messages/);
 });

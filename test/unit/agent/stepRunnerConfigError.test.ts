@@ -20,7 +20,14 @@ function desired(step: WorkloadPhase, checkpoint?: unknown): DesiredState {
     step,
     ...(checkpoint !== undefined ? { checkpoint } : {}),
   };
-  return { activationId: 'a/1', generation: 2, phase: step, queues: [plan], routes: [] };
+  return {
+    apiVersion: 'queuesplit.dev/desired/v1',
+    activationId: 'a/1',
+    generation: 2,
+    phase: step,
+    queues: [plan],
+    routes: [],
+  };
 }
 
 async function outcome(step: WorkloadPhase, checkpoint?: unknown) {

@@ -1,4 +1,4 @@
-// Filter semantics of DESIGN §4: parsing every input form, matching both brokers' header shapes.
+// Filter semantics of docs/design.md §4: parsing every input form, matching both brokers' header shapes.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {

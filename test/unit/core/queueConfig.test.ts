@@ -39,7 +39,7 @@ const kafka = (extra = '') =>
   `queues:\n  - name: orders\n    kafka:\n      brokersEnv: B\n      sourceEnv: T\n      groupEnv: G\n      offsetReset: latest\n${extra}`;
 
 describe('schema stage', () => {
-  test('accepts the DESIGN §3 example', () => {
+  test('accepts the docs/design.md §3 example', () => {
     const result = parseQueueConfig(DESIGN_EXAMPLE);
     assert.ok(result.ok, JSON.stringify(result));
     const [orders, invoices] = result.value.queues;

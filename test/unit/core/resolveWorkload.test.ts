@@ -317,6 +317,39 @@ describe('workload stage', () => {
     errorAt(plain, 'queues[1].rabbitmq.urlEnv', /plain amqp: URL, but the queue declares tls/);
   });
 
+  test('plain http management URL next to amqps is refused unless allowPlainHttpManagement is set', () => {
+    const amqps = withEnv((env) =>
+      env.map((e) => (e.name === 'AMQP_URL' ? { name: e.name, value: 'amqps://rabbit:5671' } : e)),
+    );
+    const refused = errorAt(
+      errorsOf(workload({ containers: amqps })),
+      'queues[1].rabbitmq.managementUrlEnv',
+      /RABBITMQ_MANAGEMENT_URL is a plain http:\/\/ URL while AMQP_URL uses TLS/,
+    );
+    assert.match(
+      refused.fix,
+      /https:\/\/ management URL, or set queues\[1\]\.rabbitmq\.allowPlainHttpManagement: true/,
+    );
+    // A tls block means TLS even when the URL is a Secret the controller cannot read.
+    const tls = ANNOTATION.replace('sourceEnv: INVOICE_QUEUE', 'sourceEnv: INVOICE_QUEUE\n      tls: {}');
+    errorAt(
+      errorsOf(workload({ annotation: tls })),
+      'queues[1].rabbitmq.managementUrlEnv',
+      /plain http:\/\/ URL while AMQP_URL uses TLS/,
+    );
+    const allowed = resolveWorkload(
+      workload({
+        annotation: ANNOTATION.replace(
+          'sourceEnv: INVOICE_QUEUE',
+          'sourceEnv: INVOICE_QUEUE\n      allowPlainHttpManagement: true',
+        ),
+        containers: amqps,
+      }),
+    );
+    assert.ok(allowed.ok, JSON.stringify(allowed));
+    assert.equal((allowed.value.queues[1] as ResolvedRabbitQueue).allowPlainHttpManagement, true);
+  });
+
   test('the last of duplicate env entries counts, as in Kubernetes', () => {
     const result = resolveWorkload(
       workload({ containers: withEnv((env) => [...env, { name: 'ORDERS_TOPIC', value: 'orders-v2' }]) }),

@@ -1,5 +1,5 @@
 // Builders for phase-machine tests: a two-queue workload and the event sequences that walk it
-// through every phase of DESIGN §6. Not a test file itself (no .test.ts suffix).
+// through every phase of docs/design.md §6. Not a test file itself (no .test.ts suffix).
 import assert from 'node:assert/strict';
 import type { SplitEvent } from '../../../core/state/events';
 import type { WorkloadPhase } from '../../../core/state/phases';

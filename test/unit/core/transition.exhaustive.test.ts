@@ -1,6 +1,6 @@
 // Every phase × every event type has a defined outcome and keeps the machine's invariants;
 // random event sequences keep them too, and without a positive proof nothing ever reaches
-// ACTIVE or returns the workload (DESIGN §5.6: no proof → never success).
+// ACTIVE or returns the workload (docs/design.md §5.6: no proof → never success).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';

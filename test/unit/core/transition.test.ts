@@ -1,4 +1,4 @@
-// The phase machine's paths through DESIGN §6: activation, attach, detach, handback, abort,
+// The phase machine's paths through docs/design.md §6: activation, attach, detach, handback, abort,
 // degradation and retry, with the actions each step asks for.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -253,7 +253,7 @@ describe('final deactivation (handback)', () => {
     assert.match(gaveUp.state.degraded!.reason, /not proven after 3 drains/);
   });
 
-  test('cleanup: the lease is released and the agent reaped; unverified resources are kept and reported', () => {
+  test('cleanup: the lease is released and the agent reaped, the finalizer kept for the HandedBack status; unverified resources are kept and reported', () => {
     const clean = transition(at('CLEANING_UP'), {
       type: 'proofReported',
       phase: 'CLEANING_UP',
@@ -262,12 +262,7 @@ describe('final deactivation (handback)', () => {
       evidence: 'deleted',
     });
     assert.equal(clean.state.phase, 'IDLE');
-    assert.deepEqual(types(clean.actions), [
-      'persistState',
-      'reapQueueAgent',
-      'removeFinalizer',
-      'releaseLease',
-    ]);
+    assert.deepEqual(types(clean.actions), ['persistState', 'reapQueueAgent', 'releaseLease']);
     assert.deepEqual(clean.state.inventory, []);
     assert.deepEqual(clean.state.activeQueues, []);
     const unverified = transition(at('CLEANING_UP'), {
@@ -384,7 +379,7 @@ describe('abort and degradation', () => {
     assert.deepEqual(types(retried.actions), ['persistState', 'scaleWorkload', 'stopPump', 'rollbackQueues']);
   });
 
-  test('an agent fault while ACTIVE degrades; retry restarts pumps and republishes routes', () => {
+  test('an agent fault while ACTIVE degrades; retry restarts pumps, republishes routes and puts the env overrides back', () => {
     const fault = transition(at('ACTIVE'), {
       type: 'faultReported',
       queue: 'orders',
@@ -399,6 +394,8 @@ describe('abort and degradation', () => {
       'ensureQueueAgent',
       'startPump',
       'publishRoutes',
+      // The fault may have been drift (docs/design.md, "Drift"); applied only where changed.
+      'applyOverrides',
     ]);
   });
 

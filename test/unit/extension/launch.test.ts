@@ -1,5 +1,4 @@
-// The queueSplit block of a launch configuration, the env merge of env mode, and the text edit
-// of "Add Queue Split to Launch Configuration".
+// The queueSplit block of a launch configuration and the env merge of env mode (the text edits: launchSplits.test.ts).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -12,7 +11,6 @@ import {
   parseLaunchBlock,
   type LaunchBlock,
 } from '../../../extension/model/launch';
-import { blockValue, insertBlock, newLaunchJson } from '../../../extension/model/launchEdit';
 import { writeEnvFile } from '../../../sidecar/delivery/env';
 
 function block(raw: unknown): LaunchBlock {
@@ -100,59 +98,5 @@ describe('env mode', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
-  });
-});
-
-describe('adding a block to launch.json', () => {
-  const value = blockValue({
-    workload: 'deployment/orders-app',
-    headers: { 'x-queue-split-user': 'alice' },
-    delivery: 'env',
-  });
-  const launchJson = [
-    '{',
-    '  // my comment stays',
-    '  "version": "0.2.0",',
-    '  "configurations": [',
-    '    {',
-    '      "type": "node",',
-    '      "program": "${workspaceFolder}/{x}.js",',
-    '      "name": "Debug orders",',
-    '      "request": "launch"',
-    '    },',
-    '    { "type": "python", "request": "launch", "name": "Py" }',
-    '  ]',
-    '}',
-  ].join('\n');
-
-  function apply(text: string, name: string): string {
-    const insertion = insertBlock(text, name, value);
-    assert.ok(insertion, `no insertion for ${name}`);
-    return text.slice(0, insertion.offset) + insertion.text + text.slice(insertion.offset);
-  }
-
-  function parseJsonc(text: string): unknown {
-    return JSON.parse(text.replace(/^\s*\/\/.*$/gm, ''));
-  }
-
-  test('after the name, indented like it, comments kept', () => {
-    const edited = apply(launchJson, 'Debug orders');
-    assert.match(edited, /\/\/ my comment stays/);
-    const parsed = parseJsonc(edited) as { configurations: Record<string, unknown>[] };
-    assert.deepEqual(parsed.configurations[0]!.queueSplit, value);
-    assert.match(edited, /\n {6}"queueSplit": \{\n {8}"workload"/);
-  });
-  test('when the name is the last property', () => {
-    const edited = apply(launchJson, 'Py');
-    const parsed = parseJsonc(edited) as { configurations: Record<string, unknown>[] };
-    assert.deepEqual(parsed.configurations[1]!.queueSplit, value);
-  });
-  test('not twice, and not for unknown names', () => {
-    assert.equal(insertBlock(apply(launchJson, 'Py'), 'Py', value), undefined);
-    assert.equal(insertBlock(launchJson, 'Nope', value), undefined);
-  });
-  test('a new launch.json parses and carries the block', () => {
-    const parsed = JSON.parse(newLaunchJson(value)) as { configurations: Record<string, unknown>[] };
-    assert.deepEqual(parsed.configurations[0]!.queueSplit, value);
   });
 });

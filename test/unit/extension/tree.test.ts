@@ -13,7 +13,9 @@ import {
   type TreeSnapshot,
   type WorkloadNode,
 } from '../../../extension/model/tree';
-import { split, workload } from './fixtures';
+import { WORKLOAD_STATUS_ANNOTATION } from '../../../core/workloadStatus';
+import { summarizeWorkload } from '../../../extension/model/workloads';
+import { deploymentObject, split, workload } from './fixtures';
 
 const target = { context: 'dev', namespace: 'team-a', server: 'https://k8s.example:6443' };
 
@@ -228,5 +230,81 @@ describe('route looks', () => {
     const snap = snapshot({ workloads: [workload()] });
     const queue = walk(snap).find((r) => r.node.kind === 'queue')!.node;
     assert.equal(lookOf(snap, queue).description, 'rabbitmq · orders-src · no routes');
+  });
+});
+
+describe('the workload-level split status (it outlives the last split)', () => {
+  const handingBack = {
+    phase: 'HandingBack' as const,
+    step: 'DRAINING_APP',
+    routes: 0,
+    message:
+      'The last split ended; the app is getting its sources back (step DRAINING_APP). Waiting: orders: the application has not drained its shadow.',
+    nextAction: "Nothing is lost: unconsumed messages stay in the app's shadow.",
+    updated: '2026-12-01T14:00:00Z',
+  };
+
+  test('a handback that waits, with no QueueSplit left: a warning notice with the reason and the next action', () => {
+    const snap = snapshot({ workloads: [{ ...workload(), splitStatus: handingBack }] });
+    const node = walk(snap).find((r) => r.node.kind === 'workload')!.node as WorkloadNode;
+    const look = lookOf(snap, node);
+    assert.match(look.description ?? '', /handing back/);
+    assert.equal(look.icon.id, 'warning');
+    assert.match(look.tooltip, /Split status.*handing back.*has not drained its shadow/);
+    const [notice] = childrenOf(snap, node);
+    assert.equal(notice?.kind, 'notice');
+    assert.equal(notice?.kind === 'notice' && notice.severity, 'warning');
+    assert.match(
+      notice?.kind === 'notice' ? (notice.detail ?? '') : '',
+      /has not drained.*\nNothing is lost/s,
+    );
+  });
+
+  test('Degraded is an error notice; handed back is only a description, no notice', () => {
+    const degraded = snapshot({
+      workloads: [
+        {
+          ...workload(),
+          splitStatus: { ...handingBack, phase: 'Degraded', message: 'Degraded: DRAINING_APP timed out.' },
+        },
+      ],
+    });
+    const wl = walk(degraded).find((r) => r.node.kind === 'workload')!.node;
+    const first = childrenOf(degraded, wl)[0];
+    assert.equal(first?.kind === 'notice' && first.severity, 'error');
+    const done = snapshot({
+      workloads: [
+        {
+          ...workload(),
+          splitStatus: {
+            phase: 'HandedBack',
+            routes: 0,
+            message: 'Handed back.',
+            updated: handingBack.updated,
+          },
+        },
+      ],
+    });
+    const node = walk(done).find((r) => r.node.kind === 'workload')!.node;
+    assert.match(lookOf(done, node).description ?? '', /handed back/);
+    assert.ok(childrenOf(done, node).every((c) => c.kind !== 'notice'));
+  });
+
+  test('read from the workload annotation; an unreadable one is ignored', () => {
+    const declaration =
+      'queues:\n  - name: orders\n    rabbitmq: {urlEnv: AMQP_URL, managementUrlEnv: MGMT_URL, sourceEnv: SOURCE_QUEUE}';
+    const object = deploymentObject('orders-app', declaration, [{ name: 'SOURCE_QUEUE', value: 'q' }]);
+    const annotated = (value: string) => ({
+      ...object,
+      metadata: {
+        ...object.metadata,
+        annotations: { ...object.metadata?.annotations, [WORKLOAD_STATUS_ANNOTATION]: value },
+      },
+    });
+    assert.equal(
+      summarizeWorkload('Deployment', annotated(JSON.stringify(handingBack))).splitStatus?.phase,
+      'HandingBack',
+    );
+    assert.equal(summarizeWorkload('Deployment', annotated('{not json')).splitStatus, undefined);
   });
 });

@@ -9,7 +9,7 @@ import { queueSplitCrd } from '../../../core/crd/crdManifest';
 import { controllerManifests, defaultInstall } from '../../../deploy/manifests';
 import { detailsYaml } from '../../../extension/model/details';
 import { describeManifests, installConfirmation } from '../../../extension/model/install';
-import { effectiveOwner, filterForDisplay, filterKeys } from '../../../extension/model/owner';
+import { filterForDisplay, filterKeys } from '../../../extension/model/owner';
 import { blockingReason, progressLine, queuePhase, splitPhase } from '../../../extension/model/phases';
 import { initialSession, reduceSession } from '../../../extension/model/session';
 import { statusBarLook } from '../../../extension/model/statusBar';
@@ -76,11 +76,6 @@ describe('owner and filters', () => {
     assert.equal(filterForDisplay(filter, false), 'team=…,x-queue-split-user=…');
     assert.equal(filterKeys(filter), 'team=…,x-queue-split-user=…');
     assert.equal(filterForDisplay({}, false), '(all messages)');
-  });
-  test('owner: setting, else OS user, else a placeholder', () => {
-    assert.equal(effectiveOwner(' bob ', 'root'), 'bob');
-    assert.equal(effectiveOwner('', 'root'), 'root');
-    assert.equal(effectiveOwner('', undefined), 'developer');
   });
 });
 
@@ -162,9 +157,13 @@ describe('install', () => {
       assert.ok(text.includes(`${object.kind} ${object.metadata.name}`), `${object.kind} missing`);
     assert.match(
       text,
-      /Deployment queuesplit-controller in namespace queuesplit-system \(image queuesplit\/agent:[^,]+, 2 replicas\)/,
+      /Deployment queuesplit-controller in namespace queuesplit-system \(image ghcr\.io\/queuesplit\/queue-split-agent:[^,]+, 2 replicas\)/,
     );
     assert.match(text, /cluster-admin/);
+    assert.match(
+      text,
+      /admission policy \(queuesplit-controller-confinement\) lets it create and change only its own qs-\* objects/,
+    );
   });
   test('the CRD the extension applies is the one in deploy/crd/', () => {
     const file = path.resolve(__dirname, '../../../deploy/crd/queuesplit.crd.yaml');

@@ -2,6 +2,7 @@
 // runs every pod the scheduler binds to it as local processes (see podRunner.ts). It is a
 // level-triggered loop: a pod watch only wakes it early; each pass lists this node's pods and
 // makes the processes match. Started and stopped by `npm run env:up` / `env:down`.
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
@@ -21,7 +22,8 @@ import { PodRunner } from './podRunner';
 export const nodeName = process.env.QS_NODE_NAME ?? 'qs-node';
 const home = path.join(runDir, 'kubelet');
 const logsDir = path.join(home, 'logs');
-const pidsFile = path.join(home, 'pids.json');
+// One pid file per node: a second kubelet (QS_NODE_NAME) never ends the first one's pods.
+const pidsFile = path.join(home, nodeName === 'qs-node' ? 'pids.json' : `pids-${nodeName}.json`);
 const caFile = path.join(runDir, 'k8s', 'pki', 'ca.crt');
 const recordDir = path.join(runDir, 'records');
 
@@ -194,6 +196,56 @@ async function containerEnvironment(pod: V1Pod, containerName: string): Promise<
   };
 }
 
+/** Events already recorded: a repeat bumps the count (at most every 10 s), as the kubelet aggregates. */
+const recorded = new Map<string, { name: string; count: number; patchedAt: number }>();
+
+function recordEvent(pod: V1Pod, type: 'Normal' | 'Warning', reason: string, message: string): void {
+  const namespace = pod.metadata?.namespace ?? 'default';
+  const key = `${pod.metadata?.uid}|${reason}|${message}`;
+  const now = new Date();
+  const seen = recorded.get(key);
+  if (seen) {
+    seen.count++;
+    if (Date.now() - seen.patchedAt < 10_000) return;
+    seen.patchedAt = Date.now();
+    void core
+      .patchNamespacedEvent(
+        { name: seen.name, namespace, body: { count: seen.count, lastTimestamp: now } },
+        mergePatch,
+      )
+      .catch((err: unknown) => log(`event ${seen.name}: ${String(err)}`));
+    return;
+  }
+  const name = `${pod.metadata?.name}.${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
+  recorded.set(key, { name, count: 1, patchedAt: Date.now() });
+  void core
+    .createNamespacedEvent({
+      namespace,
+      body: {
+        metadata: { name, namespace },
+        involvedObject: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          name: pod.metadata?.name,
+          namespace,
+          uid: pod.metadata?.uid,
+        },
+        type,
+        reason,
+        message,
+        count: 1,
+        firstTimestamp: now,
+        lastTimestamp: now,
+        source: { component: 'kubelet', host: nodeName },
+        reportingComponent: 'kubelet',
+        reportingInstance: nodeName,
+      },
+    })
+    .catch((err: unknown) => {
+      if (!isConflict(err)) log(`event ${name}: ${String(err)}`);
+    });
+}
+
 function savePids(): void {
   const pids = [...runners.values()].flatMap((r) => r.pids);
   fs.writeFileSync(pidsFile, JSON.stringify(pids));
@@ -238,6 +290,7 @@ async function finishDeletion(pod: V1Pod, runner: PodRunner | undefined): Promis
   await runner?.terminate(grace);
   runners.delete(uid);
   lastStatus.delete(uid);
+  for (const key of recorded.keys()) if (key.startsWith(`${uid}|`)) recorded.delete(key);
   savePids();
   fs.rmSync(path.join(home, 'pods', uid), { recursive: true, force: true });
   try {
@@ -268,11 +321,13 @@ async function reconcile(): Promise<void> {
       if (!runner) continue; // finished before this kubelet started: nothing to run
     }
     if (!runner) {
+      if (shuttingDown) continue;
       runner = new PodRunner(pod, {
         environment: containerEnvironment,
         logsDir,
         onChange: () => wake(),
         onPids: savePids,
+        event: recordEvent,
       });
       runners.set(uid, runner);
       log(`starting ${pod.metadata?.namespace}/${pod.metadata?.name}`);
@@ -324,7 +379,11 @@ async function watchPods(): Promise<void> {
   );
 }
 
+/** Set once stopping: no pod is started after the last ones were told to terminate. */
+let shuttingDown = false;
+
 async function shutdown(): Promise<void> {
+  shuttingDown = true;
   log('stopping: terminating every pod process');
   await Promise.all([...runners.values()].map((r) => r.terminate(5)));
   fs.rmSync(pidsFile, { force: true });

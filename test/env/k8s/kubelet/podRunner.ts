@@ -1,12 +1,14 @@
 // One pod on the test node: its containers as local processes (each in its own process group
 // so termination reaches everything it forked), restarts per restartPolicy with backoff, and
-// the pod status a real kubelet would report.
+// the pod status a real kubelet would report, with httpGet liveness/readiness probes
+// (probes.ts) and the Warning events a kubelet records (pull failures, back-off, failed probes).
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { commandFor, knownImages } from './images';
+import { runProbe, type ProbeTimers } from './probes';
 
 interface Termination {
   exitCode: number;
@@ -25,6 +27,7 @@ interface ContainerState {
   last?: Termination;
   waiting?: { reason: string; message: string };
   restartTimer?: NodeJS.Timeout;
+  probes: ProbeTimers[];
 }
 
 export interface PodRunnerDeps {
@@ -33,6 +36,8 @@ export interface PodRunnerDeps {
   logsDir: string;
   onChange(): void;
   onPids(): void;
+  /** Records a core/v1 Event about the pod, as the kubelet does. */
+  event(pod: V1Pod, type: 'Normal' | 'Warning', reason: string, message: string): void;
 }
 
 const now = () => new Date();
@@ -51,6 +56,7 @@ export class PodRunner {
       image: c.image ?? '',
       ready: false,
       restartCount: 0,
+      probes: [],
     }));
   }
 
@@ -79,6 +85,12 @@ export class PodRunner {
         reason: 'ErrImagePull',
         message: `the test kubelet runs only known images (${knownImages.join(', ')}); got ${c.image}`,
       };
+      this.deps.event(
+        this.pod,
+        'Warning',
+        'Failed',
+        `Failed to pull image "${c.image}": ${c.waiting.message}`,
+      );
       this.deps.onChange();
       return;
     }
@@ -107,13 +119,44 @@ export class PodRunner {
       this.deps.onChange();
     });
     proc.once('exit', (code, signal) => this.onExit(c, proc, code, signal));
-    // Ready once the process has stayed up briefly; probes are not emulated.
-    setTimeout(() => {
-      if (c.proc === proc && proc.exitCode === null && proc.signalCode === null) {
-        c.ready = true;
-        this.deps.onChange();
-      }
-    }, 500);
+    if (spec?.readinessProbe && proc.pid) {
+      c.probes.push(
+        runProbe(spec, spec.readinessProbe, proc.pid, (verdict, result) => {
+          if (c.proc !== proc) return;
+          if (!result.ok)
+            this.deps.event(this.pod, 'Warning', 'Unhealthy', `Readiness probe failed: ${result.message}`);
+          if (verdict === 'unchanged' || c.ready === (verdict === 'passed')) return;
+          c.ready = verdict === 'passed';
+          this.deps.onChange();
+        }),
+      );
+    } else {
+      // No readiness probe: ready once the process has stayed up briefly.
+      setTimeout(() => {
+        if (c.proc === proc && proc.exitCode === null && proc.signalCode === null) {
+          c.ready = true;
+          this.deps.onChange();
+        }
+      }, 500);
+    }
+    if (spec?.livenessProbe && proc.pid) {
+      c.probes.push(
+        runProbe(spec, spec.livenessProbe, proc.pid, (verdict, result) => {
+          if (c.proc !== proc) return;
+          if (!result.ok)
+            this.deps.event(this.pod, 'Warning', 'Unhealthy', `Liveness probe failed: ${result.message}`);
+          if (verdict !== 'failed') return;
+          this.deps.event(
+            this.pod,
+            'Normal',
+            'Killing',
+            `Container ${c.name} failed liveness probe, will be restarted`,
+          );
+          // The kubelet stops the container and restarts it per restartPolicy (onExit).
+          signalGroup(proc, 'SIGKILL');
+        }),
+      );
+    }
     this.deps.onChange();
   }
 
@@ -124,6 +167,7 @@ export class PodRunner {
     signal: NodeJS.Signals | null,
   ): void {
     if (c.proc !== proc) return;
+    for (const p of c.probes.splice(0)) p.stop();
     c.proc = undefined;
     c.ready = false;
     c.last = {
@@ -143,6 +187,12 @@ export class PodRunner {
         reason: 'CrashLoopBackOff',
         message: `back-off ${delayMs / 1000}s restarting failed container`,
       };
+      this.deps.event(
+        this.pod,
+        'Warning',
+        'BackOff',
+        `Back-off restarting failed container ${c.name} in pod ${this.pod.metadata?.name}`,
+      );
       c.restartTimer = setTimeout(() => void this.startContainer(c), delayMs);
     }
     this.deps.onChange();
@@ -151,7 +201,10 @@ export class PodRunner {
   /** SIGTERM every container's process group, wait the grace period, then SIGKILL. */
   async terminate(graceSeconds: number): Promise<void> {
     this.terminating = true;
-    for (const c of this.containers) clearTimeout(c.restartTimer);
+    for (const c of this.containers) {
+      clearTimeout(c.restartTimer);
+      for (const p of c.probes.splice(0)) p.stop();
+    }
     const running = this.containers.flatMap((c) => (c.proc ? [c.proc] : []));
     const exited = running.map((p) => new Promise<void>((resolve) => p.once('exit', () => resolve())));
     for (const p of running) signalGroup(p, 'SIGTERM');
@@ -184,7 +237,8 @@ export class PodRunner {
           : c.last
             ? { terminated: terminated(c.last) }
             : { waiting: { reason: 'ContainerCreating' } },
-      lastState: c.last && c.proc ? { terminated: terminated(c.last) } : {},
+      // As the kubelet: the previous run's end while running again or waiting to restart.
+      lastState: c.last && (c.proc || c.waiting) ? { terminated: terminated(c.last) } : {},
     }));
     const allReady = this.containers.every((c) => c.ready);
     const policy = this.pod.spec?.restartPolicy ?? 'Always';

@@ -1,0 +1,42 @@
+// Integrity of the state document (README "Trust boundaries"). The state ConfigMap lives in the
+// tenant namespace, next to the workload and its queue-agent, where anyone who may write
+// ConfigMaps could forge it. Its SHA-256 is kept in a "seal" ConfigMap in the controller's own
+// namespace, which tenants cannot write; a state whose digest the seal does not list is not
+// loaded. The seal is written before the state and lists the previous digest too, so a
+// controller killed between the two writes still finds the state it left.
+import { createHash } from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ConfigMapStore } from '../kube/configMaps';
+
+const DIGESTS_KEY = 'digests';
+
+export const stateDigest = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+export class StateSeals {
+  private readonly store: ConfigMapStore;
+
+  constructor(kc: KubeConfig, controllerNamespace: string) {
+    this.store = new ConfigMapStore(kc, controllerNamespace);
+  }
+
+  /** Whether `text` is a state this controller wrote (false when there is no seal at all). */
+  async verify(name: string, text: string): Promise<boolean> {
+    const seal = await this.store.read(name);
+    const digests = (seal?.data[DIGESTS_KEY] ?? '').split(',');
+    return digests.includes(stateDigest(text));
+  }
+
+  /** Seals `next` before it is written; `current` (what the ConfigMap holds now) stays valid. */
+  async seal(name: string, next: string, current: string, workload: string): Promise<void> {
+    const digests = [stateDigest(next), ...(current ? [stateDigest(current)] : [])];
+    await this.store.write(
+      name,
+      { [DIGESTS_KEY]: digests.join(',') },
+      { labels: { 'queuesplit.dev/seal': 'true', 'queuesplit.dev/workload': workload } },
+    );
+  }
+
+  remove(name: string): Promise<void> {
+    return this.store.remove(name);
+  }
+}

@@ -1,0 +1,72 @@
+// The RBAC part of the preflight (issue 15 item 5): before a QueueSplit exists — before the
+// team's workload is scaled down and rolled — ask the API server, one SelfSubjectAccessReview
+// per verb, whether the caller may do everything the session will need. Without it a user who
+// may create but not renew or delete a split would start a cutover nobody can stop but the
+// lease. The sidecar and the extension word the answer in their own terms.
+import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { QUEUE_SPLIT_GROUP, QUEUE_SPLIT_PLURAL, type WorkloadRef } from './crd/queueSplitSchema';
+
+export interface AccessCheck {
+  verb: string;
+  group: string;
+  resource: string;
+  name?: string;
+  /** What the session does with it, for the message. */
+  why: string;
+}
+
+/** RBAC text of a check: `create queuesplits.queuesplit.dev`, `get deployments.apps/orders`. */
+export function accessText(check: AccessCheck): string {
+  const resource = check.group === '' ? check.resource : `${check.resource}.${check.group}`;
+  return `${check.verb} ${resource}${check.name !== undefined ? `/${check.name}` : ''}`;
+}
+
+/**
+ * Every verb one session needs (README "The developer role"). `create` only for a new split;
+ * an adopted one (`--split`, or the extension's) is already there.
+ */
+export function sessionAccessChecks(workload: WorkloadRef, creates: boolean): AccessCheck[] {
+  const splits = { group: QUEUE_SPLIT_GROUP, resource: QUEUE_SPLIT_PLURAL };
+  return [
+    {
+      verb: 'get',
+      group: 'apps',
+      resource: workload.kind === 'Deployment' ? 'deployments' : 'statefulsets',
+      name: workload.name,
+      why: "read the workload's queue declaration",
+    },
+    ...(creates ? [{ ...splits, verb: 'create', why: 'create your split' }] : []),
+    { ...splits, verb: 'get', why: "follow your split's status" },
+    { ...splits, verb: 'patch', why: "renew your split's lease" },
+    { ...splits, verb: 'delete', why: 'stop your split' },
+  ];
+}
+
+/** The checks the API server denies (empty: all allowed). API failures are thrown as they are. */
+export async function deniedAccess(
+  kc: KubeConfig,
+  namespace: string,
+  checks: readonly AccessCheck[],
+): Promise<AccessCheck[]> {
+  const api = kc.makeApiClient(AuthorizationV1Api);
+  const answers = await Promise.all(
+    checks.map((check) =>
+      api.createSelfSubjectAccessReview({
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: {
+            resourceAttributes: {
+              namespace,
+              verb: check.verb,
+              group: check.group,
+              resource: check.resource,
+              ...(check.name !== undefined ? { name: check.name } : {}),
+            },
+          },
+        },
+      }),
+    ),
+  );
+  return checks.filter((_, i) => answers[i]?.status?.allowed !== true);
+}

@@ -1,0 +1,110 @@
+// The sidecar's last words after its QueueSplit is gone. "Your route drained" and "the workload is
+// handed back" are different facts: the route drains first, then — when it was the last one —
+// the controller hands the workload back (drains the app's shadow, restores its env), which can
+// wait or get stuck. The controller reports that on the workload itself (core/workloadStatus.ts);
+// this follows it for what is left of --detach-timeout and says which it is, with the reason and
+// the safe action when the handback is not finished (sidecar/README.md, "Detaching").
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AppsV1Api } from '@kubernetes/client-node';
+import type { WorkloadRef } from '../core/crd/queueSplitSchema';
+import {
+  WORKLOAD_STATUS_ANNOTATION,
+  handbackUnfinished,
+  type WorkloadSplitStatus,
+} from '../core/workloadStatus';
+import { parseWorkloadStatus } from '../core/workloadStatusParse';
+import type { KubeTarget } from './kube';
+import type { Reporter } from './output';
+import type { SplitRef } from './protocol';
+
+/** The raw annotation (compared, never shown), or undefined when absent or unreadable. */
+export async function workloadStatusText(kube: KubeTarget, ref: WorkloadRef): Promise<string | undefined> {
+  const apps = kube.kc.makeApiClient(AppsV1Api);
+  try {
+    const workload =
+      ref.kind === 'Deployment'
+        ? await apps.readNamespacedDeployment({ name: ref.name, namespace: kube.namespace })
+        : await apps.readNamespacedStatefulSet({ name: ref.name, namespace: kube.namespace });
+    return workload.metadata?.annotations?.[WORKLOAD_STATUS_ANNOTATION];
+  } catch {
+    return undefined; // the last words fall back to what the route alone proves
+  }
+}
+
+export interface HandbackOutcome {
+  /** Undefined: the controller published no workload status (an older controller). */
+  status?: WorkloadSplitStatus;
+  message: string;
+  /** Set when the handback is not finished: the warning to emit. */
+  pending?: { message: string; suggestedAction: string };
+}
+
+/**
+ * After the split is gone: waits (up to `timeoutMs`) until the workload status has moved on from
+ * `before` (what it said before the delete), then until the handback ends (handed back, still
+ * split for others, or Degraded), and words the outcome.
+ */
+export async function followHandback(options: {
+  kube: KubeTarget;
+  workload: WorkloadRef;
+  split: SplitRef;
+  before: string | undefined;
+  timeoutMs: number;
+  reporter: Reporter;
+  pollMs?: number;
+}): Promise<HandbackOutcome> {
+  const { kube, workload, split, reporter } = options;
+  const pollMs = options.pollMs ?? 1_000;
+  const deadline = Date.now() + Math.max(0, options.timeoutMs);
+  const where = `${workload.kind.toLowerCase()}/${workload.name}`;
+  const describe = `kubectl describe ${where} -n ${kube.namespace}`;
+  // The controller rewrites the status in the pass that released the split; a moment's wait for
+  // that keeps a stale "Split (1 route)" — our own route — from being read as someone else's.
+  const settleBy = Math.min(deadline, Date.now() + 10_000);
+  let text = await workloadStatusText(kube, workload);
+  while (text === options.before && text !== undefined && Date.now() < settleBy) {
+    await sleep(pollMs);
+    text = await workloadStatusText(kube, workload);
+  }
+  let status = parseWorkloadStatus(text);
+  let reported = '';
+  while (status !== undefined && handbackUnfinished(status) && status.phase !== 'Degraded') {
+    if (status.message !== reported) {
+      reporter.emit({
+        type: 'progress',
+        stage: 'draining',
+        split,
+        message: `Your route drained; handing ${where} back: ${status.message}`,
+      });
+      reported = status.message;
+    }
+    if (Date.now() >= deadline) break;
+    await sleep(pollMs);
+    status = parseWorkloadStatus(await workloadStatusText(kube, workload)) ?? status;
+  }
+  if (status === undefined) {
+    return { message: `QueueSplit ${split.name} is gone: your route drained back to the app.` };
+  }
+  switch (status.phase) {
+    case 'HandedBack':
+      return {
+        status,
+        message: `QueueSplit ${split.name} is gone: your route drained, and ${where} is handed back (the app consumes its own sources again).`,
+      };
+    case 'Split':
+    case 'Splitting':
+      return {
+        status,
+        message: `QueueSplit ${split.name} is gone: your route drained back to the app; ${where} stays split for ${status.routes} other route(s).`,
+      };
+    default:
+      return {
+        status,
+        message: `QueueSplit ${split.name} is gone and your route drained, but ${where} is not handed back yet: ${status.message}`,
+        pending: {
+          message: `The handback of ${where} is not finished (${status.phase}): ${status.message}`,
+          suggestedAction: `${status.nextAction ?? 'Nothing is lost; the controller goes on without the sidecar.'} Follow it with \`${describe}\`.`,
+        },
+      };
+  }
+}

@@ -1,0 +1,186 @@
+// Repeated queue-agent restarts during traffic (issue 19): a developer's route is ACTIVE on a
+// 5-partition Kafka topic and a RabbitMQ queue served by one queue-agent, records keep arriving,
+// and the agent is killed with SIGKILL several times in a row, each time once its successor has
+// reconciled. Every restart must classify the backlog that built up while it was down under the
+// route table the controller published: no message of the active route reaches the app, and no
+// message reaches both the app and the developer. (crash-recovery.test.ts kills once per phase,
+// which never reaches the second restart in a row.)
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import * as amqp from 'amqplib';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Kafka, Producer } from 'kafkajs';
+import { deployShop } from '../support/shop';
+import { installController } from '../../deploy/install';
+import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { pollUntil } from '../support/poll';
+import { killQueueAgent } from '../support/processes';
+import { appReceived, publishTo } from '../support/rabbitSplit';
+import { connectProducer, consumeIds, kafkaClient, produceIds } from '../support/kafkaSplit';
+import { waitForHandback } from '../support/handback';
+import { createSplit, deleteSplit, getSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
+import { loadServices } from '../support/services';
+
+const services = loadServices();
+let kc: KubeConfig;
+let namespace: string;
+let conn: amqp.ChannelModel;
+let kafka: Kafka;
+let producer: Producer;
+
+/** Kills in a row; the second is the one that used to recover an empty route table. */
+const KILLS = 3;
+const PARTITIONS = 5;
+
+before(async () => {
+  kc = adminConfig(services.kubeconfig);
+  await installController(kc);
+  namespace = await createNamespace(kc, 'qs-restarts');
+  conn = await amqp.connect(services.amqpUrl);
+  kafka = kafkaClient(services, 'agent-restarts-test');
+  producer = await connectProducer(kafka);
+});
+after(async () => {
+  await producer?.disconnect().catch(() => undefined);
+  await conn?.close().catch(() => undefined);
+  await deleteNamespace(kc, namespace);
+});
+
+test(
+  'queue-agent killed several times in a row during traffic: no active-route message reaches the app, none reaches two destinations, counts keep counting, the restarts are reported',
+  { timeout: 15 * 60_000 },
+  async () => {
+    const name = 'restarts';
+    const user = 'kim';
+    const ch = await conn.createConfirmChannel();
+    const { topic, group, queue } = await deployShop({
+      kc,
+      kafka,
+      ch,
+      namespace,
+      name,
+      prefix: 'restarts',
+      partitions: PARTITIONS,
+    });
+
+    const split = await createSplit(kc, namespace, {
+      workload: name,
+      queues: ['orders', 'invoices'],
+      filter: { 'x-queue-split-user': user },
+      owner: user,
+    });
+    const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 300_000);
+    const orders = active.status!.queues!.find((q) => q.name === 'orders')!.shadow!;
+    const invoices = active.status!.queues!.find((q) => q.name === 'invoices')!.shadow!;
+    const developer: string[] = [];
+    const local = await consumeIds(kafka, orders.source!, orders.group!, developer);
+    const localRabbit = await conn.createChannel();
+    await localRabbit.consume(invoices.source!, (m) => {
+      if (!m) return;
+      developer.push(String(m.properties.messageId));
+      localRabbit.ack(m);
+    });
+
+    // Every 100 ms: 10 Kafka records (keyed by id, so across every partition) and 2 RabbitMQ
+    // messages, half of each with the developer's header. A restart finds a backlog of seconds.
+    const mine: string[] = [];
+    const plain: string[] = [];
+    let running = true;
+    const flow = (async () => {
+      for (let tick = 0; running; tick++) {
+        const kafkaMine = Array.from({ length: 5 }, (_, i) => `${topic}-${user}-${tick}-${i}`);
+        const kafkaPlain = Array.from({ length: 5 }, (_, i) => `${topic}-plain-${tick}-${i}`);
+        await produceIds(producer, topic, kafkaMine, user);
+        await produceIds(producer, topic, kafkaPlain);
+        await publishTo(ch, queue, [`${queue}-${user}-${tick}`], user);
+        await publishTo(ch, queue, [`${queue}-plain-${tick}`]);
+        mine.push(...kafkaMine, `${queue}-${user}-${tick}`);
+        plain.push(...kafkaPlain, `${queue}-plain-${tick}`);
+        await sleep(100);
+      }
+    })();
+    // What the developer's status lines show: the split's delivered count, read all along.
+    const counts: number[] = [];
+    const sampling = (async () => {
+      while (running) {
+        const s = await getSplit(kc, namespace, split.metadata.name).catch(() => undefined);
+        if (s?.status?.delivered !== undefined) counts.push(s.status.delivered);
+        await sleep(250);
+      }
+    })();
+    try {
+      await sleep(2000);
+      for (let kill = 1; kill <= KILLS; kill++) {
+        await killQueueAgent(kc, namespace, name);
+        await sleep(2000); // the restarted agent serves traffic before the next kill
+      }
+    } finally {
+      running = false;
+      await Promise.all([flow, sampling]);
+    }
+
+    const app = () => new Set([...appReceived(topic), ...appReceived(queue)]);
+    const published = [...mine, ...plain];
+    await pollUntil(
+      `every one of ${published.length} messages reached the app or ${user}`,
+      async () => new Set([...developer, ...app()]),
+      (got) => published.every((id) => got.has(id)),
+      120_000,
+    ).catch((err: unknown) => {
+      const got = new Set([...developer, ...app()]);
+      const lost = published.filter((id) => !got.has(id));
+      throw new Error(`${String(err)}\nnot delivered: ${lost.slice(0, 20).join(', ')}`);
+    });
+    const appGot = app();
+    const devGot = new Set(developer);
+    const misrouted = mine.filter((id) => appGot.has(id));
+    assert.deepEqual(
+      misrouted.slice(0, 20),
+      [],
+      `${misrouted.length} of ${user}'s ${mine.length} messages (active route) reached the app after ${KILLS} agent restarts`,
+    );
+    const both = published.filter((id) => appGot.has(id) && devGot.has(id));
+    assert.deepEqual(both.slice(0, 20), [], `${both.length} messages reached both the app and ${user}`);
+    const strangers = plain.filter((id) => devGot.has(id));
+    assert.deepEqual(strangers.slice(0, 20), [], `${user} received only ${user}'s messages`);
+    await pollUntil(
+      `the split reports the ${KILLS} agent restarts (AgentRestarted condition)`,
+      async () =>
+        (await getSplit(kc, namespace, split.metadata.name))?.status?.conditions?.find(
+          (c) => c.type === 'AgentRestarted',
+        )?.message ?? '',
+      (message) => message.includes(`(${KILLS}x,`),
+      30_000,
+    );
+    const drops = counts.filter((n, i) => i > 0 && n < counts[i - 1]!);
+    assert.deepEqual(
+      drops,
+      [],
+      `the split's delivered count kept counting across the restarts (samples ${counts.join(' ')})`,
+    );
+    console.log(
+      `${KILLS} agent restarts: ${mine.length + plain.length} messages (${mine.length} ${user}'s), ` +
+        `${developer.length - devGot.size} duplicate deliveries to ${user}`,
+    );
+
+    // Hand back, so the workload ends as it started (and the brokers hold nothing of the split).
+    await local.disconnect();
+    await localRabbit.close().catch(() => undefined);
+    await deleteSplit(kc, namespace, split.metadata.name);
+    await waitForSplitGone(kc, namespace, split.metadata.name, 300_000);
+    await waitForHandback(kc, {
+      kind: 'Deployment',
+      namespace,
+      name,
+      replicas: 1,
+      env: [
+        { container: 'orders-consumer', name: 'SOURCE_TOPIC', value: topic },
+        { container: 'orders-consumer', name: 'KAFKA_GROUP', value: group },
+        { container: 'invoices-consumer', name: 'SOURCE_QUEUE', value: queue },
+      ],
+      timeoutMs: 300_000,
+    });
+    await ch.close().catch(() => undefined);
+  },
+);

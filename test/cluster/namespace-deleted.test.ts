@@ -1,0 +1,114 @@
+// Deleting the namespace of a workload with a live split (issue 17 item 2, issue 16 item 7): no
+// queue-agent can run in a terminating namespace, so no handback can finish there. The namespace
+// must still go away (no finalizer held forever), and every broker resource of the split — the
+// session shadow with its unread messages among them — is recorded with the safe action in the
+// controller's own namespace, where the record survives; the messages stay on the broker.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import * as amqp from 'amqplib';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { installController, testInstall } from '../../deploy/install';
+import { CLEANUP_KEY, STATE_KEY } from '../../core/agentProtocol';
+import { parseState } from '../../core/state/stateDocument';
+import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { pollUntil } from '../support/poll';
+import { getQueue } from '../support/rabbitManagement';
+import { deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
+import { createSplit, waitForSplitPhase } from '../support/splits';
+import { loadServices, uniqueName } from '../support/services';
+
+const services = loadServices();
+let kc: KubeConfig;
+let namespace: string;
+let conn: amqp.ChannelModel;
+let ch: amqp.ConfirmChannel;
+const recordSelector = () => `queuesplit.dev/cleanup=true,queuesplit.dev/workload-namespace=${namespace}`;
+
+before(async () => {
+  kc = adminConfig(services.kubeconfig);
+  await installController(kc);
+  namespace = await createNamespace(kc, 'qs-nsdel');
+  conn = await amqp.connect(services.amqpUrl);
+  ch = await conn.createConfirmChannel();
+});
+after(async () => {
+  await conn?.close().catch(() => undefined);
+  await deleteNamespace(kc, namespace);
+  await kc
+    .makeApiClient(CoreV1Api)
+    .deleteCollectionNamespacedConfigMap({
+      namespace: testInstall.namespace,
+      labelSelector: recordSelector(),
+    })
+    .catch(() => undefined);
+});
+
+test('deleting the namespace of a live split: the namespace goes, every shadow is recorded in the controller namespace, the messages stay', async () => {
+  const core = kc.makeApiClient(CoreV1Api);
+  const source = uniqueName('nsdel');
+  await ch.assertQueue(source, { durable: true });
+  await deployRabbitApp(kc, services, namespace, 'nsdel-app', source);
+  const split = await createSplit(kc, namespace, {
+    workload: 'nsdel-app',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'ana' },
+    owner: 'ana',
+  });
+  const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const shadow = active.status!.queues![0]!.shadow!.source!;
+  // Nobody consumes ana's session shadow: her messages wait there, unread.
+  const ana = ids(source, 'ana', 5);
+  await publishTo(ch, source, ana, 'ana');
+  await pollUntil(
+    "ana's messages wait in her session shadow",
+    () => getQueue(services.rabbitManagementUrl, shadow),
+    (q) => (q.messages_ready ?? 0) === ana.length,
+  );
+  const stateMaps = await core.listNamespacedConfigMap({
+    namespace,
+    labelSelector: 'queuesplit.dev/state=true',
+  });
+  const state = parseState(stateMaps.items[0]?.data?.[STATE_KEY] ?? '');
+  assert.ok(state.ok, 'the split state is readable before the namespace is deleted');
+  const inventory = state.value.inventory.map((r) => r.name);
+  assert.ok(inventory.includes(shadow), 'the session shadow is in the inventory');
+
+  await core.deleteNamespace({ name: namespace });
+  await pollUntil(
+    'the namespace finishes terminating (no finalizer holds it)',
+    () =>
+      core.readNamespace({ name: namespace }).then(
+        () => false,
+        (err: unknown) => (err as { code?: number }).code === 404,
+      ),
+    (gone) => gone,
+    90_000,
+  );
+
+  const records = await core.listNamespacedConfigMap({
+    namespace: testInstall.namespace,
+    labelSelector: recordSelector(),
+  });
+  assert.equal(records.items.length, 1, 'one record in the controller namespace');
+  const data = records.items[0]!.data ?? {};
+  const recorded = JSON.parse(data[CLEANUP_KEY] ?? '[]') as { name: string; reason: string }[];
+  for (const name of inventory) {
+    assert.ok(
+      recorded.some((r) => r.name === name),
+      `broker resource ${name} is recorded: ${data[CLEANUP_KEY]}`,
+    );
+  }
+  assert.match(recorded.find((r) => r.name === shadow)!.reason, /namespace .* was deleted/);
+  assert.match(data.safeAction ?? '', /may hold messages/);
+  assert.ok(!JSON.stringify(data).includes('ana'), 'no header value in the record');
+  const events = await core.listNamespacedEvent({
+    namespace: testInstall.namespace,
+    fieldSelector: `involvedObject.kind=ConfigMap,involvedObject.name=${records.items[0]!.metadata!.name}`,
+  });
+  assert.ok(
+    events.items.some((e) => e.reason === 'NamespaceDeletedDuringSplit' && e.type === 'Warning'),
+    'a Warning Event points at the record',
+  );
+  const kept = await getQueue(services.rabbitManagementUrl, shadow);
+  assert.equal(kept.messages_ready, ana.length, "ana's messages stay on the broker, listed in the record");
+});

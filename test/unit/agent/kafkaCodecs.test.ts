@@ -1,0 +1,67 @@
+// The pure parts of core/kafkaCodecs.ts (issue 13 case 9): the framings written for snappy and
+// lz4 read back to the same bytes, which codec decoded a record, and what copies are written
+// with. That the Java client and the broker read these framings is the conformance test's job
+// (test/conformance/kafka-compression.test.ts: the broker decompresses each batch it appends).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import * as zlib from 'node:zlib';
+import { CompressionCodecs, CompressionTypes } from 'kafkajs';
+import { decompress as lz4Decompress } from 'lz4js';
+import {
+  codecOf,
+  copyCodec,
+  DEFAULT_CODEC,
+  lz4Encode,
+  snappyDecode,
+  snappyEncode,
+} from '../../../core/kafkaCodecs';
+
+// 200 KiB of JSON-like text: several snappy (32 KiB) and lz4 (60 KiB) blocks.
+const input = Buffer.from(
+  Array.from({ length: 2000 }, (_, i) => JSON.stringify({ id: i, user: `u${i % 7}`, note: 'fragile' })).join(
+    '',
+  ),
+);
+
+interface KafkajsCodec {
+  compress(encoder: { buffer: Buffer }): Promise<Buffer>;
+  decompress(buffer: Buffer): Promise<Buffer>;
+}
+const registered = (type: CompressionTypes) => CompressionCodecs[type as 1 | 2 | 3 | 4]() as KafkajsCodec;
+
+describe('Kafka codecs (issue 13 case 9)', () => {
+  test('snappy (xerial framing, as the Java client writes it) and raw snappy read back', () => {
+    const framed = snappyEncode(input);
+    assert.ok(framed.length < input.length / 2, 'it compresses');
+    assert.deepEqual(Buffer.from(snappyDecode(framed)), input);
+    assert.deepEqual(Buffer.from(snappyDecode(snappyEncode(Buffer.alloc(0)))), Buffer.alloc(0));
+  });
+
+  test('lz4 frames: block independence flagged, several blocks, read back', () => {
+    const frame = lz4Encode(input);
+    assert.equal(frame.readUInt32LE(0), 0x184d2204, 'LZ4 frame magic');
+    assert.equal(frame[4]! & 0x20, 0x20, 'block independence, which the Java reader requires');
+    assert.deepEqual(Buffer.from(lz4Decompress(frame)), input);
+  });
+
+  test('a record remembers the codec that decompressed its batch; an uncompressed one says none', async () => {
+    for (const [type, name] of [
+      [CompressionTypes.GZIP, 'gzip'],
+      [CompressionTypes.Snappy, 'snappy'],
+      [CompressionTypes.LZ4, 'lz4'],
+    ] as const) {
+      const codec = registered(type);
+      const out = await codec.decompress(await codec.compress({ buffer: input }));
+      assert.deepEqual(out, input);
+      const value = out.subarray(10, 20); // kafkajs decodes values as slices of the batch buffer
+      assert.equal(codecOf({ key: null, value, headers: {} }), name);
+      assert.equal(codecOf({ key: null, value: null, headers: { h: [null, out.subarray(0, 1)] } }), name);
+    }
+    assert.equal(codecOf({ key: null, value: Buffer.from(input.subarray(0, 5)), headers: {} }), 'none');
+  });
+
+  test('copies keep a codec this runtime can encode, and take the default for the one it cannot', () => {
+    for (const c of ['none', 'gzip', 'snappy', 'lz4'] as const) assert.equal(copyCodec(c), c);
+    assert.equal(copyCodec('zstd'), 'zstdCompress' in zlib ? 'zstd' : DEFAULT_CODEC);
+  });
+});

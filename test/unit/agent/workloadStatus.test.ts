@@ -1,0 +1,80 @@
+// The workload-level status the controller publishes on the workload: which phase a state
+// document is in for a person, what blocks it, and the safe action — and that it survives the
+// annotation round trip the sidecar and the extension read.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { initialState, type SplitState } from '../../../core/state/stateDocument';
+import {
+  handbackUnfinished,
+  sameWorkloadStatus,
+  serializeWorkloadStatus,
+} from '../../../core/workloadStatus';
+import { parseWorkloadStatus } from '../../../core/workloadStatusParse';
+import { workloadStatusFor } from '../../../agent/controller/workloadStatus';
+
+const base = initialState({
+  workload: { kind: 'Deployment', namespace: 'shop', name: 'orders', uid: 'u1' },
+  installId: 'i1',
+  queues: { orders: 'rabbitmq' },
+});
+const at = (phase: SplitState['phase'], extra: Partial<SplitState> = {}): SplitState => ({
+  ...base,
+  phase,
+  ...extra,
+});
+const now = new Date('2026-12-01T14:00:00.123Z');
+
+test('a handback that waits says so, with what it waits for and the safe action', () => {
+  const status = workloadStatusFor({
+    state: at('DRAINING_APP'),
+    blocking: 'orders: the application has not drained its shadow: 30 ready, 0 consumers',
+    stepTimeoutMs: 120_000,
+    now,
+  });
+  assert.equal(status.phase, 'HandingBack');
+  assert.equal(status.step, 'DRAINING_APP');
+  assert.match(status.message, /Waiting: orders: the application has not drained its shadow: 30 ready/);
+  assert.match(
+    status.nextAction ?? '',
+    /Nothing is lost.*pods running and consuming.*about 2 min it turns Degraded/,
+  );
+  assert.equal(status.updated, '2026-12-01T14:00:00Z');
+  assert.ok(handbackUnfinished(status));
+});
+
+test('Degraded names the reason and the exact retry command; handed back names a kept-resources record', () => {
+  const degraded = workloadStatusFor({
+    state: at('DEGRADED', { degraded: { from: 'DRAINING_APP', reason: 'DRAINING_APP timed out' } }),
+    stepTimeoutMs: 120_000,
+  });
+  assert.equal(degraded.phase, 'Degraded');
+  assert.match(degraded.message, /DRAINING_APP timed out/);
+  assert.match(
+    degraded.nextAction ?? '',
+    /kubectl -n shop annotate deployment\/orders queuesplit.dev\/retry=now/,
+  );
+  const done = workloadStatusFor({ state: undefined, stepTimeoutMs: 1, cleanupConfigMap: 'qs-cleanup-x' });
+  assert.equal(done.phase, 'HandedBack');
+  assert.match(done.message, /ConfigMap qs-cleanup-x lists them/);
+  assert.ok(!handbackUnfinished(done));
+});
+
+test('activation, active and rollback phases map to Splitting, Split and RollingBack', () => {
+  const phase = (s: SplitState) => workloadStatusFor({ state: s, stepTimeoutMs: 1 }).phase;
+  assert.equal(phase(at('QUIESCING_APP')), 'Splitting');
+  assert.equal(phase(at('ACTIVE')), 'Split');
+  assert.equal(phase(at('ABORTING_ACTIVATION')), 'RollingBack');
+  assert.equal(phase(at('RESTORING_APP')), 'HandingBack');
+  assert.equal(phase(at('IDLE')), 'HandingBack', 'IDLE without routes is the end of a handback');
+});
+
+test('the annotation round-trips; anything else parses to nothing; equality ignores the write time', () => {
+  const status = workloadStatusFor({ state: at('ACTIVE'), stepTimeoutMs: 1, now });
+  const parsed = parseWorkloadStatus(serializeWorkloadStatus(status));
+  assert.deepEqual(parsed, status);
+  assert.ok(sameWorkloadStatus(parsed, { ...status, updated: '2030-01-01T00:00:00Z' }));
+  assert.ok(!sameWorkloadStatus(parsed, { ...status, routes: 2 }));
+  assert.equal(parseWorkloadStatus('{"phase":"Sideways"}'), undefined);
+  assert.equal(parseWorkloadStatus('not json'), undefined);
+  assert.equal(parseWorkloadStatus(undefined), undefined);
+});

@@ -7,6 +7,7 @@ import { DEFAULT_METRICS_PORT } from './controller/agentDeployment';
 import { CONTROLLER_HEALTH_PORT } from '../core/podSecurity';
 import { runController } from './controller/run';
 import { runQueueAgent } from './queueAgent/main';
+import { DEFAULT_STATISTICS_INTERVAL_SECONDS } from './rabbitmq/config';
 
 const integer = (name: string, min: number) => (value: string) => {
   const n = Number(value);
@@ -69,6 +70,12 @@ program
     CONTROLLER_HEALTH_PORT,
   )
   .option(
+    '--rabbitmq-statistics-interval <seconds>',
+    "the RabbitMQ brokers' collect_statistics_interval: how stale management figures may be before a shadow is proven empty",
+    integer('--rabbitmq-statistics-interval', 1),
+    DEFAULT_STATISTICS_INTERVAL_SECONDS,
+  )
+  .option(
     '--watch-namespaces <list>',
     'a namespaced install: serve only these comma-separated namespaces (its RBAC is bound there alone)',
     watchNamespaces,
@@ -84,11 +91,13 @@ program
       leaseSeconds: number;
       resyncMs: number;
       healthPort: number;
+      rabbitmqStatisticsInterval: number;
     }) => {
       await runController({
         namespace: opts.namespace,
         agentImage: opts.agentImage,
         agentMetricsPort: opts.agentMetricsPort,
+        rabbitmqStatisticsIntervalSeconds: opts.rabbitmqStatisticsInterval,
         stepTimeoutSeconds: opts.stepTimeout,
         agentStartTimeoutSeconds: opts.agentStartTimeout,
         leaseSeconds: opts.leaseSeconds,
@@ -112,6 +121,12 @@ program
     DEFAULT_METRICS_PORT,
   )
   .option('--interval-ms <ms>', 'reconcile interval', integer('--interval-ms', 100), 500)
+  .option(
+    '--rabbitmq-statistics-interval <seconds>',
+    "the RabbitMQ brokers' collect_statistics_interval: how stale management figures may be before a shadow is proven empty",
+    integer('--rabbitmq-statistics-interval', 1),
+    DEFAULT_STATISTICS_INTERVAL_SECONDS,
+  )
   .action(
     async (opts: {
       namespace: string;
@@ -119,6 +134,7 @@ program
       observed: string;
       metricsPort: number;
       intervalMs: number;
+      rabbitmqStatisticsInterval: number;
     }) => {
       await runQueueAgent({
         namespace: opts.namespace,
@@ -126,6 +142,7 @@ program
         observedConfigMap: opts.observed,
         metricsPort: opts.metricsPort,
         intervalMs: opts.intervalMs,
+        rabbitmqStatisticsIntervalSeconds: opts.rabbitmqStatisticsInterval,
       });
     },
   );

@@ -81,6 +81,8 @@ export const testInstall: InstallOptions = {
     '--agent-start-timeout=45',
     '--resync-ms=300',
     '--lease-seconds=6',
+    // The test broker collects statistics every second (test/env/rabbitmq.ts).
+    '--rabbitmq-statistics-interval=1',
   ],
 };
 

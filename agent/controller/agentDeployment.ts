@@ -12,12 +12,16 @@ import {
   restrictedPodSecurityContext,
   agentProbes,
 } from '../../core/podSecurity';
+import { DEFAULT_STATISTICS_INTERVAL_SECONDS } from '../rabbitmq/config';
 import { tlsMounts } from './tlsMounts';
 
 export interface AgentSettings {
   image: string;
   /** 0 lets the agent pick a free port (the test kubelet runs every pod on one host). */
   metricsPort: number;
+  /** Passed on to every queue-agent; absent or the default adds no argument (pod templates of
+   * existing agents stay as they are). */
+  rabbitmqStatisticsIntervalSeconds?: number;
 }
 
 export const AGENT_LABEL = 'queuesplit.dev/component';
@@ -75,6 +79,10 @@ export function queueAgentDeployment(
                 `--desired=${names.stateConfigMap}`,
                 `--observed=${names.agentStatusConfigMap}`,
                 `--metrics-port=${settings.metricsPort}`,
+                ...(settings.rabbitmqStatisticsIntervalSeconds !== undefined &&
+                settings.rabbitmqStatisticsIntervalSeconds !== DEFAULT_STATISTICS_INTERVAL_SECONDS
+                  ? [`--rabbitmq-statistics-interval=${settings.rabbitmqStatisticsIntervalSeconds}`]
+                  : []),
               ],
               env,
               ...(tls.volumeMounts.length > 0 ? { volumeMounts: tls.volumeMounts } : {}),

@@ -13,6 +13,7 @@ export interface ControllerOptions {
   namespace: string;
   agentImage: string;
   agentMetricsPort: number;
+  rabbitmqStatisticsIntervalSeconds: number;
   stepTimeoutSeconds: number;
   agentStartTimeoutSeconds: number;
   leaseSeconds: number;
@@ -78,7 +79,11 @@ export async function runController(options: ControllerOptions): Promise<void> {
       controllerNamespace: options.namespace,
       stepTimeoutMs: options.stepTimeoutSeconds * 1000,
       agentStartTimeoutMs: options.agentStartTimeoutSeconds * 1000,
-      agent: { image: options.agentImage, metricsPort: options.agentMetricsPort },
+      agent: {
+        image: options.agentImage,
+        metricsPort: options.agentMetricsPort,
+        rabbitmqStatisticsIntervalSeconds: options.rabbitmqStatisticsIntervalSeconds,
+      },
       resyncMs: options.resyncMs,
       ...(options.watchNamespaces ? { watchNamespaces: options.watchNamespaces } : {}),
     },

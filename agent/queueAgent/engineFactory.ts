@@ -6,6 +6,7 @@ import { plainHttpManagement, plainHttpManagementError } from '../../core/queueC
 import { formatFieldError } from '../../core/result';
 import type { Engine } from '../engine/contract';
 import type { Logger } from '../engine/log';
+import type { RabbitTiming } from '../rabbitmq/config';
 import { RabbitEngine } from '../rabbitmq/engine';
 import { createKafkaEngine } from './kafkaEngineFactory';
 
@@ -31,7 +32,17 @@ function withCredentials(url: string, plan: AgentQueuePlan): string {
   return parsed.toString();
 }
 
-export function createEngine(activationId: string, plan: AgentQueuePlan, logger: Logger): Engine {
+/** What the controller tells every queue-agent about the brokers (agent/main.ts flags). */
+export interface EngineSettings {
+  rabbitTiming?: Partial<RabbitTiming>;
+}
+
+export function createEngine(
+  activationId: string,
+  plan: AgentQueuePlan,
+  logger: Logger,
+  settings: EngineSettings = {},
+): Engine {
   if (plan.provider === 'rabbitmq') {
     const amqpUrl = withCredentials(envValue(plan.env.url, 'AMQP URL', plan.name), plan);
     const managementUrl = envValue(plan.env.managementUrl, 'management URL', plan.name);
@@ -53,6 +64,7 @@ export function createEngine(activationId: string, plan: AgentQueuePlan, logger:
         appShadow: plan.names.appShadow,
         lockQueue: plan.names.lockQueue,
         connectionLabel: plan.name,
+        ...(settings.rabbitTiming ? { timing: settings.rabbitTiming } : {}),
       },
       { logger },
     );

@@ -16,6 +16,7 @@ import { ConfigMapStore } from '../kube/configMaps';
 import { loadKubeConfig } from '../kube/client';
 import { AgentMetrics } from './metrics';
 import { portOf, startServer } from './server';
+import { statisticsTiming } from '../rabbitmq/config';
 import { StepRunner } from './stepRunner';
 
 /** How often the shadow lag gauges are read from the brokers. */
@@ -27,6 +28,8 @@ export interface QueueAgentOptions {
   observedConfigMap: string;
   metricsPort: number;
   intervalMs: number;
+  /** The RabbitMQ brokers' `collect_statistics_interval`, which bounds how stale management figures are. */
+  rabbitmqStatisticsIntervalSeconds: number;
 }
 
 export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
@@ -45,7 +48,9 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
   let lastObserved: Omit<ObservedState, 'updatedAt'> | undefined = prior
     ? { ...prior, refused: undefined }
     : undefined;
-  const runner = new StepRunner(log, seed);
+  const runner = new StepRunner(log, seed, {
+    rabbitTiming: statisticsTiming(options.rabbitmqStatisticsIntervalSeconds),
+  });
   // A predecessor wrote the document: this start is a restart of the activation it served.
   const startedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   const restartOf = (activationId: string): ObservedState['restarts'] =>

@@ -21,7 +21,7 @@ import type {
   ShadowLag,
 } from '../engine/contract';
 import { describeError, type Logger } from '../engine/log';
-import { createEngine, EngineConfigError } from './engineFactory';
+import { createEngine, EngineConfigError, type EngineSettings } from './engineFactory';
 
 /** Phases in which the pump runs and the route table is kept current. */
 const PUMPING: readonly WorkloadPhase[] = ['STARTING_PUMP', 'REDIRECTING_APP', 'ACTIVE', 'DEGRADED'];
@@ -50,6 +50,7 @@ export class StepRunner {
   constructor(
     private readonly log: Logger,
     seed: AgentSeed = { queues: {} },
+    private readonly engineSettings: EngineSettings = {},
   ) {
     this.seedActivation = seed.activationId;
     for (const [queue, q] of Object.entries(seed.queues)) {
@@ -153,7 +154,12 @@ export class StepRunner {
     }
     if (!engine) {
       this.epochs.set(plan.name, plan.epoch);
-      engine = createEngine(this.activationId, plan, this.log.child({ queue: plan.name }));
+      engine = createEngine(
+        this.activationId,
+        plan,
+        this.log.child({ queue: plan.name }),
+        this.engineSettings,
+      );
       this.engines.set(plan.name, engine);
       this.unrecovered.add(plan.name);
     }

@@ -40,6 +40,24 @@ export const defaultTiming: RabbitTiming = {
   managementTimeoutMs: 5_000,
 };
 
+/** RabbitMQ's own default `collect_statistics_interval`, which `defaultTiming` assumes. */
+export const DEFAULT_STATISTICS_INTERVAL_SECONDS = 5;
+
+/**
+ * The statistics-bound timings for a broker that collects statistics every `intervalSeconds`
+ * (its `collect_statistics_interval`). The quiesce window is two intervals; the lag bound three,
+ * but never under 6 s: a quorum queue's consumer count trailed AMQP by 5.0–6.8 s on a broker
+ * collecting every second (docs/design.md §5). At the default 5 s these are `defaultTiming`'s.
+ */
+export function statisticsTiming(
+  intervalSeconds: number,
+): Pick<RabbitTiming, 'quiesceMs' | 'statisticsLagMs'> {
+  return {
+    quiesceMs: 2 * intervalSeconds * 1000,
+    statisticsLagMs: Math.max(6_000, 3 * intervalSeconds * 1000),
+  };
+}
+
 export const DEFAULT_PREFETCH = 200;
 /** Beyond this the "capped prefetch" is no cap: the backlog moves into unacked. */
 export const MAX_PREFETCH = 2_000;

@@ -10,6 +10,7 @@ import type { WorkloadLike } from '../../../core/queueConfig/podTemplate';
 import { resolveWorkload } from '../../../core/queueConfig/resolveWorkload';
 import type { ResolvedQueue } from '../../../core/queueConfig/resolveQueues';
 import { caFilePath } from '../../../core/tlsMount';
+import { defaultTiming, statisticsTiming } from '../../../agent/rabbitmq/config';
 
 const TLS_DECLARATION = `
 queues:
@@ -143,5 +144,37 @@ describe('queue-agent pod spec', () => {
     assert.equal(spec.volumes, undefined);
     assert.equal(container.volumeMounts, undefined);
     assert.ok(!container.env?.some((e) => e.name === 'NODE_EXTRA_CA_CERTS'));
+  });
+
+  test("passes the brokers' RabbitMQ statistics interval on to the queue-agent only when it is not the default", () => {
+    const queues = resolved(TLS_DECLARATION);
+    const args = (seconds?: number) =>
+      queueAgentDeployment(
+        {
+          image: 'queuesplit/agent:1',
+          metricsPort: 9090,
+          ...(seconds ? { rabbitmqStatisticsIntervalSeconds: seconds } : {}),
+        },
+        'team-a',
+        names,
+        {},
+        queues,
+      ).spec!.template.spec!.containers[0]!.args!;
+    assert.ok(args(1).includes('--rabbitmq-statistics-interval=1'), args(1).join(' '));
+    assert.deepEqual(args(5), args(), 'the default changes no pod template');
+    assert.ok(!args().some((a) => a.startsWith('--rabbitmq-statistics-interval')));
+  });
+});
+
+describe('RabbitMQ statistics timings', () => {
+  test("at RabbitMQ's default 5 s interval they are the engine's defaults", () => {
+    const t = statisticsTiming(5);
+    assert.equal(t.quiesceMs, defaultTiming.quiesceMs);
+    assert.equal(t.statisticsLagMs, defaultTiming.statisticsLagMs);
+  });
+
+  test('a 1 s interval waits two seconds to quiesce, and never trusts statistics under 6 s old', () => {
+    assert.deepEqual(statisticsTiming(1), { quiesceMs: 2_000, statisticsLagMs: 6_000 });
+    assert.deepEqual(statisticsTiming(30), { quiesceMs: 60_000, statisticsLagMs: 90_000 });
   });
 });

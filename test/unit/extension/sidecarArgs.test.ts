@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import {
+  preflightArgs,
   safeFileName,
   settingsFileContent,
   sidecarArgs,
@@ -127,6 +128,30 @@ describe('sidecar command line', () => {
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }
+    });
+  }
+
+  for (const mode of ['env', 'relay'] as const) {
+    test(`the real sidecar CLI accepts the ${mode} preflight command line (workload, queues, owner; no split)`, () => {
+      const args = preflightArgs({
+        workload: { kind: 'StatefulSet', name: 'billing' },
+        queues: ['orders', 'invoices'],
+        owner: 'alice',
+        target: { context: 'dev', namespace: 'team-a' },
+        kubeconfig: '/nonexistent/kubeconfig',
+        mode,
+        ...(mode === 'relay' ? { relayKafkaBrokers: '127.0.0.1:9092' } : {}),
+      });
+      const flag = (name: string) => args[args.indexOf(name) + 1];
+      assert.equal(flag('--workload'), 'statefulset/billing');
+      assert.equal(flag('--queue'), 'orders,invoices');
+      assert.equal(flag('--owner'), 'alice');
+      assert.ok(args.includes('--preflight-only') && !args.includes('--split'));
+      const { code, lines } = runSidecar(args);
+      const error = lines.find((m) => m?.type === 'error');
+      assert.ok(error !== undefined && error.type === 'error', `no error line (exit ${code})`);
+      assert.notEqual(error.code, 'usage', `the sidecar rejected a flag: ${error.message}`);
+      assert.equal(error.code, 'kube-config');
     });
   }
 });

@@ -50,6 +50,10 @@ const program = new Command('queue-split-sidecar')
     '--owner <name>',
     'who the split is for (default: your Kubernetes user name; another name only for members of queuesplit:admins)',
   )
+  .option(
+    '--preflight-only',
+    'check what creating this split needs (access, the declaration, the mode: http target, relay broker, env broker reach and login), create nothing, exit 0 if all pass',
+  )
   .option('--lease-seconds <n>', 'lease duration; renewed every third of it', intIn(10, 3600), 60)
   .option(
     '--state-file <path>',

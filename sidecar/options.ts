@@ -41,6 +41,7 @@ export interface RawOptions {
   stateFile?: string;
   pollInterval: number;
   stopGrace: number;
+  preflightOnly?: boolean;
 }
 
 export interface SidecarOptions {
@@ -71,6 +72,9 @@ export interface SidecarOptions {
   stateFile?: string;
   pollMs: number;
   stopGraceMs: number;
+  /** Run the checks a create runs first (access, declaration, the mode's needs), then exit:
+   * the extension asks before it creates a split itself (issue 15 item 5). */
+  preflightOnly: boolean;
 }
 
 /** commander argParser: an integer in [min, max]. */
@@ -209,6 +213,13 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
       'Pass --workload deployment/<name>.',
     );
   }
+  if (raw.preflightOnly === true && raw.workload === undefined) {
+    throw usageError(
+      '--preflight-only',
+      'checks what creating a split needs, so it needs --workload (an adopted --split exists already).',
+      'Pass --workload deployment/<name> instead of --split.',
+    );
+  }
   if (raw.workload !== undefined && raw.split !== undefined) {
     throw usageError(
       '--split',
@@ -325,6 +336,7 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
     ...(raw.stateFile !== undefined ? { stateFile: raw.stateFile } : {}),
     pollMs: raw.pollInterval,
     stopGraceMs: raw.stopGrace * 1000,
+    preflightOnly: raw.preflightOnly === true,
   };
 }
 

@@ -152,6 +152,15 @@ export class Session {
       await this.preflight(connections, relayDestinations, (d) => (deliverer = d)).catch((err: unknown) => {
         throw preflightFailure(err, options.mode, adoptTarget === undefined);
       });
+      if (options.preflightOnly) {
+        await stopDelivery(); // the relay the preflight opened
+        reporter.emit({
+          type: 'progress',
+          stage: 'resolving',
+          message: `Preflight passed for ${options.mode} delivery of ${queueNames.join(', ')}; nothing was created (--preflight-only).`,
+        });
+        return SIDECAR_EXIT_CODES.ok;
+      }
 
       const filter: HeaderFilter = adoptTarget?.spec.filter ??
         options.filter ?? { [DEFAULT_FILTER_KEY]: owner };

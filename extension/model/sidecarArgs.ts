@@ -1,8 +1,9 @@
-// The sidecar command line for a split the extension created: the sidecar adopts it
+// The sidecar command lines: the preflight the extension runs before it creates a split
+// (`--preflight-only`), and the sidecar for a split the extension created, which adopts it
 // (`--split`), renews its lease and delivers. Secrets (env overrides, relay URL with a password)
 // never go on the command line, where `ps` shows them: they go in the 0600 settings file.
 import type { SidecarDeliveryMode } from '../../sidecar/protocol';
-import type { KubeTargetInfo } from './types';
+import type { KubeTargetInfo, WorkloadKind } from './types';
 
 export interface SidecarLaunch {
   splitName: string;
@@ -24,15 +25,10 @@ export interface SidecarLaunch {
 }
 
 export function sidecarArgs(launch: SidecarLaunch): string[] {
-  const args = [
+  return [
     '--split',
     launch.splitName,
-    '--context',
-    launch.target.context,
-    '--namespace',
-    launch.target.namespace,
-    '--mode',
-    launch.mode,
+    ...kubeArgs(launch.target, launch.kubeconfig),
     '--lease-seconds',
     String(launch.leaseSeconds),
     '--ready-timeout',
@@ -41,14 +37,58 @@ export function sidecarArgs(launch: SidecarLaunch): string[] {
     String(launch.detachTimeoutSeconds),
     '--state-file',
     launch.stateFile,
+    ...modeArgs(launch),
+    ...(launch.mode === 'env' && launch.envOut !== undefined ? ['--env-out', launch.envOut] : []),
+    ...(launch.settingsFile !== undefined ? ['--settings', launch.settingsFile] : []),
   ];
-  if (launch.kubeconfig !== undefined && launch.kubeconfig !== '')
-    args.push('--kubeconfig', launch.kubeconfig);
+}
+
+/** What the sidecar checks before a create, for a split the extension is about to create. */
+export interface PreflightLaunch {
+  workload: { kind: WorkloadKind; name: string };
+  queues: readonly string[];
+  owner: string;
+  target: KubeTargetInfo;
+  kubeconfig?: string;
+  mode: SidecarDeliveryMode;
+  httpTarget?: string;
+  relayKafkaBrokers?: string;
+  settingsFile?: string;
+}
+
+export function preflightArgs(launch: PreflightLaunch): string[] {
+  return [
+    '--preflight-only',
+    '--workload',
+    `${launch.workload.kind.toLowerCase()}/${launch.workload.name}`,
+    ...(launch.queues.length > 0 ? ['--queue', launch.queues.join(',')] : []),
+    '--owner',
+    launch.owner,
+    ...kubeArgs(launch.target, launch.kubeconfig),
+    ...modeArgs(launch),
+    ...(launch.settingsFile !== undefined ? ['--settings', launch.settingsFile] : []),
+  ];
+}
+
+function kubeArgs(target: KubeTargetInfo, kubeconfig: string | undefined): string[] {
+  return [
+    '--context',
+    target.context,
+    '--namespace',
+    target.namespace,
+    ...(kubeconfig !== undefined && kubeconfig !== '' ? ['--kubeconfig', kubeconfig] : []),
+  ];
+}
+
+function modeArgs(launch: {
+  mode: SidecarDeliveryMode;
+  httpTarget?: string;
+  relayKafkaBrokers?: string;
+}): string[] {
+  const args = ['--mode', launch.mode];
   if (launch.mode === 'http' && launch.httpTarget !== undefined) args.push('--target', launch.httpTarget);
   if (launch.mode === 'relay' && launch.relayKafkaBrokers !== undefined && launch.relayKafkaBrokers !== '')
     args.push('--relay-kafka-brokers', launch.relayKafkaBrokers);
-  if (launch.mode === 'env' && launch.envOut !== undefined) args.push('--env-out', launch.envOut);
-  if (launch.settingsFile !== undefined) args.push('--settings', launch.settingsFile);
   return args;
 }
 

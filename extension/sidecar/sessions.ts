@@ -6,21 +6,23 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { formatFilter } from '../../core/filter';
-import type { ReadyMessage, SidecarMessage } from '../../sidecar/protocol';
+import type { ErrorMessage, ReadyMessage, SidecarMessage } from '../../sidecar/protocol';
 import type { ClusterService } from '../cluster';
 import { filterKeys } from '../model/owner';
 import { progressLine } from '../model/phases';
 import { initialSession, isLive, reduceSession, sessionExited, type SessionView } from '../model/session';
-import { safeFileName, settingsFileContent, sidecarArgs } from '../model/sidecarArgs';
+import { preflightArgs, safeFileName, settingsFileContent, sidecarArgs } from '../model/sidecarArgs';
 import { myLiveSplit, sameRequest } from '../model/startSplit';
 import type { QueueSplit, SplitRequest } from '../model/types';
 import { explain, type Notifier, UserError } from '../notifications';
 import { settings } from '../settings';
-import { SidecarProcess } from './process';
+import { SidecarProcess, type SidecarSpawn } from './process';
 import { handbackUnfinished } from '../../core/workloadStatus';
 
 /** The sidecar stops delivery, deletes the split and waits this long for the drain. */
 const DETACH_TIMEOUT_SECONDS = 120;
+/** A preflight's checks are bounded to seconds each (sidecar/preflight.ts); this bounds the process. */
+const PREFLIGHT_TIMEOUT_MS = 60_000;
 /** While a split lingers, the tree and the status bar count down at this pace. */
 const LINGER_TICK_MS = 1_000;
 
@@ -191,6 +193,7 @@ export class SessionManager implements vscode.Disposable {
       this.log.info(`adopting my split ${mine.metadata.name} (${mine.status?.phase ?? 'Pending'})`);
       split = mine;
     } else {
+      await this.preflight(request, api.connection.kubeconfigPath);
       split = await api.createSplit(request, settings.leaseSeconds());
       this.log.info(
         `created QueueSplit ${split.metadata.name}: ${request.workload.kind}/${request.workload.name} queues ${request.queues.join(',')} filter ${filterKeys(request.filter)} (${request.mode})`,
@@ -211,22 +214,93 @@ export class SessionManager implements vscode.Disposable {
     return dir;
   }
 
-  private spawn(request: SplitRequest, split: QueueSplit, kubeconfigPath: string | undefined): SplitSession {
-    const dir = this.storageDir();
-    const base = safeFileName(`${request.target.context}-${request.target.namespace}-${split.metadata.name}`);
+  /** The sidecar's --settings file for `request` (0600; it can hold secrets), if it needs one. */
+  private writeSettings(dir: string, base: string, request: SplitRequest): string | undefined {
     const settingsText = settingsFileContent({
       env: settings.envOverrides(),
       addressMap: settings.addressMap(),
       ...(request.relay?.amqpUrl !== undefined ? { relayAmqpUrl: request.relay.amqpUrl } : {}),
       ...(request.relay?.to !== undefined ? { relayTo: request.relay.to } : {}),
     });
-    const files: string[] = [];
-    let settingsFile: string | undefined;
-    if (settingsText !== undefined) {
-      settingsFile = path.join(dir, `${base}.settings.json`);
-      fs.writeFileSync(settingsFile, settingsText, { mode: 0o600 });
-      files.push(settingsFile);
+    if (settingsText === undefined) return undefined;
+    const file = path.join(dir, `${base}.settings.json`);
+    fs.writeFileSync(file, settingsText, { mode: 0o600 });
+    return file;
+  }
+
+  /** How to run dist/sidecar.js: the configured Node, else VS Code's own runtime as Node. */
+  private sidecarCommand(args: string[]): SidecarSpawn {
+    const configuredNode = settings.sidecarNodePath();
+    const node = configuredNode !== '' ? configuredNode : process.execPath;
+    const script = this.context.asAbsolutePath(path.join('dist', 'sidecar.js'));
+    if (!fs.existsSync(script))
+      throw new UserError(
+        `The sidecar bundle ${script} is missing.`,
+        'Reinstall the extension (or run `npm run build` in a development checkout).',
+      );
+    return {
+      node,
+      script,
+      args,
+      env: configuredNode === '' ? { ELECTRON_RUN_AS_NODE: '1' } : {},
+      cwd: path.dirname(script),
+    };
+  }
+
+  /**
+   * What a `relay` or `env` session needs from this machine (the local broker; direct broker
+   * reach and login), checked by the sidecar before the split exists: creating it scales down and
+   * rolls the team's workload (issue 15 item 5). `http` is not: its target is the process the
+   * debug launch starts after the sidecar. A failure creates nothing and says what to change.
+   */
+  private async preflight(request: SplitRequest, kubeconfigPath: string | undefined): Promise<void> {
+    if (request.mode === 'http') return;
+    const dir = this.storageDir();
+    const base = safeFileName(
+      `${request.target.context}-${request.target.namespace}-${request.workload.name}-preflight`,
+    );
+    const settingsFile = this.writeSettings(dir, base, request);
+    try {
+      const spec = this.sidecarCommand(
+        preflightArgs({
+          workload: request.workload,
+          queues: request.queues,
+          owner: request.owner,
+          target: request.target,
+          ...(kubeconfigPath !== undefined ? { kubeconfig: kubeconfigPath } : {}),
+          mode: request.mode,
+          ...(request.relay?.kafkaBrokers !== undefined
+            ? { relayKafkaBrokers: request.relay.kafkaBrokers }
+            : {}),
+          ...(settingsFile !== undefined ? { settingsFile } : {}),
+        }),
+      );
+      this.log.info(`preflight of ${request.workload.name} (${request.mode}) before creating the split`);
+      const child = new SidecarProcess(spec);
+      let error: ErrorMessage | undefined;
+      child.onLog((line) => this.log.info(`[sidecar preflight] ${line}`));
+      child.onMessage((m) => {
+        if (m.type === 'error') error = m;
+      });
+      const timer = setTimeout(() => void child.stop(5_000), PREFLIGHT_TIMEOUT_MS);
+      const exit = await child.exited.finally(() => clearTimeout(timer));
+      if (exit.code === 0) return;
+      if (error !== undefined) throw new UserError(error.message, error.suggestedAction);
+      throw new UserError(
+        `The preflight of your ${request.mode} split of ${request.workload.name} ended without a result (exit code ${exit.code}, signal ${exit.signal}). Nothing was created.`,
+        'Open the Queue Split output for the sidecar log, then start the split again.',
+      );
+    } finally {
+      if (settingsFile !== undefined) fs.rmSync(settingsFile, { force: true });
     }
+  }
+
+  private spawn(request: SplitRequest, split: QueueSplit, kubeconfigPath: string | undefined): SplitSession {
+    const dir = this.storageDir();
+    const base = safeFileName(`${request.target.context}-${request.target.namespace}-${split.metadata.name}`);
+    const files: string[] = [];
+    const settingsFile = this.writeSettings(dir, base, request);
+    if (settingsFile !== undefined) files.push(settingsFile);
     const envOut = request.mode === 'env' ? path.join(dir, `${base}.env`) : undefined;
     if (envOut !== undefined) files.push(envOut);
     const stateFile = path.join(dir, `${base}.state.json`);
@@ -245,24 +319,11 @@ export class SessionManager implements vscode.Disposable {
       ...(envOut !== undefined ? { envOut } : {}),
       ...(settingsFile !== undefined ? { settingsFile } : {}),
     });
-    const configuredNode = settings.sidecarNodePath();
-    const node = configuredNode !== '' ? configuredNode : process.execPath;
-    const script = this.context.asAbsolutePath(path.join('dist', 'sidecar.js'));
-    if (!fs.existsSync(script))
-      throw new UserError(
-        `The sidecar bundle ${script} is missing.`,
-        'Reinstall the extension (or run `npm run build` in a development checkout).',
-      );
+    const spec = this.sidecarCommand(args);
     this.log.info(
-      `starting sidecar for ${split.metadata.name}: ${path.basename(node)} ${path.basename(script)} ${args.join(' ')}`,
+      `starting sidecar for ${split.metadata.name}: ${path.basename(spec.node)} ${path.basename(spec.script)} ${args.join(' ')}`,
     );
-    const child = new SidecarProcess({
-      node,
-      script,
-      args,
-      env: configuredNode === '' ? { ELECTRON_RUN_AS_NODE: '1' } : {},
-      cwd: path.dirname(script),
-    });
+    const child = new SidecarProcess(spec);
     const session = new SplitSession(request, split, child, files);
     child.onLog((line) => this.log.info(`[sidecar ${split.metadata.name}] ${line}`));
     child.onMessage((message) => {

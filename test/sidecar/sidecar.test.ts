@@ -1212,6 +1212,41 @@ test('preflight, env mode: brokers this machine cannot reach, or credentials the
   for (const s of [unreachable, refused]) assertNothingLeaked(s, [wrongPassword]);
 });
 
+test('--preflight-only: checks that pass exit 0 and create nothing; a check that fails is the same error a create gets', async () => {
+  const before = await nothingYet();
+  const amqpPort = await freePort();
+  const passes = startSidecar(['--preflight-only', '--mode', 'env', '--queue', 'invoices']);
+  const fails = startSidecar([
+    ...['--preflight-only', '--mode', 'relay', '--queue', 'invoices'],
+    ...['--relay-amqp-url', amqpUrlWith({ port: amqpPort })],
+  ]);
+  assert.deepEqual(await passes.exited, { code: 0, signal: null }, passes.stderr);
+  assert.ok(
+    passes
+      .of('progress')
+      .some((p) => /Preflight passed for env delivery of invoices; nothing was created/.test(p.message)),
+    JSON.stringify(passes.of('progress')),
+  );
+  assert.equal(passes.of('error').length, 0);
+  await assertRefusedBeforeCreate(
+    fails,
+    {
+      code: 'broker-unreachable',
+      message: /ECONNREFUSED/,
+      action: [/queueSplit\.delivery\.relayAmqpUrl/, /--relay-amqp-url/],
+    },
+    before,
+  );
+  for (const s of [passes, fails])
+    assert.equal(
+      s.of('progress').some((p) => p.split !== undefined),
+      false,
+    );
+  assert.equal((await listSplits(admin, namespace)).length, before.splits, 'no QueueSplit was created');
+  assert.equal(await workloadGeneration(), before.generation, 'the workload was not touched');
+  assertNothingLeaked(passes, []);
+});
+
 test('a Rejected split ends with the controller’s next action, and is deleted', async () => {
   const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices']);
   const waiting = await sidecar.waitFor('progress', (p) => p.stage === 'waiting' && p.split !== undefined);

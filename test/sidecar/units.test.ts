@@ -213,6 +213,8 @@ test('flags: each problem names its flag', () => {
   assert.equal(flagOf({ workload: 'orders', mode: 'env', env: ['1BAD=x'] }), '--env');
   assert.equal(flagOf({ workload: 'orders', mode: 'env', queue: ['Orders'] }), '--queue');
   assert.equal(flagOf({ workload: 'orders', split: 'qs-split-x', mode: 'env' }), '--split');
+  assert.equal(flagOf({ split: 'qs-split-x', mode: 'env', preflightOnly: true }), '--preflight-only');
+  assert.equal(flagOf({ workload: 'orders', mode: 'env', preflightOnly: true }), 'accepted');
   assert.equal(flagOf({ workload: 'orders', mode: 'env' }), 'accepted');
   assert.deepEqual(parseWorkload('sts/db'), { kind: 'StatefulSet', name: 'db' });
   assert.deepEqual(parseWorkload('orders'), { kind: 'Deployment', name: 'orders' });

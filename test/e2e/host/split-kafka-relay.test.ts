@@ -18,6 +18,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { QueueSplitApi } from '../../../extension/extension';
+import { AppsV1Api } from '@kubernetes/client-node';
+import { freePort } from '../../support/freePort';
 import { uniqueName } from '../../support/services';
 import { waitForSplitPhase } from '../../support/splits';
 import { bounded } from '../support/bounded';
@@ -161,5 +163,63 @@ describe('Kafka: relay delivery and Send Test Message from the active editor (re
     console.log(
       `      debug session end → Kafka split drained and gone: ${((Date.now() - stopping) / 1000).toFixed(1)}s`,
     );
+  });
+
+  it("a relay split whose local Kafka refuses connections is not created: the team's workload is untouched and the error names the setting", async () => {
+    const closed = await freePort();
+    await config().update(
+      'delivery.relayKafkaBrokers',
+      `127.0.0.1:${closed}`,
+      vscode.ConfigurationTarget.Global,
+    );
+    const apps = fixture.admin.makeApiClient(AppsV1Api);
+    const generation = async () =>
+      (await apps.readNamespacedDeployment({ name: fixture.workload, namespace: fixture.namespace })).metadata
+        ?.generation;
+    const before = { splits: await fixture.splits(), generation: await generation() };
+    try {
+      const program = path.join(dir, 'idle.js');
+      const ok = await vscode.debug.startDebugging(undefined, {
+        type: 'node',
+        request: 'launch',
+        name: 'relay consumer, local broker down',
+        program,
+        queueSplit: { workload: `deployment/${fixture.workload}`, queues: ['orders'], delivery: 'relay' },
+      });
+      assert.equal(ok, false, 'the launch did not start');
+      // The same refusal as Start Split… gets it, with its words.
+      const target = (await api.services.cluster.api()).target;
+      await assert.rejects(
+        api.services.sessions.ensure({
+          target,
+          workload: { kind: 'Deployment', name: fixture.workload },
+          queues: ['orders'],
+          filter: { 'x-queue-split-user': fixture.owner },
+          owner: fixture.owner,
+          mode: 'relay',
+          relay: { kafkaBrokers: `127.0.0.1:${closed}`, to: { orders: relayTopic } },
+        }),
+        (err: unknown) => {
+          // The extension's own class (its bundle, not this test's): told by name.
+          assert.ok(err instanceof Error && err.name === 'UserError', String(err));
+          const { suggestedAction } = err as Error & { suggestedAction: string };
+          assert.match(
+            err.message,
+            /^Preflight \(relay delivery\): .*local Kafka 127\.0\.0\.1:\d+.*Nothing was created/,
+          );
+          assert.match(suggestedAction, /queueSplit\.delivery\.relayKafkaBrokers/);
+          return true;
+        },
+      );
+      assert.deepEqual(await fixture.splits(), before.splits, 'no QueueSplit was created');
+      assert.equal(await generation(), before.generation, 'the workload was not touched');
+      assert.equal(api.services.sessions.list().length, 0, 'no sidecar serves a split');
+    } finally {
+      await config().update(
+        'delivery.relayKafkaBrokers',
+        fixture.services.kafkaBrokers.join(','),
+        vscode.ConfigurationTarget.Global,
+      );
+    }
   });
 });

@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import {
+  preflightArgs,
   safeFileName,
   settingsFileContent,
   sidecarArgs,
@@ -127,6 +128,32 @@ describe('sidecar command line', () => {
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }
+    });
+  }
+
+  {
+    // One mode is enough: preflightArgs shares the mode flags with sidecarArgs (tested above).
+    const mode = 'relay';
+    test('the real sidecar CLI accepts the relay preflight command line (workload, queues, owner; no split)', () => {
+      const args = preflightArgs({
+        workload: { kind: 'StatefulSet', name: 'billing' },
+        queues: ['orders', 'invoices'],
+        owner: 'alice',
+        target: { context: 'dev', namespace: 'team-a' },
+        kubeconfig: '/nonexistent/kubeconfig',
+        mode,
+        relayKafkaBrokers: '127.0.0.1:9092',
+      });
+      const flag = (name: string) => args[args.indexOf(name) + 1];
+      assert.equal(flag('--workload'), 'statefulset/billing');
+      assert.equal(flag('--queue'), 'orders,invoices');
+      assert.equal(flag('--owner'), 'alice');
+      assert.ok(args.includes('--preflight-only') && !args.includes('--split'));
+      const { code, lines } = runSidecar(args);
+      const error = lines.find((m) => m?.type === 'error');
+      assert.ok(error !== undefined && error.type === 'error', `no error line (exit ${code})`);
+      assert.notEqual(error.code, 'usage', `the sidecar rejected a flag: ${error.message}`);
+      assert.equal(error.code, 'kube-config');
     });
   }
 });

@@ -31,6 +31,8 @@ export interface ControllerSettings extends CoordinatorSettings {
 
 export class Controller {
   private readonly coordinators = new Map<string, Coordinator>();
+  /** The last pass found no QueueSplit API (logged once per change). */
+  private apiMissing = false;
   private readonly splits: SplitObjects;
   private readonly deps: ConstructorParameters<typeof Coordinator>[4];
   private wake: (() => void) | undefined;
@@ -75,7 +77,18 @@ export class Controller {
   }
 
   private async pass(): Promise<void> {
-    const { valid, invalid } = await this.splits.list();
+    const { valid, invalid, apiMissing } = await this.splits.list();
+    if ((apiMissing === true) !== this.apiMissing) {
+      this.apiMissing = apiMissing === true;
+      if (this.apiMissing)
+        this.log.warn('controller.queuesplit_api_missing', {
+          why: 'the QueueSplit CRD is not installed (deleting it deleted every split)',
+          effect: 'workloads still in a split are handed back; no new split can be made',
+          safeAction:
+            'reinstall deploy/crd/queuesplit.crd.yaml to serve splits again, or finish the uninstall (README "Uninstall")',
+        });
+      else this.log.info('controller.queuesplit_api_back', {});
+    }
     for (const { split, problem } of invalid) await this.refuse(split, problem);
     const groups = new Map<string, QueueSplit[]>();
     for (const split of valid) {

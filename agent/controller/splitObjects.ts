@@ -27,8 +27,21 @@ export class SplitObjects {
     this.custom = kc.makeApiClient(CustomObjectsApi);
   }
 
-  /** Every QueueSplit it serves, sorted by the full validator into usable and refused objects. */
+  /**
+   * Every QueueSplit it serves, sorted by the full validator into usable and refused objects.
+   * No QueueSplit API (the CRD was deleted, which deleted every split) is no splits, said by
+   * `apiMissing`: the workloads still in a split are handed back all the same.
+   */
   async list(): Promise<ClassifiedSplits> {
+    try {
+      return await this.listServed();
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      return { valid: [], invalid: [], apiMissing: true };
+    }
+  }
+
+  private async listServed(): Promise<ClassifiedSplits> {
     if (!this.namespaces) {
       const list = (await this.custom.listClusterCustomObject(api)) as { items: QueueSplit[] };
       return classifySplits(list.items);
@@ -86,6 +99,8 @@ export interface ClassifiedSplits {
   valid: QueueSplit[];
   /** Objects the full validator refuses, with every problem as `path: problem Fix: fix`. */
   invalid: { split: QueueSplit; problem: string }[];
+  /** The API server does not serve QueueSplits (the CRD is not installed). */
+  apiMissing?: true;
 }
 
 /**

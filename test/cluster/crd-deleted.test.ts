@@ -1,0 +1,94 @@
+// The QueueSplit CRD deleted while a split is Active (issue 16 item 7). Deleting a CRD deletes
+// its objects: the split's finalizer holds it while its route drains, and once the last object
+// is gone the CRD (and with it the QueueSplit API) disappears. The workload's handback goes on
+// after that, so the controller must keep handing workloads back without the API, hold no
+// finalizer, lose no message, and serve splits again once the CRD is reinstalled.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import * as amqp from 'amqplib';
+import { ApiextensionsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { installController, installCrd } from '../../deploy/install';
+import { readWorkloadStatus } from '../support/handback';
+import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { pollUntil } from '../support/poll';
+import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
+import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
+import { loadServices, uniqueName } from '../support/services';
+
+const CRD = 'queuesplits.queuesplit.dev';
+const services = loadServices();
+let kc: KubeConfig;
+let namespace: string;
+let conn: amqp.ChannelModel;
+let ch: amqp.ConfirmChannel;
+
+before(async () => {
+  kc = adminConfig(services.kubeconfig);
+  await installController(kc);
+  namespace = await createNamespace(kc, 'qs-crddel');
+  conn = await amqp.connect(services.amqpUrl);
+  ch = await conn.createConfirmChannel();
+});
+after(async () => {
+  await installCrd(kc); // the suites after this one need the API back, whatever happened here
+  await conn?.close().catch(() => undefined);
+  await deleteNamespace(kc, namespace);
+});
+
+test('the QueueSplit CRD deleted with a split Active: the route drains, the CRD goes, the workload is still handed back with every message, and splits work again once it is back', async () => {
+  const crds = kc.makeApiClient(ApiextensionsV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+  const source = uniqueName('crddel');
+  await ch.assertQueue(source, { durable: true });
+  await deployRabbitApp(kc, services, namespace, 'crddel-app', source);
+  const split = await createSplit(kc, namespace, {
+    workload: 'crddel-app',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'ana' },
+    owner: 'ana',
+  });
+  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  // Nobody consumes ana's session shadow: her messages wait there and must reach the app after.
+  const prefix = uniqueName('crddel-msg');
+  const ana = ids(prefix, 'ana', 5);
+  const team = ids(prefix, 'team', 5);
+  await publishTo(ch, source, ana, 'ana');
+  await publishTo(ch, source, team);
+
+  await crds.deleteCustomResourceDefinition({ name: CRD });
+  await pollUntil(
+    'the CRD is gone (the split drained and its finalizer was removed)',
+    () =>
+      crds.readCustomResourceDefinition({ name: CRD }).then(
+        () => false,
+        (err: unknown) => (err as { code?: number }).code === 404,
+      ),
+    (gone) => gone,
+    180_000,
+  );
+  await pollUntil(
+    'the workload is handed back after the QueueSplit API is gone',
+    () => readWorkloadStatus(kc, 'Deployment', namespace, 'crddel-app'),
+    (s) => s?.phase === 'HandedBack',
+    180_000,
+  );
+  const state = await core.listNamespacedConfigMap({ namespace, labelSelector: 'queuesplit.dev/state=true' });
+  assert.equal(state.items.length, 0, 'no split state is left');
+  await pollUntil(
+    'the app processed every message, ana’s drained back from her shadow',
+    () => Promise.resolve(appReceived(prefix)),
+    (got) => [...ana, ...team].every((id) => got.has(id)),
+    120_000,
+  );
+
+  await installCrd(kc);
+  const again = await createSplit(kc, namespace, {
+    workload: 'crddel-app',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'ana' },
+    owner: 'ana',
+  });
+  await waitForSplitPhase(kc, namespace, again.metadata.name, 'Active');
+  await deleteSplit(kc, namespace, again.metadata.name);
+  await waitForSplitGone(kc, namespace, again.metadata.name);
+});

@@ -13,7 +13,8 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../../../.." && pwd)"
-ENV_DIR="${QS_ENV_DIR:-$REPO/.env-run}"
+# Resolved: the kernel lists mounts by real path, and `down` unmounts what is under $RUN.
+ENV_DIR="$(realpath -m "${QS_ENV_DIR:-$REPO/.env-run}")"
 NODE_NAME="${QS_REAL_NODE:-qs-node-1}"
 SUBNET="${QS_REAL_NODE_SUBNET:-10.213.0.0/24}"
 RUN="$ENV_DIR/real-node/$NODE_NAME"

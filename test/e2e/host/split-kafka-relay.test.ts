@@ -20,6 +20,8 @@ import * as vscode from 'vscode';
 import type { QueueSplitApi } from '../../../extension/extension';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { freePort } from '../../support/freePort';
+import { readWorkloadStatus } from '../../support/handback';
+import { pollUntil } from '../../support/poll';
 import { uniqueName } from '../../support/services';
 import { waitForSplitPhase } from '../../support/splits';
 import { bounded } from '../support/bounded';
@@ -176,6 +178,13 @@ describe('Kafka: relay delivery and Send Test Message from the active editor (re
     const generation = async () =>
       (await apps.readNamespacedDeployment({ name: fixture.workload, namespace: fixture.namespace })).metadata
         ?.generation;
+    // The previous test's split is gone, but its workload's handback may still roll the app.
+    await pollUntil(
+      'the previous split handed the workload back',
+      () => readWorkloadStatus(fixture.admin, 'Deployment', fixture.namespace, fixture.workload),
+      (status) => status?.phase === 'HandedBack',
+      180_000,
+    );
     const before = { splits: await fixture.splits(), generation: await generation() };
     try {
       const program = path.join(dir, 'idle.js');

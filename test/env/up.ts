@@ -23,6 +23,16 @@ function ensureSystemDeps(): void {
   }
 }
 
+function previousVars(): Record<string, string> {
+  if (!fs.existsSync(envFile)) return {};
+  const vars: Record<string, string> = {};
+  for (const line of fs.readFileSync(envFile, 'utf8').split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq > 0) vars[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+  return vars;
+}
+
 async function main(): Promise<void> {
   const unknown = process.argv.slice(2).filter((a) => a !== '--brokers');
   if (unknown.length > 0) {
@@ -48,7 +58,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const vars = Object.assign(
-    {},
+    // --brokers keeps what a full env:up wrote before (a control plane that is up stays usable).
+    brokersOnly ? previousVars() : {},
     ...results.map((r) => (r as PromiseFulfilledResult<Record<string, string>>).value),
   );
   fs.writeFileSync(

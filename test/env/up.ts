@@ -1,5 +1,7 @@
 // `npm run env:up`: starts (or finds running) every service the test suites need and writes
-// their addresses to one env file. Safe to run twice.
+// their addresses to one env file. Safe to run twice. `npm run env:up -- --brokers` starts only
+// Kafka and RabbitMQ, which the broker suites need, so `npm test` runs them while the control
+// plane's Go build (minutes on a fresh machine) is still going; a later full env:up adds it.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -21,11 +23,33 @@ function ensureSystemDeps(): void {
   }
 }
 
+function previousVars(): Record<string, string> {
+  if (!fs.existsSync(envFile)) return {};
+  const vars: Record<string, string> = {};
+  for (const line of fs.readFileSync(envFile, 'utf8').split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq > 0) vars[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+  return vars;
+}
+
 async function main(): Promise<void> {
+  const unknown = process.argv.slice(2).filter((a) => a !== '--brokers');
+  if (unknown.length > 0) {
+    console.error(
+      `env:up: unknown argument ${unknown.join(' ')}; the only one is --brokers (Kafka and RabbitMQ only)`,
+    );
+    process.exit(2);
+  }
+  const brokersOnly = process.argv.includes('--brokers');
   ensureSystemDeps();
   fs.mkdirSync(runDir, { recursive: true });
   const started = Date.now();
-  const results = await Promise.allSettled([startKafka(), startRabbitMq(), startControlPlane()]);
+  const results = await Promise.allSettled([
+    startKafka(),
+    startRabbitMq(),
+    ...(brokersOnly ? [] : [startControlPlane()]),
+  ]);
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failures.length > 0) {
     for (const f of failures)
@@ -34,7 +58,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const vars = Object.assign(
-    {},
+    // --brokers keeps what a full env:up wrote before (a control plane that is up stays usable).
+    brokersOnly ? previousVars() : {},
     ...results.map((r) => (r as PromiseFulfilledResult<Record<string, string>>).value),
   );
   fs.writeFileSync(
@@ -44,7 +69,7 @@ async function main(): Promise<void> {
       .join(''),
   );
   console.log(
-    `env:up: ready in ${((Date.now() - started) / 1000).toFixed(1)}s; addresses written to ${envFile}`,
+    `env:up: ${brokersOnly ? 'brokers ' : ''}ready in ${((Date.now() - started) / 1000).toFixed(1)}s; addresses written to ${envFile}`,
   );
 }
 

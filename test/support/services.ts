@@ -29,7 +29,15 @@ export function loadServices(): Services {
     kafkaBrokers: need('KAFKA_BROKERS').split(','),
     amqpUrl: need('AMQP_URL'),
     rabbitManagementUrl: need('RABBITMQ_MANAGEMENT_URL'),
-    kubeconfig: need('KUBECONFIG'),
+    // Read when used: the broker suites run before the control plane is up (env:up --brokers).
+    get kubeconfig(): string {
+      const value = process.env.KUBECONFIG;
+      if (!value)
+        throw new Error(
+          `KUBECONFIG is not set in ${envFile}: only the brokers are up (env:up --brokers); run \`npm run env:up\` for the control plane.`,
+        );
+      return value;
+    },
   };
   // Every suite gets the broker credentials here, so the leak scan always knows them.
   registerUrlCredentials(services.amqpUrl, 'AMQP_URL');

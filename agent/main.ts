@@ -1,6 +1,6 @@
 // The in-cluster agent: one image, two modes (docs/design.md §2). `controller` runs cluster-wide and owns
 // cutover; `queue-agent` runs one per split workload and hosts its engines.
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { defaultAgentImage } from '../core/image';
 import { productVersion } from '../core/version';
 import { DEFAULT_METRICS_PORT } from './controller/agentDeployment';
@@ -15,6 +15,15 @@ const integer = (name: string, min: number) => (value: string) => {
     throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got "${value}"`);
   return n;
 };
+
+/** One flag on both commands: the controller passes its value on to every queue-agent. */
+const statisticsIntervalOption = () =>
+  new Option(
+    '--rabbitmq-statistics-interval <seconds>',
+    "the RabbitMQ brokers' collect_statistics_interval: how stale management figures may be before a shadow is proven empty",
+  )
+    .argParser(integer('--rabbitmq-statistics-interval', 1))
+    .default(DEFAULT_STATISTICS_INTERVAL_SECONDS);
 
 /** `a,b`: DNS-1123 namespace names, at least one, no duplicates. */
 function watchNamespaces(value: string): string[] {
@@ -69,12 +78,7 @@ program
     integer('--health-port', 0),
     CONTROLLER_HEALTH_PORT,
   )
-  .option(
-    '--rabbitmq-statistics-interval <seconds>',
-    "the RabbitMQ brokers' collect_statistics_interval: how stale management figures may be before a shadow is proven empty",
-    integer('--rabbitmq-statistics-interval', 1),
-    DEFAULT_STATISTICS_INTERVAL_SECONDS,
-  )
+  .addOption(statisticsIntervalOption())
   .option(
     '--watch-namespaces <list>',
     'a namespaced install: serve only these comma-separated namespaces (its RBAC is bound there alone)',
@@ -121,12 +125,7 @@ program
     DEFAULT_METRICS_PORT,
   )
   .option('--interval-ms <ms>', 'reconcile interval', integer('--interval-ms', 100), 500)
-  .option(
-    '--rabbitmq-statistics-interval <seconds>',
-    "the RabbitMQ brokers' collect_statistics_interval: how stale management figures may be before a shadow is proven empty",
-    integer('--rabbitmq-statistics-interval', 1),
-    DEFAULT_STATISTICS_INTERVAL_SECONDS,
-  )
+  .addOption(statisticsIntervalOption())
   .action(
     async (opts: {
       namespace: string;

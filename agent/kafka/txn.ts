@@ -52,10 +52,15 @@ export class TxnProducer {
       if (this.fencedReason) return { ok: false, kind: 'fenced', reason: this.fencedReason };
       if (this.closed) return { ok: false, kind: 'failed', reason: 'the producer is closed' };
       let txn: Transaction | undefined;
+      // A failure once EndTxn(commit) is sent leaves the outcome unknown: the coordinator may
+      // have committed. The records are copied again, so they may arrive twice in their shadow
+      // (docs/design.md §5 item 2); the log says so, for whoever counts the duplicates.
+      let committing = false;
       try {
         this.producer ??= await this.connect();
         txn = await this.producer.transaction();
         await work(txn);
+        committing = true;
         await txn.commit();
         return { ok: true };
       } catch (err) {
@@ -67,7 +72,11 @@ export class TxnProducer {
           this.log.warn('producer.fenced', { transactionalId: this.transactionalId, error: errorName(err) });
           return { ok: false, kind: 'fenced', reason: this.fencedReason };
         }
-        this.log.debug('producer.transaction-failed', { what, error: errorName(err) ?? describeError(err) });
+        this.log.debug('producer.transaction-failed', {
+          what,
+          error: errorName(err) ?? describeError(err),
+          outcomeUnknown: committing,
+        });
         const kind = isUnknownTopic(err) ? 'unknown-topic' : isRecordRefused(err) ? 'refused' : 'failed';
         return { ok: false, kind, reason };
       }

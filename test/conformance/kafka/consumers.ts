@@ -37,6 +37,7 @@ export async function readGroup(
 ): Promise<Observed[]> {
   const consumer = groupConsumer(kafka, groupId);
   const seen: Observed[] = [];
+  const read = new Set<string>();
   let lastAt = Date.now();
   await consumer.connect();
   try {
@@ -45,7 +46,13 @@ export async function readGroup(
       autoCommit: false,
       eachMessage: async ({ partition, message }) => {
         if (held().has(partition)) return;
-        seen.push(observe(message, partition));
+        // A commit that fails (a coordinator moving after a broker restart) makes kafkajs hand
+        // the same record over again: that is this reader's retry, not a second copy in the log.
+        const at = `${partition}/${message.offset}`;
+        if (!read.has(at)) {
+          read.add(at);
+          seen.push(observe(message, partition));
+        }
         lastAt = Date.now();
         await commitNext(consumer, topic, partition, message.offset);
       },

@@ -118,13 +118,29 @@ export async function withSplit(
   }
 }
 
+/** Retries a step only while the broker is briefly unavailable, as the controller does: a fresh
+ * broker creates its offsets topic on the first group lookup and answers NOT_COORDINATOR for a
+ * moment. Any other pending answer is the step's real outcome and fails the test. */
+async function whileBrokerUnavailable<T>(
+  step: () => Promise<Outcome<T>>,
+  name: string,
+): Promise<{ value: T; checkpoint: Checkpoint }> {
+  const deadline = Date.now() + 40_000;
+  let last = await step();
+  while (last.kind === 'pending' && last.code === 'broker-unavailable' && Date.now() < deadline) {
+    await sleep(Math.min(last.retryAfterMs, 1_000));
+    last = await step();
+  }
+  return done(last, name);
+}
+
 /** Prepared, route table installed, pump running. */
 export async function running(
   engine: Engine,
   generation: number,
   routes: Parameters<Engine['reconcileRoutes']>[1],
 ) {
-  done(await engine.prepare(), 'prepare');
-  done(await engine.reconcileRoutes(generation, routes), 'reconcileRoutes');
-  return done(await engine.start(), 'start');
+  await whileBrokerUnavailable(() => engine.prepare(), 'prepare');
+  await whileBrokerUnavailable(() => engine.reconcileRoutes(generation, routes), 'reconcileRoutes');
+  return whileBrokerUnavailable(() => engine.start(), 'start');
 }

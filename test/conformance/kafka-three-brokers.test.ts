@@ -154,16 +154,21 @@ function copiesIn(c: TestContext, shadow: string, observed: readonly Observed[])
   for (const o of observed) byOffset.set(`${String(o.extra.partition)}/${String(o.extra.offset)}`, o);
   const ids = [...byOffset.values()].map((o) => o.id);
   const twice = [...byOffset].filter(([, o]) => ids.filter((id) => id === o.id).length > 1);
-  if (twice.length > 0) c.diagnostic(`${shadow}: copied twice: ${twice.map(([at, o]) => `${o.id}@${at}`).join(' ')}`);
+  if (twice.length > 0)
+    c.diagnostic(`${shadow}: copied twice: ${twice.map(([at, o]) => `${o.id}@${at}`).join(' ')}`);
   return ids;
 }
 
 /** A copy the outage left in doubt (EndTxn sent, no answer) is copied again: its records may be
  * twice in their shadow (docs/design.md §5 item 2). Only then are duplicates allowed. */
 function inDoubt(c: TestContext, events: ReadonlyArray<Record<string, unknown>>): boolean {
-  const unknown = events.filter((x) => x.event === 'producer.transaction-failed' && x.outcomeUnknown === true);
+  const unknown = events.filter(
+    (x) => x.event === 'producer.transaction-failed' && x.outcomeUnknown === true,
+  );
   if (unknown.length > 0)
-    c.diagnostic(`commits of unknown outcome: ${unknown.map((x) => `${String(x.what)} (${String(x.error)})`).join(', ')}`);
+    c.diagnostic(
+      `commits of unknown outcome: ${unknown.map((x) => `${String(x.what)} (${String(x.error)})`).join(', ')}`,
+    );
   return unknown.length > 0;
 }
 

@@ -18,6 +18,7 @@ import {
   done,
   expectPending,
   ids,
+  recordingLogger,
   running,
   testLogger,
   untilDone,
@@ -486,11 +487,9 @@ describe('Kafka delivery under real traffic (issue 13)', { concurrency: 1 }, () 
         }) as typeof socket.write;
         return socket;
       };
+      const { logger, events } = recordingLogger();
       const e = engines.track(
-        new KafkaEngine(
-          { ...h.config(t, `${t.label}-d${++made}`) },
-          { logger: testLogger(), socketFactory: sockets },
-        ),
+        new KafkaEngine({ ...h.config(t, `${t.label}-d${++made}`) }, { logger, socketFactory: sockets }),
       );
       await running(e, 1, [alice]);
       const input = batch('aborted', 5, () => ({ [USER]: 'alice' })).map((m) => ({
@@ -503,6 +502,13 @@ describe('Kafka delivery under real traffic (issue 13)', { concurrency: 1 }, () 
         'a copy transaction lost its EndTxn',
         async () => lost,
         (n) => n >= 1,
+      );
+      // A commit sent and never answered may have happened: the log says its outcome is unknown
+      // (a retry may duplicate, docs/design.md §5 item 2), unlike a failure before EndTxn.
+      await waitFor(
+        'the lost EndTxn is logged as a commit of unknown outcome',
+        async () => events.filter((x) => x.event === 'producer.transaction-failed' && x.what === 'copy'),
+        (failed) => failed.length > 0 && failed.every((x) => x.outcomeUnknown === true),
       );
       await waitFor(
         'the aborted copies are in alice’s log',

@@ -10,7 +10,6 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import * as net from 'node:net';
 import { ConfigResourceTypes, type Admin, type ISocketFactory } from 'kafkajs';
 import type { Engine, EngineCondition, RouteSpec } from '../../agent/engine/contract';
-import { jsonLogger, type Logger } from '../../agent/engine/log';
 import { KafkaEngine } from '../../agent/kafka/engine';
 import { startKafkaCluster, type KafkaCluster } from '../env/kafka/cluster';
 import { uniqueName } from '../support/services';
@@ -18,7 +17,17 @@ import { produceWithJavaAsync, type ForeignOptions, type ForeignRecord } from '.
 import { kafkaHarness, PARTITIONS, type KafkaHarness, type KafkaTopology } from './kafka/harness';
 import type { Observed } from './harness';
 import { ID_HEADER } from './kafka/messages';
-import { assertDelivery, done, seenIds, testLogger, untilDone, USER, waitFor, withSplit } from './support';
+import {
+  assertDelivery,
+  done,
+  recordingLogger,
+  seenIds,
+  testLogger,
+  untilDone,
+  USER,
+  waitFor,
+  withSplit,
+} from './support';
 
 const SOURCE = { replicationFactor: 3, config: { 'min.insync.replicas': '2' } };
 // Leader moves and ISR changes take seconds on a loaded 2-core CI machine: wait on conditions,
@@ -85,17 +94,6 @@ async function awaitIsr(topics: readonly string[], size: number): Promise<void> 
   );
 }
 
-/** An engine logger that keeps its events (names, counts and error names: the engine logs no
- * bodies or header values, agent/engine/log.ts), so a test can wait for what the engine tried. */
-function recordingLogger(): { logger: Logger; events: Array<Record<string, unknown>> } {
-  const events: Array<Record<string, unknown>> = [];
-  const logger = jsonLogger((line) => {
-    events.push(JSON.parse(line) as Record<string, unknown>);
-    if (process.env.QS_ENGINE_LOG === '1') process.stderr.write(`${line}\n`);
-  }, 'debug');
-  return { logger, events };
-}
-
 /** Every condition the engine reported while `body` ran (polled), for the test's record. */
 async function watchingConditions<T>(
   e: Engine,
@@ -150,13 +148,14 @@ function clock(c: TestContext) {
 /** The copies in a shadow: one per record in its log (partition/offset). A reader that sees a
  * record again (its commit failed while a coordinator moved) does not make a second copy. */
 function copiesIn(c: TestContext, shadow: string, observed: readonly Observed[]): string[] {
-  const byOffset = new Map<string, Observed>();
-  for (const o of observed) byOffset.set(`${String(o.extra.partition)}/${String(o.extra.offset)}`, o);
-  const ids = [...byOffset.values()].map((o) => o.id);
-  const twice = [...byOffset].filter(([, o]) => ids.filter((id) => id === o.id).length > 1);
+  const byOffset = new Map<string, string>();
+  for (const o of observed) byOffset.set(`${String(o.extra.partition)}/${String(o.extra.offset)}`, o.id);
+  const offsetsOf = new Map<string, string[]>();
+  for (const [at, id] of byOffset) offsetsOf.set(id, [...(offsetsOf.get(id) ?? []), at]);
+  const twice = [...offsetsOf].filter(([, at]) => at.length > 1);
   if (twice.length > 0)
-    c.diagnostic(`${shadow}: copied twice: ${twice.map(([at, o]) => `${o.id}@${at}`).join(' ')}`);
-  return ids;
+    c.diagnostic(`${shadow}: copied twice: ${twice.map(([id, at]) => `${id}@${at.join(',')}`).join(' ')}`);
+  return [...byOffset.values()];
 }
 
 /** A copy the outage left in doubt (EndTxn sent, no answer) is copied again: its records may be

@@ -27,22 +27,38 @@ export function testLogger(): Logger {
   return process.env.QS_ENGINE_LOG === '1' ? jsonLogger(undefined, 'debug') : silentLogger;
 }
 
+/** An engine logger that keeps its events (names, counts and error names: the engine logs no
+ * bodies or header values, agent/engine/log.ts), so a test can wait for what the engine tried. */
+export function recordingLogger(): { logger: Logger; events: Array<Record<string, unknown>> } {
+  const events: Array<Record<string, unknown>> = [];
+  const logger = jsonLogger((line) => {
+    events.push(JSON.parse(line) as Record<string, unknown>);
+    if (process.env.QS_ENGINE_LOG === '1') process.stderr.write(`${line}\n`);
+  }, 'debug');
+  return { logger, events };
+}
+
 export function done<T>(outcome: Outcome<T>, step = 'step'): { value: T; checkpoint: Checkpoint } {
   assert.equal(outcome.kind, 'done', `${step} should be done, got ${JSON.stringify(outcome)}`);
   if (outcome.kind !== 'done') throw new Error('unreachable');
   return { value: outcome.value, checkpoint: outcome.checkpoint };
 }
 
-/** Retries a step while it answers `pending`, after the delay it asks for, as the controller
- * does (statistics lag: a proof may need a few rounds). */
+/** Retries a step while it answers `pending` (only with a code of `codes`, when given), after
+ * the delay it asks for, as the controller does (statistics lag: a proof may need a few rounds). */
 export async function untilDone<T>(
   step: () => Promise<Outcome<T>>,
   name: string,
   timeoutMs = 40_000,
+  codes?: readonly string[],
 ): Promise<{ value: T; checkpoint: Checkpoint }> {
   const deadline = Date.now() + timeoutMs;
   let last = await step();
-  while (last.kind === 'pending' && Date.now() < deadline) {
+  while (
+    last.kind === 'pending' &&
+    (codes === undefined || codes.includes(last.code)) &&
+    Date.now() < deadline
+  ) {
     await sleep(Math.min(last.retryAfterMs, 1_000));
     last = await step();
   }
@@ -118,29 +134,17 @@ export async function withSplit(
   }
 }
 
-/** Retries a step only while the broker is briefly unavailable, as the controller does: a fresh
- * broker creates its offsets topic on the first group lookup and answers NOT_COORDINATOR for a
- * moment. Any other pending answer is the step's real outcome and fails the test. */
-async function whileBrokerUnavailable<T>(
-  step: () => Promise<Outcome<T>>,
-  name: string,
-): Promise<{ value: T; checkpoint: Checkpoint }> {
-  const deadline = Date.now() + 40_000;
-  let last = await step();
-  while (last.kind === 'pending' && last.code === 'broker-unavailable' && Date.now() < deadline) {
-    await sleep(Math.min(last.retryAfterMs, 1_000));
-    last = await step();
-  }
-  return done(last, name);
-}
-
 /** Prepared, route table installed, pump running. */
 export async function running(
   engine: Engine,
   generation: number,
   routes: Parameters<Engine['reconcileRoutes']>[1],
 ) {
-  await whileBrokerUnavailable(() => engine.prepare(), 'prepare');
-  await whileBrokerUnavailable(() => engine.reconcileRoutes(generation, routes), 'reconcileRoutes');
-  return whileBrokerUnavailable(() => engine.start(), 'start');
+  // Only a briefly unavailable broker is waited out, as the controller does: a fresh broker
+  // creates its offsets topic on the first group lookup and answers NOT_COORDINATOR for a
+  // moment. Any other pending answer is the step's real outcome and fails the test.
+  const transient = ['broker-unavailable'];
+  await untilDone(() => engine.prepare(), 'prepare', 40_000, transient);
+  await untilDone(() => engine.reconcileRoutes(generation, routes), 'reconcileRoutes', 40_000, transient);
+  return untilDone(() => engine.start(), 'start', 40_000, transient);
 }

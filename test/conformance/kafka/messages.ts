@@ -36,7 +36,6 @@ function decode(value: Buffer | string | null | undefined): unknown {
 }
 
 export function observe(message: KafkaMessage, partition: number): Observed {
-  // The offset tells a second copy (another offset) from the reader seeing one record again.
   const headers: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(message.headers ?? {})) {
     headers[k] = Array.isArray(v) ? v.map((x) => decode(x)) : decode(v);
@@ -47,6 +46,7 @@ export function observe(message: KafkaMessage, partition: number): Observed {
     headers,
     contentType: typeof headers[CONTENT_TYPE] === 'string' ? headers[CONTENT_TYPE] : undefined,
     timestamp: Number(message.timestamp),
+    // The offset tells a second copy (another offset) from a reader seeing one record again.
     extra: { key: message.key === null ? null : message.key.toString(), partition, offset: message.offset },
   };
 }

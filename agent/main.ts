@@ -1,10 +1,12 @@
 // The in-cluster agent: one image, two modes (docs/design.md §2). `controller` runs cluster-wide and owns
 // cutover; `queue-agent` runs one per split workload and hosts its engines.
+import type { V1Toleration } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { defaultAgentImage } from '../core/image';
 import { productVersion } from '../core/version';
 import { DEFAULT_METRICS_PORT } from './controller/agentDeployment';
 import { CONTROLLER_HEALTH_PORT } from '../core/podSecurity';
+import { parseNodeSelector, parseTolerations, type FlagResult } from './controller/placementFlags';
 import { runController } from './controller/run';
 import { runQueueAgent } from './queueAgent/main';
 import { DEFAULT_STATISTICS_INTERVAL_SECONDS } from './rabbitmq/config';
@@ -24,6 +26,15 @@ const statisticsIntervalOption = () =>
   )
     .argParser(integer('--rabbitmq-statistics-interval', 1))
     .default(DEFAULT_STATISTICS_INTERVAL_SECONDS);
+
+/** A commander parser from a pure flag parser (agent/controller/placementFlags.ts). */
+const flag =
+  <T>(parse: (text: string) => FlagResult<T>) =>
+  (text: string): T => {
+    const result = parse(text);
+    if (!result.ok) throw new InvalidArgumentError(result.error);
+    return result.value;
+  };
 
 /** `a,b`: DNS-1123 namespace names, at least one, no duplicates. */
 function watchNamespaces(value: string): string[] {
@@ -52,6 +63,16 @@ program
     process.env.POD_NAMESPACE,
   )
   .option('--agent-image <image>', 'image of the per-workload queue-agent', defaultAgentImage)
+  .option(
+    '--agent-node-selector <key=value,...>',
+    'run queue-agents only on nodes with these labels',
+    flag(parseNodeSelector),
+  )
+  .option(
+    '--agent-tolerations <key[=value]:Effect,...>',
+    'let queue-agents run on nodes with these taints',
+    flag(parseTolerations),
+  )
   .option(
     '--agent-metrics-port <port>',
     'metrics/health port of queue-agents (0: any free port)',
@@ -89,6 +110,8 @@ program
       namespace: string;
       watchNamespaces?: string[];
       agentImage: string;
+      agentNodeSelector?: Record<string, string>;
+      agentTolerations?: V1Toleration[];
       agentMetricsPort: number;
       stepTimeout: number;
       agentStartTimeout: number;
@@ -101,6 +124,14 @@ program
         namespace: opts.namespace,
         agentImage: opts.agentImage,
         agentMetricsPort: opts.agentMetricsPort,
+        ...(opts.agentNodeSelector || opts.agentTolerations
+          ? {
+              agentPlacement: {
+                ...(opts.agentNodeSelector ? { nodeSelector: opts.agentNodeSelector } : {}),
+                ...(opts.agentTolerations ? { tolerations: opts.agentTolerations } : {}),
+              },
+            }
+          : {}),
         rabbitmqStatisticsIntervalSeconds: opts.rabbitmqStatisticsInterval,
         stepTimeoutSeconds: opts.stepTimeout,
         agentStartTimeoutSeconds: opts.agentStartTimeout,

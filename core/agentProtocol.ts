@@ -63,6 +63,9 @@ export interface AgentRoute {
   generation: number;
   /** Per queue: the session shadow and (Kafka) session group. */
   shadows: Record<string, { shadow: string; sessionGroup?: string; drainGroup?: string }>;
+  /** The QueueSplit's session secret hash (core/sessionStream.ts): the agent streams this
+   * route's messages only to the sidecar that proves the secret. Absent: no stream (env mode). */
+  secretHash?: string;
 }
 
 export interface DesiredState {

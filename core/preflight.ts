@@ -10,6 +10,7 @@ export interface AccessCheck {
   verb: string;
   group: string;
   resource: string;
+  subresource?: string;
   name?: string;
   /** What the session does with it, for the message. */
   why: string;
@@ -18,16 +19,34 @@ export interface AccessCheck {
 /** RBAC text of a check: `create queuesplits.queuesplit.dev`, `get deployments.apps/orders`. */
 export function accessText(check: AccessCheck): string {
   const resource = check.group === '' ? check.resource : `${check.resource}.${check.group}`;
-  return `${check.verb} ${resource}${check.name !== undefined ? `/${check.name}` : ''}`;
+  const sub = check.subresource !== undefined ? `/${check.subresource}` : '';
+  return `${check.verb} ${resource}${sub}${check.name !== undefined ? `/${check.name}` : ''}`;
 }
 
 /**
  * Every verb one session needs (README "The developer role"). `create` only for a new split;
- * an adopted one (`--split`, or the extension's) is already there.
+ * an adopted one (`--split`, or the extension's) is already there. `streams`: the session's
+ * messages come through the queue-agent (http and relay delivery), reached by port-forward.
  */
-export function sessionAccessChecks(workload: WorkloadRef, creates: boolean): AccessCheck[] {
+export function sessionAccessChecks(
+  workload: WorkloadRef,
+  session: { creates: boolean; streams: boolean },
+): AccessCheck[] {
   const splits = { group: QUEUE_SPLIT_GROUP, resource: QUEUE_SPLIT_PLURAL };
+  const creates = session.creates;
   return [
+    ...(session.streams
+      ? [
+          { verb: 'list', group: '', resource: 'pods', why: "find the workload's queue-agent" },
+          {
+            verb: 'create',
+            group: '',
+            resource: 'pods',
+            subresource: 'portforward',
+            why: 'receive your messages from the queue-agent',
+          },
+        ]
+      : []),
     {
       verb: 'get',
       group: 'apps',
@@ -61,6 +80,7 @@ export async function deniedAccess(
               verb: check.verb,
               group: check.group,
               resource: check.resource,
+              ...(check.subresource !== undefined ? { subresource: check.subresource } : {}),
               ...(check.name !== undefined ? { name: check.name } : {}),
             },
           },

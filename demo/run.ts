@@ -174,9 +174,9 @@ async function main(): Promise<void> {
   await apps.createNamespacedDeployment({
     namespace: demoNamespace,
     body: shopDeployment({
-      kafkaBrokers: services.kafkaBrokers.join(','),
-      amqpUrl: services.amqpUrl,
-      managementUrl: services.rabbitManagementUrl,
+      kafkaBrokers: services.inCluster.kafkaBrokers.join(','),
+      amqpUrl: services.inCluster.amqpUrl,
+      managementUrl: services.inCluster.rabbitManagementUrl,
     }),
   });
   await waitFor(

@@ -72,9 +72,12 @@ export const testInstall: InstallOptions = {
   image: 'queuesplit/agent:test',
   // Two replicas as users run it: one leads, one stands by (the crash tests kill the leader).
   replicas: 2,
-  // Agents pick free ports (all pods share the host here); timeouts fit a test run.
+  // Queue-agents run on the real node (kubelet + containerd, test/env/k8s/node/README.md), which
+  // is tainted for them; the controller stays on the process kubelet, where every pod shares the
+  // host and so picks a free port. Timeouts fit a test run.
   extraArgs: [
-    '--agent-metrics-port=0',
+    '--agent-node-selector=queuesplit.dev/real-node=true',
+    '--agent-tolerations=queuesplit.dev/real-node=true:NoSchedule',
     '--health-port=0',
     '--step-timeout=120',
     // Above the test kubelet's longest restart back-off (20 s): the kill -9 tests are not crash loops.

@@ -131,8 +131,8 @@ export const developerRules = [
     resources: ['selfsubjectaccessreviews'],
     verbs: ['create'],
   },
-  // The coming session transport (issue 15 item 1) streams through a port-forward to the
-  // queue-agent pod; `get`/`list` pods to find it. RBAC cannot narrow this to queue-agent pods
+  // http and relay get their messages from the queue-agent through a port-forward to its pod
+  // (core/sessionStream.ts); `list` pods finds it. RBAC cannot narrow this to queue-agent pods
   // by label: a namespace's pods are all forwardable (README says so).
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
   { apiGroups: [''], resources: ['pods/portforward'], verbs: ['create'] },

@@ -179,12 +179,12 @@ export async function whoAmI(kube: KubeTarget): Promise<string> {
 export async function checkSessionAccess(
   kube: KubeTarget,
   workload: WorkloadRef,
-  creates: boolean,
+  session: { creates: boolean; streams: boolean },
   user: string,
 ): Promise<void> {
   let denied;
   try {
-    denied = await deniedAccess(kube.kc, kube.namespace, sessionAccessChecks(workload, creates));
+    denied = await deniedAccess(kube.kc, kube.namespace, sessionAccessChecks(workload, session));
   } catch (err) {
     throw kubeError(
       err,

@@ -77,6 +77,18 @@ const program = new Command('queue-split-sidecar')
       .choices(['http', 'env', 'relay'])
       .default('http'),
   )
+  .addOption(
+    new Option(
+      '--transport <how>',
+      'http/relay: who reads your session shadow — agent: the queue-agent streams it here through the API server (no broker address or credential on this machine); broker: this sidecar, which needs both',
+    )
+      .choices(['agent', 'broker'])
+      .default('agent'),
+  )
+  .option(
+    '--agent-url <url>',
+    'agent transport: the session URL of a port-forward you run yourself (default: the sidecar port-forwards through the API server)',
+  )
   .option('--target <url>', 'http: URL each message is POSTed to (CloudEvents binary mode)')
   .option(
     '--http-timeout <seconds>',
@@ -103,7 +115,7 @@ const program = new Command('queue-split-sidecar')
     "relay: local topic/queue for a queue (default: the workload's own topic/queue name); repeatable",
     collect(false),
   )
-  .optionsGroup('Broker connection:')
+  .optionsGroup('Broker connection (env mode, and --transport broker):')
   .option(
     '--env <NAME=VALUE>',
     "use this value for a container env var instead of the workload's (e.g. a Secret you may not read); repeatable",
@@ -151,8 +163,12 @@ Examples:
     queue-split-sidecar -w orders -m relay --owner alice -f x-queue-split-user=alice --relay-kafka-brokers 127.0.0.1:9092 --relay-to orders=orders-local
   relay  a RabbitMQ queue into a local RabbitMQ:
     queue-split-sidecar -w orders -q invoices -m relay --owner alice --relay-amqp-url amqp://127.0.0.1:5672
-  through a port-forward:
-    queue-split-sidecar -w orders --map-address kafka.kafka.svc:9092=127.0.0.1:19092 --target http://127.0.0.1:8080/
+  broker the sidecar reads the brokers itself, through a port-forward:
+    queue-split-sidecar -w orders --transport broker --map-address kafka.kafka.svc:9092=127.0.0.1:19092 --target http://127.0.0.1:8080/
+
+http and relay get your messages from the workload's queue-agent through the Kubernetes API (port-forward):
+no broker address or credential reaches this machine. env mode (and --transport broker) connect to the
+brokers from here: they need their addresses and credentials.
 
 Exit codes: 0 stopped and detached (also when the reader of stdout goes away: a clean detach), 1 error (see the
 "error" line), 2 bad flags, 130 interrupted twice. The --env-out file is removed on every exit but kill -9.`,
@@ -211,7 +227,9 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 // A stop request on stdin (protocol.ts StopRequest) stops like the first signal. End of stdin is
 // NOT a stop: run from a script or with </dev/null the sidecar must keep serving.
 createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line', (line) => {
-  if (parseSidecarRequest(line)?.type === 'stop') session.requestStop('stop request');
+  const request = parseSidecarRequest(line);
+  if (request?.type === 'stop') session.requestStop('stop request');
+  else if (request?.type === 'publish') void session.publish(request);
 });
 process.on('unhandledRejection', (reason) => {
   reporter.emit({

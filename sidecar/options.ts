@@ -21,6 +21,8 @@ export interface RawOptions {
   filter?: string;
   owner?: string;
   mode: string;
+  transport: string;
+  agentUrl?: string;
   target?: string;
   httpTimeout: number;
   retryMaxDelay: number;
@@ -58,6 +60,14 @@ export interface SidecarOptions {
   /** --owner (admins acting for somebody); undefined: the Kubernetes user name (core/identity.ts). */
   owner?: string;
   mode: SidecarDeliveryMode;
+  /**
+   * http and relay: who reads the session shadow. `agent` (default): the queue-agent in the
+   * cluster, streaming it here through the API server's port-forward — no broker address or
+   * credential on this machine. `broker`: the sidecar itself, which needs both.
+   */
+  transport: SessionTransport;
+  /** Connect the session stream here instead of port-forwarding (a port-forward you run yourself). */
+  agentUrl?: string;
   target?: URL;
   httpTimeoutMs: number;
   retry: RetryPolicy;
@@ -196,6 +206,8 @@ function httpUrl(text: string, flag: string): URL {
   return url;
 }
 
+export type SessionTransport = 'agent' | 'broker';
+
 export function buildOptions(raw: RawOptions): SidecarOptions {
   const settings = raw.settings !== undefined ? loadSettings(raw.settings) : {};
   const mode = raw.mode;
@@ -204,6 +216,28 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
       '--mode',
       `"${mode}" is not a delivery mode.`,
       'Use http (POST each message to --target), env (print env for your own consumer) or relay (republish into a local broker).',
+    );
+  }
+  const transport = raw.transport;
+  if (transport !== 'agent' && transport !== 'broker') {
+    throw usageError(
+      '--transport',
+      `"${transport}" is not a transport.`,
+      'Use agent (the queue-agent streams your messages through the cluster; the default) or broker (the sidecar reads the brokers itself: needs their address and credentials).',
+    );
+  }
+  if (raw.agentUrl !== undefined && !/^wss?:\/\/[^/]+\/v1\/session$/.test(raw.agentUrl)) {
+    throw usageError(
+      '--agent-url',
+      `"${raw.agentUrl}" is not the queue-agent's session URL.`,
+      'e.g. --agent-url ws://127.0.0.1:9090/v1/session (with `kubectl port-forward pod/<queue-agent> 9090`).',
+    );
+  }
+  if (raw.agentUrl !== undefined && (transport !== 'agent' || mode === 'env')) {
+    throw usageError(
+      '--agent-url',
+      `is for the agent transport of http and relay delivery, not ${mode === 'env' ? '--mode env' : '--transport broker'}.`,
+      'Leave --agent-url out.',
     );
   }
   if (raw.workload === undefined && raw.split === undefined) {
@@ -311,6 +345,8 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
     ...(filter !== undefined ? { filter } : {}),
     ...(owner !== undefined ? { owner } : {}),
     mode,
+    transport,
+    ...(raw.agentUrl !== undefined ? { agentUrl: raw.agentUrl } : {}),
     ...(target !== undefined ? { target } : {}),
     httpTimeoutMs: raw.httpTimeout * 1000,
     retry: { initialMs: Math.min(250, raw.retryMaxDelay), maxMs: raw.retryMaxDelay },

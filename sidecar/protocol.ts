@@ -13,6 +13,10 @@
 
 export const SIDECAR_PROTOCOL_VERSION = 1;
 
+/** The env var through which a parent that created the split (the extension) hands a sidecar
+ * started with --split the route's session secret (never on the command line). */
+export const SESSION_SECRET_ENV = 'QUEUE_SPLIT_SESSION_SECRET';
+
 export type SidecarDeliveryMode = 'http' | 'env' | 'relay';
 export type SidecarProvider = 'kafka' | 'rabbitmq';
 
@@ -104,7 +108,9 @@ export type WarningCode =
   /** The route drained but the workload's handback is not finished (waiting or Degraded): reason and safe action. */
   | 'handback-pending'
   /** The queue-agent restarted while the split was active or draining (duplicates possible). */
-  | 'agent-restarted';
+  | 'agent-restarted'
+  /** The session stream to the queue-agent dropped (port-forward, agent restart); resuming. */
+  | 'stream-interrupted';
 
 export interface WarningMessage {
   type: 'warning';
@@ -145,6 +151,10 @@ export type ErrorCode =
   | 'shadow-missing'
   /** The relay destination topic/queue does not exist on the local broker. */
   | 'relay-destination-missing'
+  /** The queue-agent refused the session stream (the route's secret does not match, another
+   * sidecar took it over); or no queue-agent pod to stream from could be reached. */
+  | 'session-refused'
+  | 'agent-unreachable'
   | 'internal';
 
 export interface ErrorMessage {
@@ -160,6 +170,10 @@ export interface ErrorMessage {
 export interface ReadyQueue {
   name: string;
   provider: SidecarProvider;
+  /** `agent`: the queue-agent reads the session shadow and streams it to the sidecar (http and
+   * relay by default). Absent: the sidecar reads the broker itself (`--transport broker`), or
+   * the debugged process does (env mode). */
+  via?: 'agent';
   /** Session shadow topic/queue. */
   shadow: string;
   /** Kafka session consumer group. */
@@ -232,7 +246,20 @@ export interface DetachedMessage {
   handback?: { phase: string; message: string; nextAction?: string };
 }
 
+/** The answer to a `publish` request: the queue-agent published it into the source, or why not. */
+export interface PublishResultMessage {
+  type: 'publish-result';
+  time: string;
+  /** The request's id. */
+  id: string;
+  queue: string;
+  published: boolean;
+  /** Why it was refused (never a header value or the body). */
+  reason?: string;
+}
+
 export type SidecarMessage =
+  | PublishResultMessage
   | HelloMessage
   | ProgressMessage
   | WarningMessage
@@ -246,6 +273,7 @@ export type SidecarMessage =
 export type SidecarMessageType = SidecarMessage['type'];
 
 const TYPES: ReadonlySet<string> = new Set<SidecarMessageType>([
+  'publish-result',
   'hello',
   'progress',
   'warning',
@@ -267,7 +295,24 @@ export interface StopRequest {
   type: 'stop';
 }
 
-export type SidecarRequest = StopRequest;
+/**
+ * Send Test Message through the cluster (http and relay via the queue-agent): the agent
+ * publishes `body` into the queue's real source with `headers`, if they match the split's
+ * filter. Answered by one `publish-result` line with the same `id`.
+ */
+export interface PublishRequest {
+  type: 'publish';
+  id: string;
+  queue: string;
+  headers: Record<string, string>;
+  /** UTF-8 text. */
+  body: string;
+  contentType?: string;
+  /** Kafka record key. */
+  key?: string;
+}
+
+export type SidecarRequest = StopRequest | PublishRequest;
 
 /** The stdin line of a stop request (with its newline). */
 export const STOP_REQUEST_LINE = `${JSON.stringify({ type: 'stop' } satisfies StopRequest)}\n`;
@@ -278,8 +323,30 @@ export function parseSidecarRequest(line: string): SidecarRequest | undefined {
   if (!text.startsWith('{')) return undefined;
   try {
     const value = JSON.parse(text) as unknown;
-    if (typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'stop')
-      return { type: 'stop' };
+    if (typeof value !== 'object' || value === null) return undefined;
+    const v = value as Record<string, unknown>;
+    if (v.type === 'stop') return { type: 'stop' };
+    const str = (x: unknown): x is string => typeof x === 'string';
+    if (
+      v.type === 'publish' &&
+      str(v.id) &&
+      str(v.queue) &&
+      str(v.body) &&
+      typeof v.headers === 'object' &&
+      v.headers !== null &&
+      Object.values(v.headers).every(str) &&
+      (v.contentType === undefined || str(v.contentType)) &&
+      (v.key === undefined || str(v.key))
+    )
+      return {
+        type: 'publish',
+        id: v.id,
+        queue: v.queue,
+        headers: v.headers as Record<string, string>,
+        body: v.body,
+        ...(str(v.contentType) ? { contentType: v.contentType } : {}),
+        ...(str(v.key) ? { key: v.key } : {}),
+      };
   } catch {
     return undefined;
   }

@@ -8,10 +8,14 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import type { QueueSplit, WorkloadRef } from '../core/crd/queueSplitSchema';
 import { DEFAULT_FILTER_KEY, type HeaderFilter } from '../core/filter';
 import type { WorkloadLike } from '../core/queueConfig/podTemplate';
+import type { ResolvedQueue } from '../core/queueConfig/resolveQueues';
 import { resolveWorkload, type ResolvedWorkload } from '../core/queueConfig/resolveWorkload';
 import { QUEUE_CONFIG_ANNOTATION } from '../core/queueConfig/schema';
 import { formatFieldError } from '../core/result';
+import { newSessionSecret, secretMatches } from '../core/sessionSecret';
 import { productVersion } from '../core/version';
+import { fixedEndpoint, portForwardEndpoint } from './agentPortForward';
+import { AgentStream } from './agentStream';
 import { resolveConnections, type QueueConnection } from './connection';
 import { KafkaShadowConsumer } from './consumers/kafka';
 import { RabbitShadowConsumer } from './consumers/rabbitmq';
@@ -28,7 +32,13 @@ import { followHandback, workloadStatusText } from './handback';
 import { checkSessionAccess, kubeError, kubeStatus, loadKube, whoAmI, type KubeTarget } from './kube';
 import type { SidecarOptions } from './options';
 import type { Reporter } from './output';
-import { SIDECAR_EXIT_CODES, SIDECAR_PROTOCOL_VERSION, type ReadyQueue } from './protocol';
+import {
+  SIDECAR_EXIT_CODES,
+  SIDECAR_PROTOCOL_VERSION,
+  SESSION_SECRET_ENV,
+  type PublishRequest,
+  type ReadyQueue,
+} from './protocol';
 import {
   LeaseKeeper,
   QueueSplitApi,
@@ -44,6 +54,8 @@ import { defaultStateFile, removeState, stateDirectory } from './state';
 export class Session {
   private readonly stopController = new AbortController();
   private readonly stopSignals = new StopSignals();
+  /** http/relay through the queue-agent (core/sessionStream.ts). */
+  private stream: AgentStream | undefined;
   private fatal: SidecarError | undefined;
   /** relay mode: opened by the preflight, delivers once the split is Active. */
   private relay: RelayDeliverer | undefined;
@@ -98,6 +110,7 @@ export class Session {
     const consumers: ShadowConsumer[] = [];
     let deliverer: Deliverer | undefined;
     const stopDelivery = async (): Promise<void> => {
+      await this.stream?.stop();
       await Promise.all(consumers.map((c) => c.stop()));
       await deliverer?.close();
       await monitor?.stop();
@@ -123,7 +136,16 @@ export class Session {
       const workloadRef: WorkloadRef | undefined = adoptTarget?.spec.workload ?? options.workload;
       if (workloadRef === undefined)
         throw usageError('--workload', 'is required.', 'Pass --workload deployment/<name>.');
-      await checkSessionAccess(kube, workloadRef, adoptTarget === undefined, owner);
+      // http and relay (agent transport): the queue-agent streams the messages through the API
+      // server; nothing on this machine reads a broker or a Secret (core/sessionStream.ts).
+      const streams = options.mode !== 'env' && options.transport === 'agent';
+      await checkSessionAccess(
+        kube,
+        workloadRef,
+        // --agent-url: a port-forward the user runs; the sidecar opens none.
+        { creates: adoptTarget === undefined, streams: streams && options.agentUrl === undefined },
+        owner,
+      );
       reporter.emit({
         type: 'progress',
         stage: 'resolving',
@@ -132,14 +154,16 @@ export class Session {
       const workload = await readWorkload(kube, workloadRef);
       const queueNames = this.selectQueues(workload, adoptTarget?.spec.queues);
       const resolvedQueues = workload.queues.filter((q) => queueNames.includes(q.name));
-      const connections = await resolveConnections(resolvedQueues, {
-        kube,
-        overrides: options.env,
-        addressMap: options.addressMap,
-        ...(options.tlsCaFile !== undefined ? { caFile: options.tlsCaFile } : {}),
-        redactor: reporter.redactor,
-      });
-      this.warnUnusedOverrides(connections);
+      const connections = streams
+        ? []
+        : await resolveConnections(resolvedQueues, {
+            kube,
+            overrides: options.env,
+            addressMap: options.addressMap,
+            ...(options.tlsCaFile !== undefined ? { caFile: options.tlsCaFile } : {}),
+            redactor: reporter.redactor,
+          });
+      this.warnUnusedOverrides(resolvedQueues, streams);
       for (const c of connections)
         reporter.emit({
           type: 'progress',
@@ -147,7 +171,13 @@ export class Session {
           queue: c.queue.name,
           message: `Queue "${c.queue.name}": ${c.broker.display}.`,
         });
-      const relayDestinations = options.mode === 'relay' ? this.relayDestinations(connections) : [];
+      if (streams)
+        reporter.emit({
+          type: 'progress',
+          stage: 'resolving',
+          message: `Queues ${queueNames.join(', ')}: your messages will come from the workload's queue-agent through the Kubernetes API (no broker connection from this machine).`,
+        });
+      const relayDestinations = options.mode === 'relay' ? this.relayDestinations(resolvedQueues) : [];
       // The mode's preflight (sidecar/preflight.ts): before the create rolls the team's workload.
       await this.preflight(connections, relayDestinations, (d) => (deliverer = d)).catch((err: unknown) => {
         throw preflightFailure(err, options.mode, adoptTarget === undefined);
@@ -171,6 +201,8 @@ export class Session {
         owner,
         leaseSeconds: options.leaseSeconds,
         mode: options.mode,
+        // A new route's stream secret; the state file keeps it for a restart (adoption).
+        ...(streams ? { sessionSecret: newSessionSecret() } : {}),
       };
       stateFile = options.stateFile ?? defaultStateFile(kube.context, kube.namespace, workloadRef);
       if (this.stopping) {
@@ -187,6 +219,7 @@ export class Session {
         signal: this.stopController.signal,
       });
       split = acquired.split;
+      const sessionSecret = streams ? this.sessionSecretFor(split, acquired.sessionSecret) : undefined;
       lease = new LeaseKeeper(api, reporter, split, options.leaseSeconds);
       lease.start();
 
@@ -216,7 +249,10 @@ export class Session {
         message: `QueueSplit ${active.metadata.name} is Active.`,
       });
 
-      const readyQueues = await this.startDelivery(active, connections, consumers, (d) => (deliverer = d));
+      const readyQueues =
+        sessionSecret !== undefined
+          ? await this.startStream(kube, active, resolvedQueues, sessionSecret, (d) => (deliverer = d))
+          : await this.startDelivery(active, connections, consumers, (d) => (deliverer = d));
       monitor = new SplitMonitor(api, reporter, active, Math.max(options.pollMs, 2_000), {
         onGone: (err) => this.fail(err),
       });
@@ -291,10 +327,17 @@ export class Session {
     return wanted;
   }
 
-  private warnUnusedOverrides(connections: readonly QueueConnection[]): void {
-    const used = new Set(connections.flatMap((c) => c.queue.env.map((e) => e.name)));
+  private warnUnusedOverrides(queues: readonly ResolvedQueue[], streams: boolean): void {
+    const used = new Set(streams ? [] : queues.flatMap((q) => q.env.map((e) => e.name)));
     for (const name of this.options.env.keys()) {
-      if (!used.has(name)) {
+      if (streams) {
+        this.reporter.emit({
+          type: 'warning',
+          code: 'unused-override',
+          message: `--env ${name} is ignored: with ${this.options.mode} delivery the queue-agent connects to the brokers, not this machine.`,
+          suggestedAction: 'Leave --env out (or use --transport broker to read the brokers from here).',
+        });
+      } else if (!used.has(name)) {
         this.reporter.emit({
           type: 'warning',
           code: 'unused-override',
@@ -305,38 +348,161 @@ export class Session {
     }
   }
 
-  private relayDestinations(connections: readonly QueueConnection[]): RelayDestination[] {
+  private relayDestinations(queues: readonly ResolvedQueue[]): RelayDestination[] {
     const { relay } = this.options;
     for (const name of relay.to.keys()) {
-      if (!connections.some((c) => c.queue.name === name)) {
+      if (!queues.some((q) => q.name === name)) {
         throw usageError(
           '--relay-to',
-          `"${name}" is not one of the selected queues (${connections.map((c) => c.queue.name).join(', ')}).`,
+          `"${name}" is not one of the selected queues (${queues.map((q) => q.name).join(', ')}).`,
           'Use --relay-to <queue>=<local topic or queue>.',
         );
       }
     }
-    return connections.map((c) => {
-      if (c.queue.provider === 'kafka' && relay.kafkaBrokers === undefined) {
+    return queues.map((q) => {
+      if (q.provider === 'kafka' && relay.kafkaBrokers === undefined) {
         throw usageError(
           '--relay-kafka-brokers',
-          `is required: queue "${c.queue.name}" is a Kafka topic and relays into a local Kafka.`,
+          `is required: queue "${q.name}" is a Kafka topic and relays into a local Kafka.`,
           'e.g. --relay-kafka-brokers 127.0.0.1:9092.',
         );
       }
-      if (c.queue.provider === 'rabbitmq' && relay.amqpUrl === undefined) {
+      if (q.provider === 'rabbitmq' && relay.amqpUrl === undefined) {
         throw usageError(
           '--relay-amqp-url',
-          `is required: queue "${c.queue.name}" is a RabbitMQ queue and relays into a local RabbitMQ.`,
+          `is required: queue "${q.name}" is a RabbitMQ queue and relays into a local RabbitMQ.`,
           'e.g. --relay-amqp-url amqp://guest:guest@127.0.0.1:5672.',
         );
       }
+      return { queue: q.name, provider: q.provider, name: relay.to.get(q.name) ?? q.source };
+    });
+  }
+
+  /**
+   * The secret this sidecar proves to the queue-agent: the one it made when it created the split
+   * (kept in its state file), or, adopting a split the extension created, the one the extension
+   * passed in QUEUE_SPLIT_SESSION_SECRET. It must match the split's spec.session.secretHash.
+   */
+  private sessionSecretFor(split: QueueSplit, own: string | undefined): string {
+    const secret = own ?? process.env[SESSION_SECRET_ENV];
+    const hash = split.spec.session?.secretHash;
+    if (hash === undefined) {
+      throw new SidecarError(
+        'session-refused',
+        `QueueSplit ${split.metadata.name} has no session secret (it was created for env delivery, or by an older version), so the queue-agent streams its messages to nobody.`,
+        'Stop it and start a new split with http or relay delivery (or use --mode env, or --transport broker).',
+      );
+    }
+    if (secret === undefined || !secretMatches(secret, hash)) {
+      throw new SidecarError(
+        'session-refused',
+        `This sidecar does not hold the session secret of QueueSplit ${split.metadata.name}: only the sidecar (or VS Code window) that created it may receive its messages.`,
+        secret === undefined
+          ? `Start it from the machine that created it (its state file keeps the secret), or pass the secret in ${SESSION_SECRET_ENV}.`
+          : 'The secret given does not match the split; start a new split instead.',
+      );
+    }
+    return secret;
+  }
+
+  /** http/relay through the queue-agent: one stream for all queues, each with its pipeline. */
+  private async startStream(
+    kube: KubeTarget,
+    split: QueueSplit,
+    queues: readonly ResolvedQueue[],
+    secret: string,
+    setDeliverer: (d: Deliverer) => void,
+  ): Promise<ReadyQueue[]> {
+    const { options, reporter } = this;
+    const deliverer = this.deliverer(split);
+    setDeliverer(deliverer);
+    const handlers = new Map(
+      queues.map((q) => [
+        q.name,
+        new QueuePipeline(q.name, split.spec.filter, deliverer, reporter, options.retry, this.stopSignals),
+      ]),
+    );
+    const endpoint =
+      options.agentUrl !== undefined
+        ? fixedEndpoint(options.agentUrl)
+        : portForwardEndpoint(kube, split.spec.workload);
+    this.stream = new AgentStream({
+      routeId: split.spec.routeId,
+      secret,
+      endpoint,
+      handlers,
+      reporter,
+      onFatal: (err) => this.fail(err),
+      startTimeoutMs: options.readyTimeoutMs,
+    });
+    await this.stream.start();
+    const statuses = split.status?.queues ?? [];
+    return queues.map((q) => {
+      const shadow = statuses.find((s) => s.name === q.name)?.shadow ?? {};
+      reporter.emit({
+        type: 'progress',
+        stage: 'consuming',
+        queue: q.name,
+        message: `Receiving ${q.name} from the queue-agent (session shadow ${shadow.source ?? '?'}) → ${deliverer.describe(q.name)}.`,
+      });
       return {
-        queue: c.queue.name,
-        provider: c.queue.provider,
-        name: relay.to.get(c.queue.name) ?? c.queue.source,
+        name: q.name,
+        provider: q.provider,
+        via: 'agent' as const,
+        shadow: shadow.source ?? '',
+        ...(shadow.group !== undefined ? { group: shadow.group } : {}),
+        deliversTo: deliverer.describe(q.name),
       };
     });
+  }
+
+  /** The http deliverer, or the relay the preflight opened. */
+  private deliverer(split: QueueSplit): Deliverer {
+    const { options, reporter } = this;
+    if (options.mode === 'http') {
+      if (options.target === undefined)
+        throw usageError('--target', 'is required with --mode http.', 'Pass --target <url>.');
+      const workloadName = split.spec.workload.name;
+      const namespace = split.metadata.namespace ?? '';
+      return new HttpDeliverer({
+        target: options.target,
+        source: (queue) => ({ namespace, workload: workloadName, queue }),
+        timeoutMs: options.httpTimeoutMs,
+        reporter,
+      });
+    }
+    if (this.relay === undefined) throw new Error('the relay is opened by the preflight');
+    return this.relay;
+  }
+
+  /** A `publish` request from stdin (Send Test Message), answered with one `publish-result` line. */
+  async publish(request: PublishRequest): Promise<void> {
+    const answer = (published: boolean, reason?: string) =>
+      this.reporter.emit({
+        type: 'publish-result',
+        id: request.id,
+        queue: request.queue,
+        published,
+        ...(reason !== undefined ? { reason } : {}),
+      });
+    if (this.stream === undefined) {
+      answer(
+        false,
+        this.options.mode === 'env' || this.options.transport === 'broker'
+          ? 'test messages go through the queue-agent, which this session does not use (env mode or --transport broker)'
+          : 'the session is not streaming yet',
+      );
+      return;
+    }
+    const outcome = await this.stream.publish({
+      requestId: request.id,
+      queue: request.queue,
+      headers: request.headers,
+      body: Buffer.from(request.body, 'utf8'),
+      ...(request.contentType !== undefined ? { contentType: request.contentType } : {}),
+      ...(request.key !== undefined ? { key: request.key } : {}),
+    });
+    answer(outcome.published, outcome.published ? undefined : outcome.reason);
   }
 
   /**
@@ -384,7 +550,6 @@ export class Session {
     consumers: ShadowConsumer[],
     setDeliverer: (d: Deliverer) => void,
   ): Promise<ReadyQueue[]> {
-    const relay = this.relay;
     const { options, reporter } = this;
     const statuses = split.status?.queues ?? [];
     const shadowOf = (queue: string) => statuses.find((s) => s.name === queue)?.shadow ?? {};
@@ -399,22 +564,7 @@ export class Session {
         deliversTo: 'env',
       }));
     }
-    let deliverer: Deliverer;
-    if (options.mode === 'http') {
-      const workloadName = split.spec.workload.name;
-      const namespace = split.metadata.namespace ?? '';
-      if (options.target === undefined)
-        throw usageError('--target', 'is required with --mode http.', 'Pass --target <url>.');
-      deliverer = new HttpDeliverer({
-        target: options.target,
-        source: (queue) => ({ namespace, workload: workloadName, queue }),
-        timeoutMs: options.httpTimeoutMs,
-        reporter,
-      });
-    } else {
-      if (relay === undefined) throw new Error('the relay is opened by the preflight');
-      deliverer = relay;
-    }
+    const deliverer = this.deliverer(split);
     setDeliverer(deliverer);
     const ready: ReadyQueue[] = [];
     for (const c of connections) {

@@ -18,6 +18,7 @@ import {
 import { leaseExpiry } from '../core/crd/validateQueueSplit';
 import { formatFilter, parseFilter, type HeaderFilter } from '../core/filter';
 import { labelValue, queueSplitName, routeIdFromRandomBytes } from '../core/names';
+import { secretHash } from '../core/sessionSecret';
 import { SidecarError, errorText } from './errors';
 import { kubeError, kubeStatus, type KubeTarget } from './kube';
 import type { Reporter } from './output';
@@ -118,6 +119,8 @@ export interface SplitRequest {
   owner: string;
   leaseSeconds: number;
   mode: SidecarDeliveryMode;
+  /** http/relay through the queue-agent: the new route's stream secret (only its hash goes in the spec). */
+  sessionSecret?: string;
 }
 
 function leaseNow(seconds: number): QueueSplitSpec['lease'] {
@@ -156,6 +159,8 @@ export interface AcquireOptions {
 export interface Acquired {
   split: QueueSplit;
   adopted: boolean;
+  /** The route's stream secret this sidecar holds: made at its create, or kept in its state file. */
+  sessionSecret?: string;
 }
 
 /** Adopts the split named by --split or the state file, else creates a new one. */
@@ -203,7 +208,11 @@ export async function acquireSplit(options: AcquireOptions): Promise<Acquired> {
           `Start the sidecar with the same settings to adopt it, or stop it first (\`kubectl delete queuesplit ${state.splitName} -n ${namespace}\` drains it back to the app).`,
         );
       }
-      return { split: await adopt(api, reporter, existing, request), adopted: true };
+      return {
+        split: await adopt(api, reporter, existing, request),
+        adopted: true,
+        ...(state.sessionSecret !== undefined ? { sessionSecret: state.sessionSecret } : {}),
+      };
     }
     if (existing !== undefined && existing.spec.routeId === state.routeId) {
       reporter.emit({
@@ -220,7 +229,11 @@ export async function acquireSplit(options: AcquireOptions): Promise<Acquired> {
       });
     }
   }
-  return { split: await create(api, reporter, request, options.stateFile), adopted: false };
+  return {
+    split: await create(api, reporter, request, options.stateFile),
+    adopted: false,
+    ...(request.sessionSecret !== undefined ? { sessionSecret: request.sessionSecret } : {}),
+  };
 }
 
 async function adopt(
@@ -259,6 +272,7 @@ async function create(
     namespace: api.kube.namespace,
     workload: request.workload,
     createdAt: new Date().toISOString(),
+    ...(request.sessionSecret !== undefined ? { sessionSecret: request.sessionSecret } : {}),
   };
   // Before the create: a crash right after it still finds (and adopts) this route.
   saveState(stateFile, state);
@@ -282,6 +296,9 @@ async function create(
       routeId,
       lease: leaseNow(request.leaseSeconds),
       delivery: { mode: request.mode },
+      ...(request.sessionSecret !== undefined
+        ? { session: { secretHash: secretHash(request.sessionSecret) } }
+        : {}),
     },
   };
   reporter.emit({

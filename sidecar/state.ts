@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { ROUTE_ID_PATTERN } from '../core/names';
+import { SECRET_PATTERN } from '../core/sessionSecret';
 import { SidecarError, errorText } from './errors';
 
 const stateSchema = z.object({
@@ -16,6 +17,8 @@ const stateSchema = z.object({
   namespace: z.string().min(1),
   workload: z.object({ kind: z.enum(['Deployment', 'StatefulSet']), name: z.string().min(1) }),
   createdAt: z.string(),
+  /** The route's session stream secret (core/sessionStream.ts); the file is private (0600). */
+  sessionSecret: z.string().regex(SECRET_PATTERN).optional(),
 });
 
 export type RouteState = z.infer<typeof stateSchema>;

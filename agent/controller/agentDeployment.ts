@@ -4,7 +4,7 @@
 // configMapKeyRef, secretKeyRef) for exactly the connection variables the validated declaration
 // names, and read-only mounts of exactly the CA Secret keys it names. Pure, so unit tests can
 // check the pod spec; the controller never reads a Secret value.
-import type { V1Deployment, V1EnvVar } from '@kubernetes/client-node';
+import type { V1Deployment, V1EnvVar, V1Toleration } from '@kubernetes/client-node';
 import type { KubernetesObjectNames } from '../../core/names';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import {
@@ -12,11 +12,19 @@ import {
   restrictedPodSecurityContext,
   agentProbes,
 } from '../../core/podSecurity';
+import { AGENT_HTTP_PORT, AGENT_HTTP_PORT_NAME } from '../../core/sessionStream';
 import { DEFAULT_STATISTICS_INTERVAL_SECONDS } from '../rabbitmq/config';
 import { tlsMounts } from './tlsMounts';
 
+/** Where queue-agent pods may run: the controller's --agent-node-selector / --agent-tolerations. */
+export interface AgentPlacement {
+  nodeSelector?: Record<string, string>;
+  tolerations?: V1Toleration[];
+}
+
 export interface AgentSettings {
   image: string;
+  placement?: AgentPlacement;
   /** 0 lets the agent pick a free port (the test kubelet runs every pod on one host). */
   metricsPort: number;
   /** Passed on to every queue-agent; absent or the default adds no argument (pod templates of
@@ -26,8 +34,8 @@ export interface AgentSettings {
 
 export const AGENT_LABEL = 'queuesplit.dev/component';
 
-/** The queue-agent's metrics and health port unless the controller is told otherwise. */
-export const DEFAULT_METRICS_PORT = 9090;
+/** The queue-agent's metrics, health and session port unless the controller is told otherwise. */
+export const DEFAULT_METRICS_PORT = AGENT_HTTP_PORT;
 
 export function queueAgentDeployment(
   settings: AgentSettings,
@@ -67,6 +75,8 @@ export function queueAgentDeployment(
         spec: {
           serviceAccountName: names.agentServiceAccount,
           terminationGracePeriodSeconds: 30,
+          ...(settings.placement?.nodeSelector ? { nodeSelector: settings.placement.nodeSelector } : {}),
+          ...(settings.placement?.tolerations ? { tolerations: settings.placement.tolerations } : {}),
           securityContext: restrictedPodSecurityContext,
           ...(tls.volumes.length > 0 ? { volumes: tls.volumes } : {}),
           containers: [
@@ -87,7 +97,9 @@ export function queueAgentDeployment(
               env,
               ...(tls.volumeMounts.length > 0 ? { volumeMounts: tls.volumeMounts } : {}),
               ports:
-                settings.metricsPort > 0 ? [{ name: 'metrics', containerPort: settings.metricsPort }] : [],
+                settings.metricsPort > 0
+                  ? [{ name: AGENT_HTTP_PORT_NAME, containerPort: settings.metricsPort }]
+                  : [],
               // Port 0 (the test environment, where every pod shares the host's network) lets the
               // agent pick a free port; the test kubelet then probes the one port it listens on.
               ...agentProbes(settings.metricsPort > 0 ? settings.metricsPort : DEFAULT_METRICS_PORT),

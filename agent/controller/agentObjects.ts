@@ -24,7 +24,15 @@ export type { AgentSettings };
 function copiedMaterial(d: V1Deployment): string {
   const spec = d.spec?.template.spec;
   const c = spec?.containers[0];
-  return JSON.stringify([c?.image, c?.args, c?.env, c?.volumeMounts ?? [], spec?.volumes ?? []]);
+  return JSON.stringify([
+    c?.image,
+    c?.args,
+    c?.env,
+    c?.volumeMounts ?? [],
+    spec?.volumes ?? [],
+    spec?.nodeSelector ?? {},
+    spec?.tolerations ?? [],
+  ]);
 }
 
 export class AgentObjects {

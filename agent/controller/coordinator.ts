@@ -414,6 +414,7 @@ export class Coordinator {
           queues: split.spec.queues,
           filter: filter.value,
           leaseExpiresAt: leaseExpiry(split),
+          ...(split.spec.session ? { secretHash: split.spec.session.secretHash } : {}),
         },
       });
     }

@@ -6,6 +6,7 @@ import { Registry } from 'prom-client';
 import { jsonLogger } from '../engine/log';
 import { portOf, startServer } from '../queueAgent/server';
 import { isConflict, loadKubeConfig } from '../kube/client';
+import type { AgentPlacement } from './agentDeployment';
 import { Controller } from './controller';
 import { LeaderElection } from './leaderElection';
 
@@ -13,6 +14,7 @@ export interface ControllerOptions {
   namespace: string;
   agentImage: string;
   agentMetricsPort: number;
+  agentPlacement?: AgentPlacement;
   rabbitmqStatisticsIntervalSeconds: number;
   stepTimeoutSeconds: number;
   agentStartTimeoutSeconds: number;
@@ -82,6 +84,7 @@ export async function runController(options: ControllerOptions): Promise<void> {
       agent: {
         image: options.agentImage,
         metricsPort: options.agentMetricsPort,
+        ...(options.agentPlacement ? { placement: options.agentPlacement } : {}),
         rabbitmqStatisticsIntervalSeconds: options.rabbitmqStatisticsIntervalSeconds,
       },
       resyncMs: options.resyncMs,

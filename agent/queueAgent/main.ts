@@ -17,6 +17,7 @@ import { loadKubeConfig } from '../kube/client';
 import { AgentMetrics } from './metrics';
 import { portOf, startServer } from './server';
 import { statisticsTiming } from '../rabbitmq/config';
+import { SessionServer } from '../session/sessionServer';
 import { StepRunner } from './stepRunner';
 
 /** How often the shadow lag gauges are read from the brokers. */
@@ -65,6 +66,9 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
     live: () => Date.now() - lastPass < 120_000,
     ready: () => reconciledOnce,
   });
+  // Session streams to the routes' sidecars, on the same port (core/sessionStream.ts).
+  const sessions = new SessionServer(log.child({ component: 'session' }));
+  sessions.attach(server);
   log.info('agent.started', { metricsPort: portOf(server) });
 
   let stopping = false;
@@ -108,6 +112,8 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
         if (phaseSince.phase !== desired.phase) phaseSince = { phase: desired.phase, at: Date.now() };
         metrics.phaseSeconds.reset();
         metrics.phaseSeconds.set({ phase: desired.phase }, (Date.now() - phaseSince.at) / 1000);
+        // Streams of routes that left ACTIVE end before the engines drain their shadows.
+        await sessions.update(desired);
         const result = await runner.reconcile(desired);
         for (const { queue, status } of runner.engineStatuses()) metrics.observe(queue, status);
         if (!lagProbe && Date.now() - lagProbedAt >= LAG_PROBE_MS) {
@@ -152,6 +158,7 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
     await sleep(options.intervalMs);
   }
   log.info('agent.stopping');
+  await sessions.close();
   await runner.close();
   server.close();
 }

@@ -21,7 +21,8 @@ import type {
   ShadowLag,
 } from '../engine/contract';
 import { describeError, type Logger } from '../engine/log';
-import { createEngine, EngineConfigError, type EngineSettings } from './engineFactory';
+import { EngineConfigError } from './connections';
+import { createEngine, type EngineSettings } from './engineFactory';
 
 /** Phases in which the pump runs and the route table is kept current. */
 const PUMPING: readonly WorkloadPhase[] = ['STARTING_PUMP', 'REDIRECTING_APP', 'ACTIVE', 'DEGRADED'];

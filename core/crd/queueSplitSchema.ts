@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { MAX_FILTER_PAIRS, MAX_FILTER_VALUE_LENGTH } from '../filter';
 import { ROUTE_ID_PATTERN } from '../names';
 import { PATTERNS } from '../queueConfig/schema';
+import { SECRET_HASH_PATTERN } from '../sessionSecret';
 import { WHOLE_QUEUE_ANNOTATION } from './admission';
 
 export const QUEUE_SPLIT_GROUP = 'queuesplit.dev';
@@ -102,6 +103,18 @@ export const queueSplitSpecSchema = z
       .describe('Stable random id of the route; names of its shadows derive from it.')
       .meta(immutable('spec.routeId')),
     lease: leaseSchema,
+    session: z
+      .object({
+        secretHash: z
+          .string()
+          .regex(SECRET_HASH_PATTERN)
+          .describe('sha256:<hex> of the secret the sidecar proves to the queue-agent (never the secret).'),
+      })
+      .optional()
+      .describe(
+        "The route's session stream: the queue-agent streams this split's messages only to the sidecar that proves the secret behind this hash. Absent: no stream (env delivery).",
+      )
+      .meta(immutable('spec.session')),
     delivery: z
       .object({
         mode: z.enum(DELIVERY_MODES).describe('How the sidecar hands messages to the debugged process.'),

@@ -9,6 +9,8 @@ export interface RouteRequest {
   queues: readonly string[];
   filter: HeaderFilter;
   leaseExpiresAt: string;
+  /** The QueueSplit's session secret hash, passed on to the queue-agent (core/sessionStream.ts). */
+  secretHash?: string;
 }
 
 /** A resource a step had to keep (no loss-proof delete, or not verifiably empty). */

@@ -74,6 +74,7 @@ export function routeRequested(state: SplitState, request: RouteRequest): Transi
     phase: 'PENDING',
     generation: state.generation,
     leaseExpiresAt: request.leaseExpiresAt,
+    ...(request.secretHash !== undefined ? { secretHash: request.secretHash } : {}),
   };
   const added: SplitState = { ...state, routes: [...state.routes, route] };
   if (state.phase === 'IDLE') {

@@ -3,6 +3,7 @@
 // document or one written by a newer controller is refused with a clear error, never guessed at.
 import { z } from 'zod';
 import { fail, fieldError, guarded, ok, type FieldError, type Result } from '../result';
+import { SECRET_HASH_PATTERN } from '../sessionSecret';
 import { describeValue, issuesToFieldErrors } from '../zodIssues';
 import { QUEUE_PHASES, ROUTE_PHASES, WORKLOAD_PHASES, type WorkloadPhase } from './phases';
 
@@ -45,6 +46,8 @@ export const routeStateSchema = z.object({
   generation: count(),
   leaseExpiresAt: z.iso.datetime(),
   lastError: z.string().optional(),
+  /** The QueueSplit's spec.session.secretHash (core/sessionStream.ts); absent: no session stream. */
+  secretHash: z.string().regex(SECRET_HASH_PATTERN).optional(),
 });
 
 export const workflowSchema = z.object({

@@ -44,6 +44,8 @@ export function newQueueSplit(
   routeId: string,
   leaseSeconds: number,
   now = new Date(),
+  /** http/relay: the hash of the session secret the sidecar proves to the queue-agent. */
+  sessionSecretHash?: string,
 ): QueueSplit {
   const name = queueSplitName({ owner: request.owner, workloadName: request.workload.name, routeId });
   return {
@@ -67,6 +69,7 @@ export function newQueueSplit(
       // Whole seconds: RFC 3339 as the CRD's date-time format and the sidecar write it.
       lease: { renewTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'), durationSeconds: leaseSeconds },
       delivery: { mode: request.mode },
+      ...(sessionSecretHash !== undefined ? { session: { secretHash: sessionSecretHash } } : {}),
     },
   };
 }
@@ -167,8 +170,18 @@ export class ClusterApi {
     }
   }
 
-  async createSplit(request: SplitRequest, leaseSeconds: number): Promise<QueueSplit> {
-    const body = newQueueSplit(request, routeIdFromRandomBytes(randomBytes(16)), leaseSeconds);
+  async createSplit(
+    request: SplitRequest,
+    leaseSeconds: number,
+    sessionSecretHash?: string,
+  ): Promise<QueueSplit> {
+    const body = newQueueSplit(
+      request,
+      routeIdFromRandomBytes(randomBytes(16)),
+      leaseSeconds,
+      new Date(),
+      sessionSecretHash,
+    );
     try {
       return (await this.custom.createNamespacedCustomObject({
         ...SPLITS,

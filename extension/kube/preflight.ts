@@ -8,12 +8,12 @@ import { KubeProblem, kubeProblem } from './errors';
 export async function sessionPreflight(
   api: ClusterApi,
   workload: WorkloadRef,
-  creates: boolean,
+  session: { creates: boolean; streams: boolean },
 ): Promise<void> {
   const { namespace, context } = api.target;
   let denied;
   try {
-    denied = await deniedAccess(api.connection.kc, namespace, sessionAccessChecks(workload, creates));
+    denied = await deniedAccess(api.connection.kc, namespace, sessionAccessChecks(workload, session));
   } catch (err) {
     throw kubeProblem(err, {
       verb: 'create',

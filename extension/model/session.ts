@@ -108,6 +108,8 @@ export function reduceSession(view: SessionView, message: SidecarMessage): Sessi
         ...(message.delivered !== undefined ? { routed: message.delivered } : {}),
         ...(message.lag !== undefined ? { lag: message.lag } : {}),
       };
+    case 'publish-result':
+      return view; // answered to its requester (SplitSession.publish)
     case 'detached':
       return {
         ...view,

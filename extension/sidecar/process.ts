@@ -102,6 +102,14 @@ export class SidecarProcess {
     return true;
   }
 
+  /** Writes one request line (sidecar/protocol.ts SidecarRequest); false when the sidecar cannot take it. */
+  request(line: string): boolean {
+    const stdin = this.child.stdin;
+    if (this.hasExited || stdin === null || stdin.destroyed || !stdin.writable) return false;
+    stdin.write(line.endsWith('\n') ? line : `${line}\n`);
+    return true;
+  }
+
   /** A stop request, then SIGKILL after `graceMs` if it is still running. Resolves on exit. */
   async stop(graceMs: number): Promise<Exit> {
     if (this.hasExited) return this.exited;

@@ -5,8 +5,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { formatFilter } from '../../core/filter';
-import type { ErrorMessage, ReadyMessage, SidecarMessage } from '../../sidecar/protocol';
+import { secretHash, secretMatches } from '../../core/sessionSecret';
+import {
+  SESSION_SECRET_ENV,
+  type ErrorMessage,
+  type PublishRequest,
+  type ReadyMessage,
+  type SidecarMessage,
+} from '../../sidecar/protocol';
 import type { ClusterService } from '../cluster';
 import { filterKeys } from '../model/owner';
 import { progressLine } from '../model/phases';
@@ -49,6 +57,7 @@ export class SplitSession {
   private settle: { resolve: (m: ReadyMessage) => void; reject: (e: Error) => void } | undefined;
   private readonly changed = new vscode.EventEmitter<SplitSession>();
   readonly onDidChange = this.changed.event;
+  private readonly publishes = new Map<string, (result: { published: boolean; reason?: string }) => void>();
 
   constructor(
     readonly request: SplitRequest,
@@ -78,7 +87,40 @@ export class SplitSession {
     return `${this.request.workload.name} [${this.request.queues.join(', ')}]`;
   }
 
+  /**
+   * Send Test Message through this split's sidecar and its queue-agent (http and relay): the
+   * agent publishes it into the real source if it matches the split's filter.
+   */
+  publish(request: Omit<PublishRequest, 'type' | 'id'>): Promise<{ published: boolean; reason?: string }> {
+    const id = randomUUID();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.publishes.delete(id);
+        resolve({ published: false, reason: 'the sidecar did not answer within 45s' });
+      }, 45_000);
+      this.publishes.set(id, (result) => {
+        clearTimeout(timer);
+        resolve(result);
+      });
+      if (
+        !this.process.request(JSON.stringify({ type: 'publish', id, ...request } satisfies PublishRequest))
+      ) {
+        clearTimeout(timer);
+        this.publishes.delete(id);
+        resolve({ published: false, reason: 'the sidecar is not running' });
+      }
+    });
+  }
+
   apply(message: SidecarMessage): void {
+    if (message.type === 'publish-result') {
+      this.publishes.get(message.id)?.({
+        published: message.published,
+        ...(message.reason !== undefined ? { reason: message.reason } : {}),
+      });
+      this.publishes.delete(message.id);
+      return;
+    }
     this.view = reduceSession(this.view, message);
     if (message.type === 'ready') this.settle?.resolve(message);
     if (message.type === 'error')
@@ -101,6 +143,11 @@ export class SplitSession {
 
 export function sessionKey(context: string, namespace: string, name: string): string {
   return `${context}/${namespace}/${name}`;
+}
+
+/** Where VS Code's secret storage keeps a split's session secret. */
+function secretKey(context: string, namespace: string, name: string): string {
+  return `queueSplit.session/${sessionKey(context, namespace, name)}`;
 }
 
 function workloadKey(request: SplitRequest): string {
@@ -179,9 +226,17 @@ export class SessionManager implements vscode.Disposable {
   private async start(request: SplitRequest): Promise<SplitSession> {
     const api = await this.cluster.api();
     const mine = myLiveSplit(await api.listSplits(), request.workload, request.owner);
+    // http and relay: the queue-agent streams the messages to the sidecar (core/sessionStream.ts).
+    const streams = request.mode !== 'env';
     // Every verb the session needs, before anything exists (a refusal creates nothing).
-    await (await this.cluster.kube()).sessionPreflight(api, request.workload, mine === undefined);
+    await (
+      await this.cluster.kube()
+    ).sessionPreflight(api, request.workload, {
+      creates: mine === undefined,
+      streams,
+    });
     let split: QueueSplit;
+    let sessionSecret: string | undefined;
     if (mine !== undefined) {
       if (!sameRequest(mine, request.queues, request.filter)) {
         throw new UserError(
@@ -190,17 +245,31 @@ export class SessionManager implements vscode.Disposable {
           [{ title: 'Stop It', run: () => this.stopByName(mine.metadata.name, mine.metadata.uid) }],
         );
       }
+      if (streams) sessionSecret = await this.secretOf(mine);
       this.log.info(`adopting my split ${mine.metadata.name} (${mine.status?.phase ?? 'Pending'})`);
       split = mine;
     } else {
       await this.preflight(request, api.connection.kubeconfigPath);
-      split = await api.createSplit(request, settings.leaseSeconds());
+      const secret = streams ? randomBytes(32).toString('base64url') : undefined;
+      split = await api.createSplit(
+        request,
+        settings.leaseSeconds(),
+        secret !== undefined ? secretHash(secret) : undefined,
+      );
+      if (secret !== undefined) {
+        // Kept in VS Code's secret storage (the OS keychain): a reloaded window adopts the split.
+        await this.context.secrets.store(
+          secretKey(request.target.context, request.target.namespace, split.metadata.name),
+          secret,
+        );
+        sessionSecret = secret;
+      }
       this.log.info(
         `created QueueSplit ${split.metadata.name}: ${request.workload.kind}/${request.workload.name} queues ${request.queues.join(',')} filter ${filterKeys(request.filter)} (${request.mode})`,
       );
     }
     try {
-      return this.spawn(request, split, api.connection.kubeconfigPath);
+      return this.spawn(request, split, api.connection.kubeconfigPath, sessionSecret);
     } catch (err) {
       if (mine === undefined)
         await api.deleteSplit(split.metadata.name, split.metadata.uid).catch(() => undefined);
@@ -295,7 +364,31 @@ export class SessionManager implements vscode.Disposable {
     }
   }
 
-  private spawn(request: SplitRequest, split: QueueSplit, kubeconfigPath: string | undefined): SplitSession {
+  /** The session secret of my split created by an earlier window of this VS Code. */
+  private async secretOf(split: QueueSplit): Promise<string> {
+    const { context, namespace } = (await this.cluster.api()).target;
+    const secret = await this.context.secrets.get(secretKey(context, namespace, split.metadata.name));
+    if (
+      split.spec.session !== undefined &&
+      secret !== undefined &&
+      secretMatches(secret, split.spec.session.secretHash)
+    )
+      return secret;
+    throw new UserError(
+      split.spec.session === undefined
+        ? `Your split ${split.metadata.name} was started for env delivery; its messages cannot be streamed to this window.`
+        : `Your split ${split.metadata.name} was started elsewhere (another machine or VS Code); only that one may receive its messages.`,
+      'Stop it (its messages drain back to the app), then start the split again here.',
+      [{ title: 'Stop It', run: () => this.stopByName(split.metadata.name, split.metadata.uid) }],
+    );
+  }
+
+  private spawn(
+    request: SplitRequest,
+    split: QueueSplit,
+    kubeconfigPath: string | undefined,
+    sessionSecret?: string,
+  ): SplitSession {
     const dir = this.storageDir();
     const base = safeFileName(`${request.target.context}-${request.target.namespace}-${split.metadata.name}`);
     const files: string[] = [];
@@ -319,7 +412,12 @@ export class SessionManager implements vscode.Disposable {
       ...(envOut !== undefined ? { envOut } : {}),
       ...(settingsFile !== undefined ? { settingsFile } : {}),
     });
-    const spec = this.sidecarCommand(args);
+    const command = this.sidecarCommand(args);
+    // The secret goes in the child's environment (private to it), never on its command line.
+    const spec =
+      sessionSecret !== undefined
+        ? { ...command, env: { ...command.env, [SESSION_SECRET_ENV]: sessionSecret } }
+        : command;
     this.log.info(
       `starting sidecar for ${split.metadata.name}: ${path.basename(spec.node)} ${path.basename(spec.script)} ${args.join(' ')}`,
     );
@@ -356,6 +454,13 @@ export class SessionManager implements vscode.Disposable {
     switch (message.type) {
       case 'warning':
         this.notifier.warn(`${session.label}: ${message.message}`, message.suggestedAction);
+        break;
+      case 'detached':
+        // The route is gone: so is the use of its secret.
+        if (message.drained)
+          void this.context.secrets.delete(
+            secretKey(session.request.target.context, session.request.target.namespace, session.name),
+          );
         break;
       case 'error':
         // Before `ready` the starter reports it (with its own actions); afterwards it ends the session.

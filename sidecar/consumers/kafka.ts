@@ -6,22 +6,15 @@
 // detach drains them.
 import * as net from 'node:net';
 import * as tls from 'node:tls';
-import {
-  Kafka,
-  logLevel,
-  type Consumer,
-  type ISocketFactory,
-  type KafkaMessage,
-  type LogEntry,
-} from 'kafkajs';
-import { kafkaHeaders } from '../../core/filter';
+import { Kafka, logLevel, type Consumer, type ISocketFactory, type LogEntry } from 'kafkajs';
+import { kafkaShadowMessage } from '../../core/shadowMessage';
 // Shadows keep their source's codec (snappy, lz4, zstd too), which kafkajs alone cannot read.
 import '../../core/kafkaCodecs';
 import type { AddressMap } from '../addressMap';
 import type { KafkaConnection } from '../connection';
 import { SidecarError, errorChain, errorText, systemCode } from '../errors';
 import type { Reporter } from '../output';
-import type { CarriedHeader, DeliveryHandler, ShadowConsumer, ShadowMessage } from './types';
+import type { DeliveryHandler, ShadowConsumer } from './types';
 
 /** Long deliveries (a breakpoint in the handler) must not cost the group membership. */
 const HEARTBEAT_DURING_DELIVERY_MS = 3_000;
@@ -111,37 +104,6 @@ export function kafkaStartError(err: unknown, what: string, connection: KafkaCon
   );
 }
 
-function headerEntries(headers: KafkaMessage['headers']): CarriedHeader[] {
-  const out: CarriedHeader[] = [];
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) out.push({ name, value: v });
-  }
-  return out;
-}
-
-export function toShadowMessage(queue: string, partition: number, message: KafkaMessage): ShadowMessage {
-  const filterHeaders = kafkaHeaders(message.headers);
-  const timestamp = Number(message.timestamp);
-  const contentType = [...filterHeaders].find(([k]) => k.toLowerCase() === 'content-type')?.[1];
-  return {
-    queue,
-    id: `${partition}-${message.offset}`,
-    body: message.value ?? Buffer.alloc(0),
-    time: Number.isFinite(timestamp) && timestamp > 0 ? new Date(timestamp) : new Date(),
-    ...(contentType !== undefined ? { contentType } : {}),
-    headers: headerEntries(message.headers),
-    filterHeaders,
-    kafka: {
-      partition,
-      offset: message.offset,
-      key: message.key,
-      timestamp: message.timestamp,
-      rawHeaders: { ...(message.headers ?? {}) },
-    },
-  };
-}
-
 export interface KafkaShadowOptions {
   queue: string;
   topic: string;
@@ -207,7 +169,7 @@ export class KafkaShadowConsumer implements ShadowConsumer {
         for (const message of batch.messages) {
           // Stopping: leave the rest uncommitted; it stays in the shadow for a restart or the drain.
           if (this.stopping || !isRunning() || isStale()) return;
-          const shadowMessage = toShadowMessage(this.queue, batch.partition, message);
+          const shadowMessage = kafkaShadowMessage(this.queue, batch.partition, message);
           const beat = setInterval(
             () => void heartbeat().catch(() => undefined),
             HEARTBEAT_DURING_DELIVERY_MS,

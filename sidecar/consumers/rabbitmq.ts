@@ -3,14 +3,13 @@
 // the delivery mode reports success; on stop the consumer is cancelled first and the connection
 // closed, so an unfinished delivery is requeued by the broker (for a restart or the drain).
 // A lost connection is not fatal: the sidecar reconnects with backoff and says so.
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as amqp from 'amqplib';
-import { amqpHeaders } from '../../core/filter';
+import { amqpShadowMessage } from '../../core/shadowMessage';
 import type { RabbitConnection } from '../connection';
 import { SidecarError, errorText, systemCode } from '../errors';
 import type { Reporter } from '../output';
-import type { AmqpProperties, DeliveryHandler, ShadowConsumer, ShadowMessage } from './types';
+import type { DeliveryHandler, ShadowConsumer } from './types';
 
 const RECONNECT_MAX_MS = 30_000;
 
@@ -55,48 +54,6 @@ export async function connectAmqp(connection: RabbitConnection, name: string): P
   } catch (err) {
     throw amqpConnectError(err, connection);
   }
-}
-
-function amqpProperties(p: amqp.MessageProperties): AmqpProperties {
-  // amqplib types every property as `any`; keep only well-typed values.
-  const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-  const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
-  const out: AmqpProperties = {};
-  const set = <K extends keyof AmqpProperties>(k: K, v: AmqpProperties[K] | undefined): void => {
-    if (v !== undefined) out[k] = v;
-  };
-  set('contentType', str(p.contentType));
-  set('contentEncoding', str(p.contentEncoding));
-  set(
-    'headers',
-    typeof p.headers === 'object' && p.headers !== null ? (p.headers as Record<string, unknown>) : undefined,
-  );
-  set('deliveryMode', num(p.deliveryMode));
-  set('priority', num(p.priority));
-  set('correlationId', str(p.correlationId));
-  set('replyTo', str(p.replyTo));
-  set('expiration', str(p.expiration));
-  set('messageId', str(p.messageId));
-  set('timestamp', num(p.timestamp));
-  set('type', str(p.type));
-  set('userId', str(p.userId));
-  set('appId', str(p.appId));
-  return out;
-}
-
-export function toShadowMessage(queue: string, msg: amqp.Message): ShadowMessage {
-  const properties = amqpProperties(msg.properties);
-  return {
-    queue,
-    id:
-      properties.messageId !== undefined && properties.messageId !== '' ? properties.messageId : randomUUID(),
-    body: msg.content,
-    time: properties.timestamp !== undefined ? new Date(properties.timestamp * 1000) : new Date(),
-    ...(properties.contentType !== undefined ? { contentType: properties.contentType } : {}),
-    headers: Object.entries(properties.headers ?? {}).map(([name, value]) => ({ name, value })),
-    filterHeaders: amqpHeaders(properties.headers),
-    amqp: { properties, redelivered: msg.fields.redelivered },
-  };
 }
 
 export interface RabbitShadowOptions {
@@ -180,7 +137,7 @@ export class RabbitShadowConsumer implements ShadowConsumer {
     }
     const handler = this.handler;
     if (handler === undefined) return;
-    const message = toShadowMessage(this.queue, msg);
+    const message = amqpShadowMessage(this.queue, msg);
     this.inFlight = this.inFlight.then(async () => {
       if (this.stopping) return; // not acked: the broker requeues it when we close
       let attempts: number;

@@ -1,51 +1,6 @@
 // What a consumer of a session shadow hands to a delivery mode: one message with everything the
 // destination needs (body and headers as the broker carried them), and the contract around it.
-import type { MessageHeaders } from '../../core/filter';
-
-/** One broker header as carried: Kafka values are bytes (repeated keys appear twice), AMQP values typed. */
-export interface CarriedHeader {
-  name: string;
-  value: unknown;
-}
-
-export interface ShadowMessage {
-  /** Logical queue name. */
-  queue: string;
-  /** Stable across redeliveries: AMQP message-id, else Kafka `<partition>-<offset>`, else generated. */
-  id: string;
-  body: Buffer;
-  /** Broker timestamp (Kafka record / AMQP property), else receipt time. */
-  time: Date;
-  contentType?: string;
-  headers: CarriedHeader[];
-  /** Headers as the filter sees them (core/filter normalisation). */
-  filterHeaders: MessageHeaders;
-  kafka?: {
-    partition: number;
-    offset: string;
-    key: Buffer | null;
-    timestamp: string;
-    rawHeaders: Record<string, Buffer | string | (Buffer | string)[] | undefined>;
-  };
-  amqp?: { properties: AmqpProperties; redelivered: boolean };
-}
-
-/** The AMQP basic properties the sidecar forwards (relay) or maps (http). */
-export interface AmqpProperties {
-  contentType?: string;
-  contentEncoding?: string;
-  headers?: Record<string, unknown>;
-  deliveryMode?: number;
-  priority?: number;
-  correlationId?: string;
-  replyTo?: string;
-  expiration?: string;
-  messageId?: string;
-  timestamp?: number;
-  type?: string;
-  userId?: string;
-  appId?: string;
-}
+import type { ShadowMessage } from '../../core/shadowMessage';
 
 export interface DeliveryHandler {
   /**

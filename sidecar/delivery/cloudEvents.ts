@@ -40,7 +40,7 @@
 //   F table, A array               JSON, nested values as above: numbers and booleans as JSON,
 //                                  timestamps and decimals as their text, byte arrays as base64,
 //                                  void as null, NaN/Infinity as null (JSON has no such numbers)
-import type { CarriedHeader, ShadowMessage } from '../consumers/types';
+import type { CarriedHeader, ShadowMessage } from '../../core/shadowMessage';
 
 export const CLOUD_EVENT_TYPE = 'dev.queuesplit.message';
 

@@ -4,7 +4,7 @@
 // paused at a breakpoint is the normal case, and retrying it would deliver a duplicate.
 import * as http from 'node:http';
 import * as https from 'node:https';
-import type { ShadowMessage } from '../consumers/types';
+import type { ShadowMessage } from '../../core/shadowMessage';
 import { errorText, systemCode } from '../errors';
 import type { Reporter } from '../output';
 import { redactUrl } from '../redact';

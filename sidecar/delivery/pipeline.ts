@@ -3,7 +3,8 @@
 // shadow ever holds a message the split's filter does not match — that would be a routing bug
 // upstream, and the message is still delivered, since dropping it would lose it.
 import { matches, type HeaderFilter } from '../../core/filter';
-import type { DeliveryHandler, ShadowMessage } from '../consumers/types';
+import type { ShadowMessage } from '../../core/shadowMessage';
+import type { DeliveryHandler } from '../consumers/types';
 import type { Reporter } from '../output';
 import type { DeliveryCounts } from '../protocol';
 import { untilDelivered, type RetryPolicy, type StopSignals } from './retry';

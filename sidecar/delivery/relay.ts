@@ -8,7 +8,7 @@
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { sendableHeaders } from '../../core/kafkaNullHeaders';
-import type { ShadowMessage } from '../consumers/types';
+import type { ShadowMessage } from '../../core/shadowMessage';
 import { kafkaLogCreator } from '../consumers/kafka';
 import { amqpConnectError, amqpReplyCode } from '../consumers/rabbitmq';
 import { SidecarError, errorChain, errorText } from '../errors';

@@ -1,6 +1,6 @@
 // A delivery mode's per-message half: one attempt to hand a message to its destination.
 // Retrying, counting and reporting around it are shared (delivery/pipeline.ts).
-import type { ShadowMessage } from '../consumers/types';
+import type { ShadowMessage } from '../../core/shadowMessage';
 import type { AttemptResult, Outage } from './retry';
 
 export interface Deliverer {

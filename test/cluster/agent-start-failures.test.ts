@@ -4,7 +4,6 @@
 // cause read from the agent pod's status and events and the safe next action. Fixing the cause
 // and retrying (README "When a split is Degraded") ends the split cleanly: nothing was cut over.
 import assert from 'node:assert/strict';
-import * as net from 'node:net';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
 import { AppsV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
@@ -134,19 +133,13 @@ test('an agent pod the namespace refuses: Degraded at once with the admission me
 });
 
 test('a crash-looping agent: Degraded after the agent start timeout, naming the restarts and the logs', async () => {
-  // The agent's port is taken: it exits at start, again and again.
-  const blocker = net.createServer();
-  await new Promise<void>((resolve) => blocker.listen(0, '0.0.0.0', resolve));
-  const port = (blocker.address() as net.AddressInfo).port;
-  try {
-    await controllerWith(`--agent-metrics-port=${port}`);
-    const s = await startSplit('crashing');
-    await assertDegradedKeepingMessages(s, /keeps crashing \(\d+ restarts, last exit code 1.*logs/, 120_000);
-    await installController(kc);
-    await retryAndEnd(s);
-  } finally {
-    blocker.close();
-  }
+  // A privileged port: the agent runs as uid 1000 with every capability dropped, so binding it
+  // fails at start, again and again.
+  await controllerWith('--agent-metrics-port=80');
+  const s = await startSplit('crashing');
+  await assertDegradedKeepingMessages(s, /keeps crashing \(\d+ restarts, last exit code 1.*logs/, 120_000);
+  await installController(kc);
+  await retryAndEnd(s);
 });
 
 test('an agent failing its readiness probe: Degraded after the agent start timeout, naming the probe', async () => {

@@ -46,7 +46,7 @@ test('the queue-agent pod mounts exactly the declared CA Secret key, read-only',
   const ch = await conn.createChannel();
   await ch.assertQueue(source, { durable: true });
   await ch.close();
-  await createSecret(kc, namespace, 'amqp', { url: services.amqpUrl });
+  await createSecret(kc, namespace, 'amqp', { url: services.inCluster.amqpUrl });
   // A CA Secret with more than the CA in it: only ca.crt may reach the agent.
   await createSecret(kc, namespace, 'rabbit-tls', {
     'ca.crt': 'not a real CA',
@@ -64,7 +64,7 @@ test('the queue-agent pod mounts exactly the declared CA Secret key, read-only',
     },
     env: [
       { name: 'AMQP_URL', valueFrom: { secretKeyRef: { name: 'amqp', key: 'url' } } },
-      { name: 'RABBITMQ_MANAGEMENT_URL', value: services.rabbitManagementUrl },
+      { name: 'RABBITMQ_MANAGEMENT_URL', value: services.inCluster.rabbitManagementUrl },
       { name: 'SOURCE_QUEUE', value: source },
     ],
   });

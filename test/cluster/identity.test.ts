@@ -377,7 +377,7 @@ test('a developer who may create but not renew or stop a split is refused before
     sessionPreflight(
       new ClusterApi(connect(kubeconfigC, {}, {})),
       { kind: 'Deployment', name: 'orders-app' },
-      true,
+      { creates: true, streams: true },
     ),
     (e) => {
       assert.ok(e instanceof KubeProblem, String(e));
@@ -393,6 +393,6 @@ test('a developer who may create but not renew or stop a split is refused before
   await sessionPreflight(
     new ClusterApi(connect(kubeconfigA, {}, {})),
     { kind: 'Deployment', name: 'orders-app' },
-    true,
+    { creates: true, streams: true },
   );
 });

@@ -20,6 +20,7 @@ import { mergePatch } from '../../agent/kube/client';
 import { DEFAULT_METRICS_PORT } from '../../agent/controller/agentDeployment';
 import { DESIRED_API_VERSION, DESIRED_KEY, OBSERVED_KEY } from '../../core/agentProtocol';
 import { kubernetesObjectNames } from '../../core/names';
+import { testInstall } from '../../deploy/install';
 import {
   AGENT_UID,
   restrictedContainerSecurityContext,
@@ -35,7 +36,7 @@ const services = loadServices();
 const NODE = process.env.QS_REAL_NODE ?? 'qs-node-1';
 const nodeScript = path.join(repoRoot, 'test', 'env', 'k8s', 'node', 'node.sh');
 const containerdSocket = path.join(runDir, 'real-node', NODE, 'containerd', 'containerd.sock');
-const AGENT_IMAGE = 'queuesplit/agent:0.1.0';
+const AGENT_IMAGE = testInstall.image;
 let kc: KubeConfig;
 let namespace: string;
 let startedNode = false;

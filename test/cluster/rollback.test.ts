@@ -91,9 +91,9 @@ test('a redirected app that crash-loops: the split fails, the rollback is proved
   await ch.assertQueue(queue, { durable: true });
   const body = shopDeployment(
     {
-      kafkaBrokers: services.kafkaBrokers.join(','),
-      amqpUrl: services.amqpUrl,
-      managementUrl: services.rabbitManagementUrl,
+      kafkaBrokers: services.inCluster.kafkaBrokers.join(','),
+      amqpUrl: services.inCluster.amqpUrl,
+      managementUrl: services.inCluster.rabbitManagementUrl,
     },
     { namespace, name: 'shop', ordersTopic: topic, appGroup: group, invoicesQueue: queue, replicas: 2 },
   );
@@ -269,7 +269,7 @@ test('an agent env that cannot build an engine fails the split at PREPARING; the
     namespace,
     body: { metadata: { name: 'broker-config' }, data: { management: '' } },
   });
-  await createSecret(kc, namespace, 'amqp', { url: services.amqpUrl });
+  await createSecret(kc, namespace, 'amqp', { url: services.inCluster.amqpUrl });
   await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
     namespace,
     body: fixtureDeployment({

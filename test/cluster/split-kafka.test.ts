@@ -19,7 +19,7 @@ import { connectProducer, consumeIds, kafkaClient, produceIds } from '../support
 import {
   agentLog,
   agentPods,
-  agentPort,
+  agentUrl,
   httpStatus,
   sampleValue,
   scrape,
@@ -112,12 +112,12 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   await publishTo(ch, queue, plain.invoices);
 
   // Before alice reads them, her messages wait in her session shadows: the lag gauges say so.
-  const port = await agentPort(pods[0]!);
+  const agent = await agentUrl(pods[0]!);
   const lagOf = (samples: Sample[], queue: string, destination: string) =>
     sampleValue(samples, 'queuesplit_shadow_lag_messages', { queue, destination });
   const waiting = await pollUntil(
     'the agent reports the unconsumed session messages as lag',
-    async () => (await scrape(port)).samples,
+    async () => (await scrape(agent)).samples,
     (s) =>
       lagOf(s, 'invoices', 'session') === alice.invoices.length &&
       (lagOf(s, 'orders', 'session') ?? 0) >= alice.orders.length,
@@ -170,11 +170,11 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   );
 
   // Metrics and health, from the agent's own endpoint.
-  assert.equal(await httpStatus(port, '/healthz'), 200, 'liveness answers ok');
-  assert.equal(await httpStatus(port, '/readyz'), 200, 'readiness answers ok');
+  assert.equal(await httpStatus(agent, '/healthz'), 200, 'liveness answers ok');
+  assert.equal(await httpStatus(agent, '/readyz'), 200, 'readiness answers ok');
   const { text, samples } = await pollUntil(
     'the agent reports what it published, desired = observed generation',
-    () => scrape(port),
+    () => scrape(agent),
     ({ samples: s }) =>
       sampleValue(s, 'queuesplit_messages_published', { queue: 'orders', destination: 'session' }) ===
         alice.orders.length &&
@@ -206,7 +206,7 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   );
   const drained = await pollUntil(
     'the lag gauges fall once alice and the app have read their shadows',
-    async () => (await scrape(port)).samples,
+    async () => (await scrape(agent)).samples,
     (s) =>
       lagOf(s, 'invoices', 'session') === 0 &&
       lagOf(s, 'invoices', 'app') === 0 &&
@@ -231,7 +231,8 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   );
   const log = JSON.stringify(agentLog(pods[0]!));
   assert.ok(!log.includes('"alice"'), 'the agent log carries no header value');
-  assert.ok(!log.includes(services.amqpUrl), 'the agent log carries no broker URL with credentials');
+  for (const url of [services.amqpUrl, services.inCluster.amqpUrl])
+    assert.ok(!log.includes(url), 'the agent log carries no broker URL with credentials');
 
   await local.disconnect();
   await localCh.close();

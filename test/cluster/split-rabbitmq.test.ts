@@ -81,7 +81,7 @@ test('the developer role can split but cannot scale a workload or read a Secret'
 test('split a classic queue: alice gets her messages, the app the rest, and gets its queue back', async () => {
   const source = uniqueName('orders');
   await ch.assertQueue(source, { durable: true });
-  await createSecret(admin, namespace, 'amqp', { url: services.amqpUrl });
+  await createSecret(admin, namespace, 'amqp', { url: services.inCluster.amqpUrl });
   const declaration = [
     'queues:',
     '  - name: orders',
@@ -99,7 +99,7 @@ test('split a classic queue: alice gets her messages, the app the rest, and gets
       annotations: { [QUEUE_CONFIG_ANNOTATION]: declaration },
       env: [
         { name: 'AMQP_URL', valueFrom: { secretKeyRef: { name: 'amqp', key: 'url' } } },
-        { name: 'RABBITMQ_MANAGEMENT_URL', value: services.rabbitManagementUrl },
+        { name: 'RABBITMQ_MANAGEMENT_URL', value: services.inCluster.rabbitManagementUrl },
         { name: 'SOURCE_QUEUE', value: source },
       ],
     }),

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
 import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { installController } from '../../deploy/install';
-import { adminConfig, createNamespace, deleteNamespace, pidOf, podsOf } from '../support/kube';
+import { adminConfig, createNamespace, deleteNamespace, hostPidOf, podsOf } from '../support/kube';
 import { pollUntil } from '../support/poll';
 import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
 import { createSplit, deleteSplit, getSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
@@ -198,7 +198,7 @@ test('queue-agent kill -9 while active: it restarts, recovers, and nothing is lo
   const before = ids(source, 'before', 10);
   const during = ids(source, 'during', 10);
   await publishTo(ch, source, before);
-  process.kill(pidOf(agentPods[0]!)!, 'SIGKILL');
+  process.kill((await hostPidOf(agentPods[0]!))!, 'SIGKILL');
   await publishTo(ch, source, during);
   await publishTo(ch, source, ids(source, 'frank', 4), 'frank');
   await pollUntil(

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { podGateway, gatewayPorts } from './k8s/node/podNetwork';
 import { cacheDir, runDir } from './paths';
 import { portOpen, runningPid, startDetached, stop, waitFor, type ManagedProcess } from './processes';
 
@@ -62,6 +63,8 @@ export interface KafkaNode {
   readonly transactionMinIsr: number;
   /** Extra server.properties lines (`key=value`). */
   readonly extra?: readonly string[];
+  /** A second listener on loopback `port`, advertised as `advertised` (host:port). */
+  readonly podListener?: { readonly port: number; readonly advertised: string };
 }
 
 export const serverLogOf = (node: KafkaNode) => path.join(node.home, 'server.log');
@@ -71,6 +74,11 @@ function writeConfig(node: KafkaNode): string {
   fs.mkdirSync(node.home, { recursive: true });
   const controller = node.controllerPort !== undefined;
   const listeners = [`PLAINTEXT://127.0.0.1:${node.port}`];
+  const advertised = [`PLAINTEXT://127.0.0.1:${node.port}`];
+  if (node.podListener) {
+    listeners.push(`POD://127.0.0.1:${node.podListener.port}`);
+    advertised.push(`POD://${node.podListener.advertised}`);
+  }
   if (controller) listeners.push(`CONTROLLER://127.0.0.1:${node.controllerPort}`);
   fs.writeFileSync(
     config,
@@ -79,10 +87,10 @@ function writeConfig(node: KafkaNode): string {
       `node.id=${node.nodeId}`,
       `controller.quorum.voters=${node.voters}`,
       `listeners=${listeners.join(',')}`,
-      `advertised.listeners=PLAINTEXT://127.0.0.1:${node.port}`,
+      `advertised.listeners=${advertised.join(',')}`,
       'controller.listener.names=CONTROLLER',
       'inter.broker.listener.name=PLAINTEXT',
-      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,POD:PLAINTEXT,CONTROLLER:PLAINTEXT',
       `log.dirs=${path.join(node.home, 'data')}`,
       'num.partitions=1',
       `offsets.topic.replication.factor=${node.internalReplication}`,
@@ -186,13 +194,23 @@ const envNode: KafkaNode = {
   voters: `1@127.0.0.1:${controllerPort}`,
   internalReplication: 1,
   transactionMinIsr: 1,
+  // Pods on the real node reach the broker through the bridge (test/env/k8s/node/podNetwork.ts).
+  podListener: { port: gatewayPorts.kafka, advertised: `${podGateway}:${gatewayPorts.kafka}` },
 };
 
 export async function startKafka(): Promise<Record<string, string>> {
-  const env = { KAFKA_BROKERS: `127.0.0.1:${port}`, KAFKA_VERSION: kafkaVersion ?? 'unknown' };
+  const env = {
+    KAFKA_BROKERS: `127.0.0.1:${port}`,
+    KAFKA_POD_BROKERS: envNode.podListener!.advertised,
+    KAFKA_VERSION: kafkaVersion ?? 'unknown',
+  };
   if (runningPid('kafka') !== undefined && (await portOpen(port))) {
-    console.log(`kafka: already running (Apache Kafka ${kafkaVersion}) on ${env.KAFKA_BROKERS}`);
-    return env;
+    if (await portOpen(gatewayPorts.kafka)) {
+      console.log(`kafka: already running (Apache Kafka ${kafkaVersion}) on ${env.KAFKA_BROKERS}`);
+      return env;
+    }
+    console.log('kafka: running without the pod listener (an older env:up): restarting it');
+    await stop('kafka', 30_000);
   }
   if (await portOpen(port)) {
     throw new Error(

@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { gatewayPorts, podGateway } from './k8s/node/podNetwork';
 import { runDir } from './paths';
 import { portOpen, runningPid, startDetached, stop, waitFor } from './processes';
 
@@ -41,6 +42,9 @@ function writeConfig(): void {
       `management.tcp.port = ${managementPort}`,
       // Statistics every second instead of five: tests still poll with deadlines.
       'collect_statistics_interval = 1000',
+      // guest may log in from the real node's pods too (through its gateway, not loopback);
+      // the node listens on loopback only, reached from pods by node.sh's DNAT.
+      'loopback_users = none',
       'log.console = false',
       'log.file.level = info',
       '',
@@ -61,6 +65,9 @@ export async function startRabbitMq(): Promise<Record<string, string>> {
   const env = {
     AMQP_URL: `amqp://guest:guest@127.0.0.1:${amqpPort}`,
     RABBITMQ_MANAGEMENT_URL: managementUrl,
+    // The same broker at the real node's gateway, for workloads' env (test/env/k8s/node/podNetwork.ts).
+    AMQP_POD_URL: `amqp://guest:guest@${podGateway}:${gatewayPorts.amqp}`,
+    RABBITMQ_POD_MANAGEMENT_URL: `http://guest:guest@${podGateway}:${gatewayPorts.rabbitManagement}`,
   };
   if (!fs.existsSync(path.join(bin, 'rabbitmq-server'))) {
     throw new Error(

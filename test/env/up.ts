@@ -23,6 +23,22 @@ function ensureSystemDeps(): void {
   }
 }
 
+/**
+ * The real node (kubelet + containerd, test/env/k8s/node/README.md) where queue-agents run: after
+ * the control plane it joins. Idempotent; builds its kubelet and images on a fresh machine.
+ */
+function startRealNode(): void {
+  const started = Date.now();
+  const run = spawnSync('bash', [path.join(__dirname, 'k8s', 'node', 'node.sh'), 'up'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (run.status !== 0) {
+    console.error(`env:up: the real node did not come up (exit ${run.status ?? run.signal}); see above.`);
+    process.exit(1);
+  }
+  console.log(`real node: Ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+}
+
 function previousVars(): Record<string, string> {
   if (!fs.existsSync(envFile)) return {};
   const vars: Record<string, string> = {};
@@ -57,6 +73,7 @@ async function main(): Promise<void> {
     console.error('\nenv:up failed; `npm run env:down` stops what did start.');
     process.exit(1);
   }
+  if (!brokersOnly) startRealNode();
   const vars = Object.assign(
     // --brokers keeps what a full env:up wrote before (a control plane that is up stays usable).
     brokersOnly ? previousVars() : {},

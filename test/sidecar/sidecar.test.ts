@@ -138,6 +138,9 @@ function sidecarArgs(
       '30',
     ],
     ...['--map-address', `${IN_CLUSTER_KAFKA}=${services.kafkaBrokers[0]}`],
+    // This file proves the sidecar's own broker consumers; agent-stream.test.ts the default,
+    // where the queue-agent streams the session to the sidecar.
+    ...['--transport', 'broker'],
     ...args,
   ];
 }

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { AddressMap } from '../../sidecar/addressMap';
 import { expandEnv } from '../../sidecar/connection';
-import type { ShadowMessage } from '../../sidecar/consumers/types';
+import type { ShadowMessage } from '../../core/shadowMessage';
 import {
   amqpDecimalText,
   amqpTimestampText,
@@ -184,6 +184,7 @@ test('redaction: URL passwords and registered secrets never survive', () => {
 function raw(overrides: Partial<RawOptions>): RawOptions {
   return {
     mode: 'http',
+    transport: 'agent',
     httpTimeout: 0,
     retryMaxDelay: 30_000,
     leaseSeconds: 60,

@@ -1,9 +1,12 @@
-// Reaching a queue-agent from a test: its pod, the port it picked (the test install passes
-// --agent-metrics-port=0, so each agent logs the free port it bound in `agent.started`), and
-// its Prometheus text parsed into samples.
+// Reaching a queue-agent from a test: its pod, its log lines, its HTTP endpoint, and its
+// Prometheus text parsed into samples. Queue-agents run on the real node (deploy/install.ts
+// testInstall), each pod with its own address; a pod of the process kubelet (an older install)
+// shares the host and logs the free port it bound in `agent.started`.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { DEFAULT_METRICS_PORT } from '../../agent/controller/agentDeployment';
+import { podLogLines, realNodeName } from '../env/k8s/node/realNode';
 import { runDir } from '../env/paths';
 import { pollUntil } from './poll';
 
@@ -15,29 +18,37 @@ export async function agentPods(kc: KubeConfig, namespace: string, workload: str
   return list.items.filter((p) => !p.metadata?.deletionTimestamp);
 }
 
-/** The agent container's log lines (JSON), as the test kubelet writes them. */
+export const onRealNode = (pod: V1Pod) => pod.spec?.nodeName === realNodeName;
+
+/** The agent container's log lines (JSON), every restart, as the node kept them. */
 export function agentLog(pod: V1Pod): Record<string, unknown>[] {
-  const file = path.join(
-    runDir,
-    'kubelet',
-    'logs',
-    `${pod.metadata?.namespace}_${pod.metadata?.name}_agent.log`,
-  );
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
+  const { namespace = '', name = '' } = pod.metadata ?? {};
+  let lines: string[];
+  if (onRealNode(pod)) {
+    lines = podLogLines(namespace, name, 'agent');
+  } else {
+    const file = path.join(runDir, 'kubelet', 'logs', `${namespace}_${name}_agent.log`);
+    lines = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n') : [];
+  }
+  return lines
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-/** The port the agent in `pod` serves /metrics, /healthz and /readyz on. */
-export function agentPort(pod: V1Pod): Promise<number> {
-  return pollUntil(
+/** Where the agent in `pod` serves /metrics, /healthz and /readyz (`http://host:port`). */
+export async function agentUrl(pod: V1Pod): Promise<string> {
+  if (onRealNode(pod)) {
+    const port = pod.spec?.containers[0]?.ports?.[0]?.containerPort ?? DEFAULT_METRICS_PORT;
+    const ip = pod.status?.podIP;
+    if (!ip) throw new Error(`queue-agent pod ${pod.metadata?.name} has no IP yet`);
+    return `http://${ip}:${port}`;
+  }
+  const port = await pollUntil(
     `agent.started logged by ${pod.metadata?.name}`,
     async () => agentLog(pod).findLast((l) => l.event === 'agent.started')?.metricsPort,
-    (port) => typeof port === 'number' && port > 0,
-  ) as Promise<number>;
+    (p) => typeof p === 'number' && p > 0,
+  );
+  return `http://127.0.0.1:${port as number}`;
 }
 
 export interface Sample {
@@ -60,8 +71,8 @@ export function parsePrometheus(text: string): Sample[] {
   return samples;
 }
 
-export async function scrape(port: number): Promise<{ text: string; samples: Sample[] }> {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) });
+export async function scrape(url: string): Promise<{ text: string; samples: Sample[] }> {
+  const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) });
   if (!res.ok) throw new Error(`GET /metrics: HTTP ${res.status}`);
   const text = await res.text();
   return { text, samples: parsePrometheus(text) };
@@ -77,8 +88,8 @@ export function sampleValue(
     ?.value;
 }
 
-export async function httpStatus(port: number, route: string): Promise<number> {
-  const res = await fetch(`http://127.0.0.1:${port}${route}`, { signal: AbortSignal.timeout(5000) });
+export async function httpStatus(url: string, route: string): Promise<number> {
+  const res = await fetch(`${url}${route}`, { signal: AbortSignal.timeout(5000) });
   await res.body?.cancel();
   return res.status;
 }

@@ -16,6 +16,7 @@ import {
 } from '../../core/podSecurity';
 import { readRecords, type FixtureRecord } from '../fixtures/records';
 import { runDir } from '../env/paths';
+import { containerPid } from '../env/k8s/node/realNode';
 import { snapshotNamespace } from './leakScan';
 import { pollUntil } from './poll';
 import { uniqueName } from './services';
@@ -63,6 +64,13 @@ export async function podsOf(kc: KubeConfig, namespace: string, app: string): Pr
 export function pidOf(pod: V1Pod): number | undefined {
   const id = pod.status?.containerStatuses?.[0]?.containerID;
   return id?.startsWith('process://') ? Number(id.slice('process://'.length)) : undefined;
+}
+
+/** The host pid of a pod's (first) container, on either node: the test kubelet's or the real one's. */
+export async function hostPidOf(pod: V1Pod): Promise<number | undefined> {
+  const id = pod.status?.containerStatuses?.[0]?.containerID;
+  if (id?.startsWith('containerd://')) return containerPid(id);
+  return pidOf(pod);
 }
 
 export async function waitForReadyPods(

@@ -7,6 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { QUEUE_SPLIT_GROUP, QUEUE_SPLIT_PLURAL, QUEUE_SPLIT_VERSION } from '../../core/crd/queueSplitSchema';
+import { keptLogsDir } from '../env/k8s/node/realNode';
+import { pollUntil } from './poll';
 
 export const SECRET_KINDS = ['credential', 'secret-value', 'header-value', 'message-body'] as const;
 export type SecretKind = (typeof SECRET_KINDS)[number];
@@ -81,6 +83,8 @@ export function productRoots(runDir: string, repoRoot: string): FileRoot[] {
     // The test kubelet keeps `<namespace>_<pod>_<container>.log`; Queue Split's containers are
     // `controller` and `agent` (the fixture apps' own logs are the test's, not the product's).
     { dir: path.join(runDir, 'kubelet', 'logs'), include: (f) => /_(agent|controller)\.log$/.test(f) },
+    // The real node's logs, kept past their pods: `<ns>_<pod>_<uid>/<container>/<n>.log`.
+    { dir: keptLogsDir, include: (f) => /\/(agent|controller)\/\d+\.log$/.test(f) },
     { dir: sidecarTranscriptDir(runDir), include: (f) => f.endsWith('.log') },
     { dir: path.join(repoRoot, 'test-results'), include: () => true },
   ];
@@ -196,8 +200,16 @@ export const snapshotDir = (runDir: string) => path.join(runDir, 'leak-scan', 'n
 export async function snapshotNamespace(kc: KubeConfig, namespace: string, runDir: string): Promise<void> {
   fs.mkdirSync(snapshotDir(runDir), { recursive: true });
   const file = path.join(snapshotDir(runDir), `${namespace}.json`);
+  // A list can fail for a moment (a CRD just reinstalled is Established before its API is
+  // served everywhere): read again for a while before recording the failure.
   try {
-    fs.writeFileSync(file, JSON.stringify(await collectTexts(kc, namespace)));
+    const texts = await pollUntil(
+      `the objects of namespace ${namespace}`,
+      () => collectTexts(kc, namespace),
+      () => true,
+      15_000,
+    );
+    fs.writeFileSync(file, JSON.stringify(texts));
   } catch (err) {
     fs.writeFileSync(`${file}.failed`, err instanceof Error ? err.message : String(err));
   }

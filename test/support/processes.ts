@@ -2,8 +2,8 @@
 // the controller replica that holds the leader Lease, and a workload's queue-agent.
 import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { testInstall } from '../../deploy/install';
-import { agentLog, agentPods, httpStatus } from './agentMetrics';
-import { pidOf } from './kube';
+import { agentLog, agentPods, agentUrl, httpStatus } from './agentMetrics';
+import { hostPidOf, pidOf } from './kube';
 import { pollUntil } from './poll';
 
 export const CONTROLLER_LEASE = 'queuesplit-controller';
@@ -47,11 +47,8 @@ export async function queueAgentPid(
     namespace,
     labelSelector: `queuesplit.dev/component=queue-agent,queuesplit.dev/workload=${workload}`,
   });
-  const pids = list.items
-    .filter((p) => !p.metadata?.deletionTimestamp)
-    .map(pidOf)
-    .filter((pid): pid is number => pid !== undefined && alive(pid));
-  return pids[0];
+  const pids = await Promise.all(list.items.filter((p) => !p.metadata?.deletionTimestamp).map(hostPidOf));
+  return pids.find((pid): pid is number => pid !== undefined && alive(pid));
 }
 
 function alive(pid: number): boolean {
@@ -88,18 +85,17 @@ export async function killQueueAgent(
     (p) => p !== undefined && p !== pid,
     timeoutMs,
   );
-  const port = await pollUntil(
+  await pollUntil(
     `the restarted queue-agent of ${workload} logged agent.started`,
-    async () => {
-      const started = agentLog(pod!).filter((l) => l.event === 'agent.started');
-      return started.length > starts ? started[started.length - 1]!.metricsPort : undefined;
-    },
-    (p) => typeof p === 'number',
+    async () => agentLog(pod!).filter((l) => l.event === 'agent.started').length,
+    (n) => n > starts,
     timeoutMs,
   );
+  const [restarted] = await agentPods(kc, namespace, workload);
+  const url = await agentUrl(restarted!);
   await pollUntil(
     `the restarted queue-agent of ${workload} reconciled once (/readyz)`,
-    () => httpStatus(port as number, '/readyz').catch(() => 0),
+    () => httpStatus(url, '/readyz').catch(() => 0),
     (status) => status === 200,
     timeoutMs,
   );

@@ -24,7 +24,7 @@ export async function deployRabbitApp(
   replicas = 1,
   kind: 'Deployment' | 'StatefulSet' = 'Deployment',
 ): Promise<void> {
-  await createSecret(kc, namespace, 'amqp', { url: services.amqpUrl });
+  await createSecret(kc, namespace, 'amqp', { url: services.inCluster.amqpUrl });
   const body = fixtureDeployment({
     name,
     image: 'queuesplit/fixture-rabbitmq-consumer',
@@ -32,7 +32,7 @@ export async function deployRabbitApp(
     annotations: { [QUEUE_CONFIG_ANNOTATION]: rabbitDeclaration },
     env: [
       { name: 'AMQP_URL', valueFrom: { secretKeyRef: { name: 'amqp', key: 'url' } } },
-      { name: 'RABBITMQ_MANAGEMENT_URL', value: services.rabbitManagementUrl },
+      { name: 'RABBITMQ_MANAGEMENT_URL', value: services.inCluster.rabbitManagementUrl },
       { name: 'SOURCE_QUEUE', value: source },
     ],
   });

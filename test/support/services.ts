@@ -10,6 +10,12 @@ export interface Services {
   rabbitManagementUrl: string;
   /** Admin kubeconfig of the local control plane. */
   kubeconfig: string;
+  /**
+   * The same brokers as a workload's env names them: at the real node's gateway, reachable from
+   * its pods (where queue-agents run) and, through node.sh's DNAT, from host processes too.
+   * Needs the real node up (the full env:up).
+   */
+  inCluster: { kafkaBrokers: string[]; amqpUrl: string; rabbitManagementUrl: string };
 }
 
 export function loadServices(): Services {
@@ -29,6 +35,11 @@ export function loadServices(): Services {
     kafkaBrokers: need('KAFKA_BROKERS').split(','),
     amqpUrl: need('AMQP_URL'),
     rabbitManagementUrl: need('RABBITMQ_MANAGEMENT_URL'),
+    inCluster: {
+      kafkaBrokers: need('KAFKA_POD_BROKERS').split(','),
+      amqpUrl: need('AMQP_POD_URL'),
+      rabbitManagementUrl: need('RABBITMQ_POD_MANAGEMENT_URL'),
+    },
     // Read when used: the broker suites run before the control plane is up (env:up --brokers).
     get kubeconfig(): string {
       const value = process.env.KUBECONFIG;
@@ -42,6 +53,8 @@ export function loadServices(): Services {
   // Every suite gets the broker credentials here, so the leak scan always knows them.
   registerUrlCredentials(services.amqpUrl, 'AMQP_URL');
   registerUrlCredentials(services.rabbitManagementUrl, 'RABBITMQ_MANAGEMENT_URL');
+  registerUrlCredentials(services.inCluster.amqpUrl, 'AMQP_POD_URL');
+  registerUrlCredentials(services.inCluster.rabbitManagementUrl, 'RABBITMQ_POD_MANAGEMENT_URL');
   return services;
 }
 

@@ -37,9 +37,9 @@ export async function deployShop(options: {
     namespace,
     body: shopDeployment(
       {
-        kafkaBrokers: services.kafkaBrokers.join(','),
-        amqpUrl: services.amqpUrl,
-        managementUrl: services.rabbitManagementUrl,
+        kafkaBrokers: services.inCluster.kafkaBrokers.join(','),
+        amqpUrl: services.inCluster.amqpUrl,
+        managementUrl: services.inCluster.rabbitManagementUrl,
       },
       {
         namespace,

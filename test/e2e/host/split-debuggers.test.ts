@@ -105,7 +105,11 @@ describe('other debuggers, persist and Stop All My Splits (real cluster)', funct
       assert.equal(config.type, launches[i]!.type);
       const env = config.env as Record<string, string>;
       assert.equal(env.SOURCE_QUEUE, shadow, `${config.type}: consumes the session shadow`);
-      assert.equal(env.AMQP_URL, fixture.services.amqpUrl, `${config.type}: connection env from the Secret`);
+      assert.equal(
+        env.AMQP_URL,
+        fixture.services.inCluster.amqpUrl,
+        `${config.type}: connection env from the Secret`,
+      );
       assert.equal(env.KEEP, 'kept', `${config.type}: its own env stays`);
       assert.equal(launches[i]!.env.SOURCE_QUEUE, REAL_SOURCE, 'the original configuration is not changed');
       const marker = markerOf(config);

@@ -127,7 +127,7 @@ describe('debug launches with a queueSplit block (real cluster, env delivery)', 
         assert.equal(env.SOURCE_QUEUE, shadow, 'the debuggee consumes its session shadow, not the source');
         assert.equal(
           env.AMQP_URL,
-          fixture.services.amqpUrl,
+          fixture.services.inCluster.amqpUrl,
           'the connection env came along (from the Secret)',
         );
         assert.equal(env.KEEP, 'kept', "the launch's own env stays");

@@ -84,7 +84,7 @@ export async function prepareKafkaFixture(prefix: string): Promise<KafkaFixture>
         replicas: 1,
         annotations: { [QUEUE_CONFIG_ANNOTATION]: kafkaDeclaration },
         env: [
-          { name: 'KAFKA_BROKERS', value: services.kafkaBrokers.join(',') },
+          { name: 'KAFKA_BROKERS', value: services.inCluster.kafkaBrokers.join(',') },
           { name: 'SOURCE_TOPIC', value: source },
           { name: 'KAFKA_GROUP', value: `${source}-app` },
         ],

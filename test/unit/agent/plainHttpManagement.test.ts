@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
 import type { AgentQueuePlan } from '../../../core/agentProtocol';
 import { silentLogger } from '../../../agent/engine/log';
-import { createEngine, EngineConfigError } from '../../../agent/queueAgent/engineFactory';
+import { EngineConfigError } from '../../../agent/queueAgent/connections';
+import { createEngine } from '../../../agent/queueAgent/engineFactory';
 import { parseDesired, planNames } from '../../../core/agentDocuments';
 
 const URL_ENV = 'QS_UNIT_PLAIN_MGMT_AMQP_URL';

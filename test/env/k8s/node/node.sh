@@ -44,12 +44,17 @@ pid_alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 # network: a bridge with the gateway address, no masquerade, no default route in the pods (only
 # the subnet and the API's ClusterIP), and DNAT of the host's loopback services onto the gateway.
 # ---------------------------------------------------------------------------------------------
-# Host services a pod may reach, "<port on the gateway> <port on 127.0.0.1>". Kafka is not here:
-# its listener advertises 127.0.0.1:9092, which means the pod's own loopback (README).
-forwards() {
-    echo "$API_PORT $API_PORT"    # the API server, also reached as $API_SERVICE_IP:443
+# Host services a pod may reach, "<port on the gateway> <port on 127.0.0.1>" (the broker ports
+# are podNetwork.ts' gatewayPorts). Kafka's is a listener of its own that advertises the gateway
+# (its main listener advertises 127.0.0.1:9092, which in a pod is the pod's own loopback).
+broker_forwards() {
+    echo "19094 19094"            # Kafka, listener POD (test/env/kafka.ts)
     echo "5672 5672"              # RabbitMQ AMQP
     echo "15672 15672"            # RabbitMQ management
+}
+forwards() {
+    echo "$API_PORT $API_PORT"    # the API server, also reached as $API_SERVICE_IP:443
+    broker_forwards
 }
 
 net_up() {
@@ -72,6 +77,15 @@ net_up() {
     done < <(forwards)
     iptables -t nat -C PREROUTING -i "$BRIDGE" -j "$CHAIN" 2>/dev/null \
         || iptables -t nat -A PREROUTING -i "$BRIDGE" -j "$CHAIN"
+    # The host's own processes (the process kubelet's pods, a developer's env-mode consumer) use
+    # the same broker addresses a workload's env names: the gateway's broker ports, DNATed to
+    # loopback on the way out, so one env works wherever its pod runs.
+    iptables -t nat -N "$CHAIN-OUT" 2>/dev/null || iptables -t nat -F "$CHAIN-OUT"
+    while read -r from to; do
+        iptables -t nat -A "$CHAIN-OUT" -p tcp -d "$GATEWAY" --dport "$from" -j DNAT --to-destination "127.0.0.1:$to"
+    done < <(broker_forwards)
+    iptables -t nat -C OUTPUT -d "$GATEWAY" -j "$CHAIN-OUT" 2>/dev/null \
+        || iptables -t nat -A OUTPUT -d "$GATEWAY" -j "$CHAIN-OUT"
     # Pod traffic to anything else on the host is refused: only the forwards above (DNAT) and
     # replies to connections the host opened (the kubelet's probes) get in.
     iptables -N "$CHAIN-IN" 2>/dev/null || iptables -F "$CHAIN-IN"
@@ -114,6 +128,11 @@ net_down() {
     fi
     iptables -t nat -F "$CHAIN" 2>/dev/null || true
     iptables -t nat -X "$CHAIN" 2>/dev/null || true
+    if iptables -t nat -C OUTPUT -d "$GATEWAY" -j "$CHAIN-OUT" 2>/dev/null; then
+        iptables -t nat -D OUTPUT -d "$GATEWAY" -j "$CHAIN-OUT"
+    fi
+    iptables -t nat -F "$CHAIN-OUT" 2>/dev/null || true
+    iptables -t nat -X "$CHAIN-OUT" 2>/dev/null || true
     if iptables -C INPUT -i "$BRIDGE" -j "$CHAIN-IN" 2>/dev/null; then
         iptables -D INPUT -i "$BRIDGE" -j "$CHAIN-IN"
     fi
@@ -258,6 +277,15 @@ evictionHard:
   nodefs.inodesFree: 2%
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
+# No rotation within a test run: the log keeper links each file once.
+containerLogMaxSize: 500Mi
+# The crash suites SIGKILL one queue-agent many times in a row; the default back-off (10 s
+# doubling to 5 min) would keep it down for minutes and time their steps out. Restarts wait
+# at most a second here (an alpha gate of 1.32+, on this test node only).
+featureGates:
+  KubeletCrashLoopBackOffMax: true
+crashLoopBackOff:
+  maxContainerRestartPeriod: 1s
 EOF
     mkdir -p "/sys/fs/cgroup/systemd$CGROUP_ROOT"
     local c
@@ -275,6 +303,24 @@ EOF
             --v=1 >"$RUN/logs/kubelet.log" 2>&1 </dev/null &
         echo $! >"$RUN/kubelet.pid"
     fi
+}
+
+# The kubelet deletes a pod's logs with the pod, and the suites read queue-agent logs after the
+# agent is gone (restarts counted, the leak scan). A keeper hard-links each new log file into
+# $RUN/kept-logs (same inode: it keeps growing while the container writes), until `down`.
+log_keeper_up() {
+    pid_alive "$RUN/log-keeper.pid" && return 0
+    mkdir -p "$RUN/kept-logs"
+    setsid bash -c '
+        src="$1" dst="$2"
+        while :; do
+            while IFS= read -r f; do
+                rel="${f#"$src"/}"
+                [[ -e $dst/$rel ]] || { mkdir -p "$dst/${rel%/*}" && ln "$f" "$dst/$rel"; } 2>/dev/null
+            done < <(find "$src" -name "*.log" -type f 2>/dev/null)
+            sleep 0.5
+        done' log-keeper "$RUN/kubelet/pod-logs" "$RUN/kept-logs" >/dev/null 2>&1 </dev/null &
+    echo $! >"$RUN/log-keeper.pid"
 }
 
 wait_ready() {
@@ -309,6 +355,7 @@ down() {
         node --import tsx "$HERE/drain.ts" "$NODE_NAME" "$KUBECONFIG_FILE" || log "drain incomplete: tearing down anyway"
     fi
     stop_pid "$RUN/kubelet.pid" 10
+    stop_pid "$RUN/log-keeper.pid" 2
     if [[ -f $KUBECONFIG_FILE ]]; then
         node --import tsx "$HERE/drain.ts" "$NODE_NAME" "$KUBECONFIG_FILE" --delete-node \
             || log "could not delete Node $NODE_NAME (is the API server down?)"
@@ -377,7 +424,7 @@ up() {
     PAUSE_IMAGE="$(awk '$1 == "pause.tar" {print $2}' "$images/IMAGES")"
     mkdir -p "$RUN"
     t=$SECONDS; net_up; containerd_up; images_import "$images"; log "containerd ready in $((SECONDS - t))s"
-    t=$SECONDS; kubelet_up "$kubelet"; wait_ready; log "kubelet Ready in $((SECONDS - t))s"
+    t=$SECONDS; kubelet_up "$kubelet"; log_keeper_up; wait_ready; log "kubelet Ready in $((SECONDS - t))s"
     log "up: $NODE_NAME Ready in $((SECONDS - t0))s (taint $TAINT)"
 }
 

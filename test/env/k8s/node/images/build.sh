@@ -17,7 +17,7 @@ set -euo pipefail
 NODE_VERSION=24.22.3   # Active LTS line
 NODE_INTEGRITY=sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==
 PAUSE_IMAGE=registry.k8s.io/pause:3.10   # the name containerd's sandbox_image points at
-AGENT_IMAGE=queuesplit/agent:0.1.0
+AGENT_IMAGE=queuesplit/agent:test   # deploy/install.ts testInstall.image
 # ---------------------------------------------------------------------------------------------
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -1,0 +1,160 @@
+// The session stream: how a route's session messages reach the developer's sidecar through the
+// cluster (docs/design.md §8). The queue-agent, which holds the workload's broker credentials,
+// consumes the route's session shadow and streams it to the one sidecar that proves the route's
+// secret; the sidecar reaches the agent pod through the Kubernetes API's port-forward, so no
+// broker address or credential ever reaches the laptop.
+//
+// Transport: one WebSocket (RFC 6455, the `ws` library) per sidecar session, subprotocol
+// SESSION_SUBPROTOCOL, on the agent's HTTP port at SESSION_PATH; each frame is one binary
+// WebSocket message holding one MessagePack-encoded object (bytes stay bytes, no base64).
+//
+// Exchange (client = sidecar, agent = queue-agent):
+//   client → hello{routeId, secret, window,      first frame; the agent checks sha256(secret).
+//                  unsettled}                    unsettled: messages it acked on a dropped
+//                                                stream and never saw settled
+//   agent  → welcome{queues, settled} | refused  settled: those of `unsettled` the agent did
+//                                                commit (reported delivered now, not sent
+//                                                again); refused closes the stream
+//   agent  → message{tag, queue, message}        at most `window` unacknowledged at once
+//   client → ack{tags}                           delivered locally (2xx, broker confirm); each
+//                                                acked tag frees one credit of the window
+//   agent  → settled{tags}                       committed (Kafka) / acked (RabbitMQ) on the
+//                                                broker: only now the sidecar reports delivered
+//   client → publish{requestId, queue, …}        Send Test Message; the agent publishes to the
+//   agent  → published | publishRefused          source only when the headers match the route
+//   agent  → notice{code, message}               e.g. the route is draining: the stream ends
+//   client → bye                                 stopping: the agent settles what was acked
+//
+// Order: messages of one queue (Kafka: one partition) are sent in order and the sidecar
+// delivers them in that order. A stream that drops (port-forward, sidecar or agent gone) is
+// resumed by a new hello; what was sent but not settled is sent again (duplicates only for
+// unsettled messages), and what was never sent waits in the shadow for the route's lease.
+import { decode, encode } from '@msgpack/msgpack';
+import { z } from 'zod';
+import { SECRET_PATTERN } from './sessionSecret';
+
+export const SESSION_PATH = '/v1/session';
+/** The queue-agent's HTTP port (health, metrics, this stream), named in its pod spec. */
+export const AGENT_HTTP_PORT = 9090;
+export const AGENT_HTTP_PORT_NAME = 'metrics';
+export const SESSION_SUBPROTOCOL = 'queuesplit.session.v1';
+/** Default and bound of the in-flight window a sidecar may ask for. */
+export const DEFAULT_SESSION_WINDOW = 64;
+export const MAX_SESSION_WINDOW = 1024;
+/** A hello must arrive this soon after the WebSocket opens. */
+export const HELLO_TIMEOUT_MS = 10_000;
+
+const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected bytes');
+
+/** One broker header as carried: Kafka values are bytes or null (repeated keys appear twice), AMQP values typed. */
+const carriedHeader = z.object({ name: z.string(), value: z.unknown() });
+
+/** A session message as the agent read it from the shadow (sidecar/consumers/types.ts ShadowMessage). */
+export const wireMessageSchema = z.object({
+  id: z.string(),
+  body: bytes,
+  /** Broker timestamp in ms since the epoch. */
+  time: z.number(),
+  contentType: z.string().optional(),
+  headers: z.array(carriedHeader),
+  kafka: z
+    .object({
+      partition: z.int().min(0),
+      offset: z.string(),
+      key: bytes.nullable(),
+      timestamp: z.string(),
+      /** Header name → value(s); a null value stays null (a Java RecordHeader(k, null)). */
+      headers: z.record(z.string(), z.union([bytes, z.null(), z.array(z.union([bytes, z.null()]))])),
+    })
+    .optional(),
+  amqp: z
+    .object({
+      /** amqplib's decoded basic properties (headers with their decoded values). */
+      properties: z.record(z.string(), z.unknown()),
+      redelivered: z.boolean(),
+    })
+    .optional(),
+});
+export type WireMessage = z.infer<typeof wireMessageSchema>;
+
+const tags = z.array(z.int().min(0)).max(MAX_SESSION_WINDOW * 4);
+/** A message by queue and id (core/shadowMessage.ts ShadowMessage.id), across streams. */
+const messageRefs = z.array(z.object({ queue: z.string(), id: z.string() })).max(MAX_SESSION_WINDOW);
+export type MessageRef = z.infer<typeof messageRefs>[number];
+
+export const clientFrameSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('hello'),
+    routeId: z.string().min(1).max(64),
+    secret: z.string().regex(SECRET_PATTERN),
+    window: z.int().min(1).max(MAX_SESSION_WINDOW),
+    unsettled: messageRefs.optional(),
+  }),
+  z.object({ type: z.literal('ack'), tags }),
+  z.object({
+    type: z.literal('publish'),
+    requestId: z.string().min(1).max(64),
+    queue: z.string().min(1).max(63),
+    /** String headers only: they are what a route filter matches. */
+    headers: z.record(z.string().max(255), z.string().max(4096)),
+    body: bytes,
+    contentType: z.string().max(255).optional(),
+    key: z.string().max(4096).optional(),
+  }),
+  z.object({ type: z.literal('bye') }),
+]);
+export type ClientFrame = z.infer<typeof clientFrameSchema>;
+
+export const REFUSAL_CODES = ['unauthorized', 'route-not-active', 'protocol', 'replaced'] as const;
+export const NOTICE_CODES = ['route-draining', 'reader-failed', 'reader-recovered'] as const;
+
+export const agentFrameSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('welcome'),
+    routeId: z.string(),
+    queues: z.array(z.object({ name: z.string(), provider: z.enum(['kafka', 'rabbitmq']) })),
+    window: z.int().min(1),
+    settled: messageRefs,
+  }),
+  z.object({ type: z.literal('refused'), code: z.enum(REFUSAL_CODES), message: z.string() }),
+  z.object({
+    type: z.literal('message'),
+    tag: z.int().min(0),
+    queue: z.string(),
+    message: wireMessageSchema,
+  }),
+  z.object({ type: z.literal('settled'), tags }),
+  z.object({ type: z.literal('published'), requestId: z.string() }),
+  z.object({ type: z.literal('publishRefused'), requestId: z.string(), reason: z.string() }),
+  z.object({
+    type: z.literal('notice'),
+    code: z.enum(NOTICE_CODES),
+    queue: z.string().optional(),
+    message: z.string(),
+  }),
+]);
+export type AgentFrame = z.infer<typeof agentFrameSchema>;
+
+export function encodeFrame(frame: ClientFrame | AgentFrame): Uint8Array {
+  return encode(frame, { ignoreUndefined: true });
+}
+
+export type Decoded<T> = { ok: true; frame: T } | { ok: false; problem: string };
+
+function decodeWith<T>(schema: z.ZodType<T>, data: Uint8Array): Decoded<T> {
+  let value: unknown;
+  try {
+    value = decode(data);
+  } catch (err) {
+    return { ok: false, problem: `not MessagePack (${err instanceof Error ? err.message : String(err)})` };
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { ok: false, problem: `${issue?.path.join('.') || 'frame'}: ${issue?.message ?? 'invalid'}` };
+  }
+  return { ok: true, frame: parsed.data };
+}
+
+export const decodeClientFrame = (data: Uint8Array) => decodeWith(clientFrameSchema, data);
+export const decodeAgentFrame = (data: Uint8Array) => decodeWith(agentFrameSchema, data);

@@ -1,0 +1,387 @@
+// The sidecar's half of the session stream (core/sessionStream.ts): the queue-agent reads the
+// route's session shadows in the cluster and streams them here; each message is delivered by
+// its queue's pipeline (http or relay), acked back, and reported `delivered` only once the
+// agent says it is committed on the broker (`settled`). Order is kept per queue (per partition
+// for Kafka); a dropped stream is resumed with backoff, and what was sent but not settled
+// comes again (at-least-once, to the same handler).
+//
+// Invariants:
+//   1. A message is acked to the agent only after its delivery resolved, and only on the
+//      stream that sent it (a message of a dropped stream is never acked: it comes again).
+//   2. A message is reported delivered only after `settled` for its tag on that stream.
+//   3. Messages of one lane (queue, partition) are delivered one at a time in stream order,
+//      across reconnects too (a resumed stream's messages wait behind the old in-flight one).
+import { setTimeout as sleep } from 'node:timers/promises';
+import WebSocket from 'ws';
+import { fromWireMessage, type ShadowMessage } from '../core/shadowMessage';
+import {
+  DEFAULT_SESSION_WINDOW,
+  MAX_SESSION_WINDOW,
+  SESSION_SUBPROTOCOL,
+  decodeAgentFrame,
+  encodeFrame,
+  type AgentFrame,
+  type ClientFrame,
+} from '../core/sessionStream';
+import type { AgentEndpoint } from './agentPortForward';
+import type { DeliveryHandler } from './consumers/types';
+import { SidecarError, errorText } from './errors';
+import type { Reporter } from './output';
+
+/** Agent frames carry message bodies: as large as the brokers allow. */
+const MAX_AGENT_FRAME_BYTES = 256 * 1024 * 1024;
+const PING_MS = 15_000;
+const RECONNECT_MAX_MS = 10_000;
+const BYE_WAIT_MS = 10_000;
+const PUBLISH_TIMEOUT_MS = 30_000;
+
+export interface AgentStreamOptions {
+  routeId: string;
+  secret: string;
+  endpoint: AgentEndpoint;
+  /** Per queue of the split: its delivery pipeline. */
+  handlers: ReadonlyMap<string, DeliveryHandler>;
+  reporter: Reporter;
+  /** A failure resuming cannot fix (the agent refused the secret, another sidecar took over). */
+  onFatal: (err: SidecarError) => void;
+  window?: number;
+  /** How long the first connection may take (the agent may still be starting). */
+  startTimeoutMs: number;
+}
+
+interface Unsettled {
+  message: ShadowMessage;
+  attempts: number;
+  handler: DeliveryHandler;
+}
+
+const refKey = (queue: string, id: string) => `${queue}\u0000${id}`;
+
+interface Connection {
+  ws: WebSocket;
+  close(): void;
+  /** Acked, awaiting `settled`. */
+  unsettled: Map<number, Unsettled>;
+  acks: number[];
+  draining: boolean;
+}
+
+type Welcome = Extract<AgentFrame, { type: 'welcome' }>;
+export type PublishOutcome = { published: true } | { published: false; reason: string };
+
+export class AgentStream {
+  private current: Connection | undefined;
+  private stopping = false;
+  private readonly lanes = new Map<string, Promise<void>>();
+  private readonly publishes = new Map<string, (outcome: PublishOutcome) => void>();
+  private loop: Promise<void> | undefined;
+  /** Acked on a stream that dropped before their settlement arrived: asked about on resuming. */
+  private carried = new Map<string, Unsettled>();
+
+  constructor(private readonly options: AgentStreamOptions) {}
+
+  /** Connects (retrying while the agent is not there yet); rejects with a SidecarError when it cannot. */
+  async start(): Promise<Welcome> {
+    const deadline = Date.now() + this.options.startTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { welcome, closed } = await this.connect();
+        this.loop = this.resume(closed);
+        return welcome;
+      } catch (err) {
+        const failure = asSidecarError(err);
+        if (!retryable(failure) || Date.now() > deadline || this.stopping) throw failure;
+        await sleep(backoff(attempt));
+      }
+    }
+  }
+
+  /** Send Test Message: the agent publishes it into the source if it matches the split's filter. */
+  publish(request: Omit<Extract<ClientFrame, { type: 'publish' }>, 'type'>): Promise<PublishOutcome> {
+    const conn = this.current;
+    if (!conn || conn.ws.readyState !== WebSocket.OPEN)
+      return Promise.resolve({
+        published: false,
+        reason: 'the session stream to the queue-agent is not connected right now; try again in a moment',
+      });
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.publishes.delete(request.requestId);
+        resolve({
+          published: false,
+          reason: `no answer from the queue-agent within ${PUBLISH_TIMEOUT_MS / 1000}s`,
+        });
+      }, PUBLISH_TIMEOUT_MS);
+      this.publishes.set(request.requestId, (outcome) => {
+        clearTimeout(timer);
+        resolve(outcome);
+      });
+      conn.ws.send(encodeFrame({ type: 'publish', ...request }));
+    });
+  }
+
+  /**
+   * Stops taking messages: deliveries in progress end (the pipelines stop with the sidecar), the
+   * last acks go out, then `bye`, and the agent's last settlements are awaited (bounded), so
+   * what was delivered is reported and committed before the split is deleted.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(this.lanes.values());
+    const conn = this.current;
+    if (conn && conn.ws.readyState === WebSocket.OPEN) {
+      this.flushAcks(conn);
+      conn.ws.send(encodeFrame({ type: 'bye' }));
+      await Promise.race([
+        new Promise<void>((resolve) => conn.ws.once('close', () => resolve())),
+        sleep(BYE_WAIT_MS),
+      ]);
+    }
+    conn?.close();
+    await this.loop;
+  }
+
+  private async connect(): Promise<{ welcome: Welcome; closed: Promise<string> }> {
+    const { endpoint, routeId, secret } = this.options;
+    const opened = await endpoint.open();
+    const ws = new WebSocket(opened.url, SESSION_SUBPROTOCOL, {
+      maxPayload: MAX_AGENT_FRAME_BYTES,
+      handshakeTimeout: 15_000,
+      perMessageDeflate: false,
+    });
+    const conn: Connection = {
+      ws,
+      close: () => {
+        ws.terminate();
+        opened.close();
+      },
+      unsettled: new Map(),
+      acks: [],
+      draining: false,
+    };
+    let closeReason = 'the connection closed';
+    const closed = new Promise<string>((resolve) => ws.on('close', () => resolve(closeReason)));
+    ws.on('error', (err) => (closeReason = errorText(err)));
+    return new Promise((resolve, reject) => {
+      let welcomed = false;
+      const fail = (err: SidecarError) => {
+        if (welcomed) return;
+        conn.close();
+        reject(err);
+      };
+      ws.on('open', () => {
+        const unsettled = [...this.carried.values()]
+          .slice(-MAX_SESSION_WINDOW)
+          .map((u) => ({ queue: u.message.queue, id: u.message.id }));
+        ws.send(
+          encodeFrame({
+            type: 'hello',
+            routeId,
+            secret,
+            window: this.options.window ?? DEFAULT_SESSION_WINDOW,
+            ...(unsettled.length > 0 ? { unsettled } : {}),
+          }),
+        );
+      });
+      void closed.then((reason) =>
+        fail(
+          new SidecarError(
+            'agent-unreachable',
+            `The session stream to the queue-agent (${opened.describe}) closed before it began: ${reason}.`,
+            'The sidecar retries; if it keeps failing, check the queue-agent pod and its logs.',
+          ),
+        ),
+      );
+      ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
+        const decoded = isBinary
+          ? decodeAgentFrame(Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]))
+          : { ok: false as const, problem: 'a text frame' };
+        if (!decoded.ok) {
+          closeReason = `the queue-agent sent an unreadable frame (${decoded.problem})`;
+          conn.close();
+          return;
+        }
+        const frame = decoded.frame;
+        if (!welcomed) {
+          if (frame.type === 'welcome') {
+            welcomed = true;
+            // Committed before the old stream could say so: delivered, reported now. The rest
+            // of what the old stream left unsettled comes again.
+            for (const ref of frame.settled) {
+              const done = this.carried.get(refKey(ref.queue, ref.id));
+              done?.handler.acked(done.message, done.attempts);
+            }
+            this.carried = new Map();
+            this.current = conn;
+            this.startPings(conn);
+            resolve({ welcome: frame, closed });
+          } else if (frame.type === 'refused') {
+            closeReason = frame.message;
+            fail(refusal(frame.code, frame.message));
+          }
+          return;
+        }
+        this.onFrame(conn, frame);
+      });
+    });
+  }
+
+  private startPings(conn: Connection): void {
+    let alive = true;
+    conn.ws.on('pong', () => (alive = true));
+    const timer = setInterval(() => {
+      if (!alive) {
+        conn.close(); // no pong for a whole interval: the path is dead
+        return;
+      }
+      alive = false;
+      conn.ws.ping();
+    }, PING_MS);
+    conn.ws.on('close', () => clearInterval(timer));
+  }
+
+  private onFrame(conn: Connection, frame: AgentFrame): void {
+    switch (frame.type) {
+      case 'message': {
+        const handler = this.options.handlers.get(frame.queue);
+        if (!handler) return; // not a queue of this split: never acked, so the agent keeps it
+        const message = fromWireMessage(frame.queue, frame.message);
+        const lane = `${frame.queue}#${message.kafka?.partition ?? ''}`;
+        const next = (this.lanes.get(lane) ?? Promise.resolve()).then(() =>
+          this.deliver(conn, frame.tag, message, handler),
+        );
+        this.lanes.set(lane, next);
+        return;
+      }
+      case 'settled':
+        for (const tag of frame.tags) {
+          const done = conn.unsettled.get(tag);
+          if (!done) continue;
+          conn.unsettled.delete(tag);
+          done.handler.acked(done.message, done.attempts);
+        }
+        return;
+      case 'published':
+        this.publishes.get(frame.requestId)?.({ published: true });
+        this.publishes.delete(frame.requestId);
+        return;
+      case 'publishRefused':
+        this.publishes.get(frame.requestId)?.({ published: false, reason: frame.reason });
+        this.publishes.delete(frame.requestId);
+        return;
+      case 'notice':
+        if (frame.code === 'route-draining') conn.draining = true;
+        this.options.reporter.log(`queue-agent: ${frame.message}`);
+        return;
+      case 'refused':
+        this.options.onFatal(refusal(frame.code, frame.message));
+        return;
+      case 'welcome':
+        return;
+    }
+  }
+
+  private async deliver(conn: Connection, tag: number, message: ShadowMessage, handler: DeliveryHandler) {
+    // Not begun when its stream is gone or the sidecar stops: it stays in the shadow.
+    if (this.stopping || conn !== this.current || conn.ws.readyState !== WebSocket.OPEN) return;
+    let attempts: number;
+    try {
+      attempts = await handler.deliver(message);
+    } catch {
+      return; // stopping: not acked, it stays in the shadow
+    }
+    if (conn !== this.current || conn.ws.readyState !== WebSocket.OPEN) return; // comes again
+    conn.unsettled.set(tag, { message, attempts, handler });
+    conn.acks.push(tag);
+    if (conn.acks.length === 1) setImmediate(() => this.flushAcks(conn));
+  }
+
+  /** Keeps what `conn` acked but never saw settled, to ask about on the next hello. */
+  private carry(conn: Connection): void {
+    for (const u of conn.unsettled.values()) this.carried.set(refKey(u.message.queue, u.message.id), u);
+    conn.unsettled.clear();
+  }
+
+  private flushAcks(conn: Connection): void {
+    if (conn.acks.length === 0 || conn.ws.readyState !== WebSocket.OPEN) return;
+    const tags = conn.acks;
+    conn.acks = [];
+    conn.ws.send(encodeFrame({ type: 'ack', tags }));
+  }
+
+  /** After a drop: reconnect with backoff until the sidecar stops or the route drains. */
+  private async resume(closed: Promise<string>): Promise<void> {
+    let reason = await closed;
+    for (let attempt = 0; !this.stopping; attempt++) {
+      const conn = this.current;
+      if (conn?.draining) return; // the split monitor ends the session
+      if (attempt === 0 && conn) this.carry(conn);
+      if (attempt === 0) {
+        for (const [, answer] of this.publishes)
+          answer({ published: false, reason: 'the session stream dropped' });
+        this.publishes.clear();
+        this.options.reporter.emit({
+          type: 'warning',
+          code: 'stream-interrupted',
+          message: `The session stream from the queue-agent dropped (${reason}); resuming. Messages delivered but not yet confirmed may be delivered again.`,
+          suggestedAction:
+            'Nothing to do: nothing is lost. If it does not resume, check the queue-agent pod.',
+        });
+      }
+      await sleep(backoff(attempt));
+      if (this.stopping) return;
+      try {
+        // Deliveries of the dropped stream still under way finish first: what they ack is carried.
+        await Promise.all(this.lanes.values());
+        if (conn) this.carry(conn);
+        const { closed: next } = await this.connect();
+        this.options.reporter.emit({
+          type: 'progress',
+          stage: 'consuming',
+          message: 'The session stream from the queue-agent resumed.',
+        });
+        reason = await next;
+        attempt = -1;
+      } catch (err) {
+        const failure = asSidecarError(err);
+        if (!retryable(failure)) {
+          this.options.onFatal(failure);
+          return;
+        }
+        reason = failure.message;
+      }
+    }
+  }
+}
+
+function backoff(attempt: number): number {
+  return Math.min(RECONNECT_MAX_MS, 250 * 2 ** Math.min(attempt, 6));
+}
+
+function refusal(code: string, message: string): SidecarError {
+  if (code === 'unauthorized' || code === 'replaced')
+    return new SidecarError(
+      'session-refused',
+      `The queue-agent refused this session: ${message}.`,
+      code === 'replaced'
+        ? 'Another sidecar took over this split (started twice?). Stop one of them.'
+        : 'Only the sidecar that created the split holds its secret: stop this one and start the split again from the same machine (or let the extension start it).',
+    );
+  return new SidecarError(
+    'agent-unreachable',
+    `The queue-agent does not serve this route yet: ${message}.`,
+    'The sidecar retries while the queue-agent catches up.',
+  );
+}
+
+const retryable = (err: SidecarError) => err.code === 'agent-unreachable' || err.code === 'kube-unreachable';
+
+function asSidecarError(err: unknown): SidecarError {
+  return err instanceof SidecarError
+    ? err
+    : new SidecarError(
+        'agent-unreachable',
+        `Cannot reach the queue-agent: ${errorText(err)}.`,
+        'The sidecar retries; if it keeps failing, check the queue-agent pod.',
+      );
+}

@@ -38,13 +38,14 @@ export function sessionAccessChecks(
     ...(session.streams
       ? [
           { verb: 'list', group: '', resource: 'pods', why: "find the workload's queue-agent" },
-          {
-            verb: 'create',
+          // A WebSocket port-forward is `get` up to Kubernetes 1.34, `create` from 1.35 on.
+          ...['get', 'create'].map((verb) => ({
+            verb,
             group: '',
             resource: 'pods',
             subresource: 'portforward',
             why: 'receive your messages from the queue-agent',
-          },
+          })),
         ]
       : []),
     {

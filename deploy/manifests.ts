@@ -135,7 +135,9 @@ export const developerRules = [
   // (core/sessionStream.ts); `list` pods finds it. RBAC cannot narrow this to queue-agent pods
   // by label: a namespace's pods are all forwardable (README says so).
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
-  { apiGroups: [''], resources: ['pods/portforward'], verbs: ['create'] },
+  // `create` for SPDY clients (kubectl); `get` too: the API server (≤ 1.34) authorizes a
+  // WebSocket upgrade, which @kubernetes/client-node uses, as `get pods/portforward`.
+  { apiGroups: [''], resources: ['pods/portforward'], verbs: ['get', 'create'] },
 ];
 
 /** Annotations on the controller Deployment that say which image was installed, and its digest. */

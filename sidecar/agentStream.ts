@@ -91,6 +91,7 @@ export class AgentStream {
       } catch (err) {
         const failure = asSidecarError(err);
         if (!retryable(failure) || Date.now() > deadline || this.stopping) throw failure;
+        this.options.reporter.log(`session stream not open yet: ${failure.message} (retrying)`);
         await sleep(backoff(attempt));
       }
     }

@@ -72,9 +72,11 @@ export class SidecarProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly child: ChildProcess;
 
-  constructor(bundle: string, args: readonly string[], env: NodeJS.ProcessEnv) {
+  /** `wrap`: a command that execs the sidecar, e.g. `ip netns exec <ns>` (test/support/devNetns.ts). */
+  constructor(bundle: string, args: readonly string[], env: NodeJS.ProcessEnv, wrap: readonly string[] = []) {
     // stdin is a pipe, as the extension spawns it: tests write requests (a stop) on it.
-    this.child = spawn(process.execPath, [bundle, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const [command, ...prefix] = [...wrap, process.execPath];
+    this.child = spawn(command!, [...prefix, bundle, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdin?.on('error', () => undefined); // EPIPE after it exited: nothing to stop
     // Everything it says is kept for the leak scan (test/support/leakScan.ts), which greps it
     // for the credentials, header values and bodies the suites registered.

@@ -1,0 +1,310 @@
+// Session delivery through the cluster (issue 15), as a developer meets it: a user bound to the
+// `queuesplit-developer` role only, on a "laptop" (a network namespace, test/support/devNetns.ts)
+// from which no broker address is reachable — only the API server. A workload with one Kafka
+// topic and one RabbitMQ queue whose connection env comes from a Secret; its queue-agent runs on
+// the real node, reads the session shadows and streams them to the sidecar through the API
+// server's port-forward. The port-forward, the sidecar and the queue-agent are each killed during
+// delivery; nothing is lost, the handback gives the app everything else.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, test } from 'node:test';
+import * as amqp from 'amqplib';
+import { AppsV1Api, CoreV1Api, KubeConfig, PortForward } from '@kubernetes/client-node';
+import type { Producer } from 'kafkajs';
+import WebSocket from 'ws';
+import { shopDeployment } from '../../demo/sampleWorkload';
+import { newSessionSecret } from '../../core/sessionSecret';
+import { SESSION_PATH, SESSION_SUBPROTOCOL, decodeAgentFrame, encodeFrame } from '../../core/sessionStream';
+import { applyObjects, installController } from '../../deploy/install';
+import { developerBinding } from '../../deploy/manifests';
+import { agentPodSelector } from '../../sidecar/agentPortForward';
+import { userKubeconfig } from '../env/k8s/kubeconfig';
+import { runDir } from '../env/paths';
+import { createDevNetns, type DevNetns } from '../support/devNetns';
+import { connectProducer, createTopic, kafkaClient, produceIds } from '../support/kafkaSplit';
+import { adminConfig, createNamespace, deleteNamespace, records } from '../support/kube';
+import { pollUntil } from '../support/poll';
+import { killQueueAgent } from '../support/processes';
+import { ids, publishTo } from '../support/rabbitSplit';
+import { createSecret } from '../support/secrets';
+import { loadServices, uniqueName } from '../support/services';
+import { waitForSplitGone } from '../support/splits';
+import { SidecarProcess, sidecarBundle } from '../sidecar/support';
+
+const services = loadServices();
+const caFile = path.join(runDir, 'k8s', 'pki', 'ca.crt');
+let admin: KubeConfig;
+let namespace: string;
+let netns: DevNetns;
+let userA: string;
+let kubeconfigA: string;
+let kubeconfigB: string;
+let nsKubeconfigA: string;
+let stateDir: string;
+let producer: Producer;
+let conn: amqp.ChannelModel;
+let ch: amqp.ConfirmChannel;
+let server: http.Server;
+let targetUrl: string;
+let topic: string;
+let queue: string;
+const sidecars: SidecarProcess[] = [];
+/** What the developer's local handler received: x-message-id (Kafka) or the AMQP message id. */
+const received: string[] = [];
+
+before(async () => {
+  admin = adminConfig(services.kubeconfig);
+  await installController(admin);
+  namespace = await createNamespace(admin, 'qs-stream');
+  const suffix = namespace.slice(-6);
+  userA = `dev-stream-a-${suffix}`;
+  const userB = `dev-stream-b-${suffix}`;
+  for (const user of [userA, userB])
+    await applyObjects(admin, [developerBinding(namespace, { kind: 'User', name: user })]);
+  kubeconfigA = path.join(runDir, `kubeconfig-${namespace}-a`);
+  kubeconfigB = path.join(runDir, `kubeconfig-${namespace}-b`);
+  await userKubeconfig(admin, userA, namespace, caFile, kubeconfigA);
+  await userKubeconfig(admin, userB, namespace, caFile, kubeconfigB);
+  netns = createDevNetns(7);
+  nsKubeconfigA = netns.kubeconfig(kubeconfigA, path.join(runDir, `kubeconfig-${namespace}-a-netns`));
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-stream-laptop-'));
+
+  // The developer's debugged process, on the laptop: reachable from the namespace, nothing else is.
+  server = http.createServer((req, res) => {
+    const id = req.headers['x-message-id'] ?? req.headers['ce-id'];
+    received.push(String(id));
+    req.resume();
+    req.on('end', () => res.writeHead(200).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, netns.hostAddress, resolve));
+  const port = (server.address() as AddressInfo).port;
+  netns.allow(port);
+  targetUrl = `http://${netns.hostAddress}:${port}/`;
+
+  topic = uniqueName('stream-orders');
+  queue = uniqueName('stream-invoices');
+  const kafka = kafkaClient(services, 'qs-stream-test');
+  await createTopic(kafka, topic, 3);
+  producer = await connectProducer(kafka);
+  conn = await amqp.connect(services.amqpUrl);
+  ch = await conn.createConfirmChannel();
+  await ch.assertQueue(queue, { durable: true });
+  // The team's service; its broker connection comes from a Secret the developer may not read.
+  await createSecret(admin, namespace, 'brokers', {
+    kafka: services.inCluster.kafkaBrokers.join(','),
+    amqp: services.inCluster.amqpUrl,
+  });
+  const body = shopDeployment(
+    { kafkaBrokers: '', amqpUrl: '', managementUrl: services.inCluster.rabbitManagementUrl },
+    { namespace, name: 'shop', ordersTopic: topic, appGroup: uniqueName('stream-app'), invoicesQueue: queue },
+  );
+  for (const c of body.spec!.template.spec!.containers) {
+    for (const e of c.env ?? []) {
+      if (e.name === 'KAFKA_BROKERS') e.valueFrom = { secretKeyRef: { name: 'brokers', key: 'kafka' } };
+      if (e.name === 'AMQP_URL') e.valueFrom = { secretKeyRef: { name: 'brokers', key: 'amqp' } };
+      if (e.valueFrom) delete e.value;
+    }
+  }
+  await admin.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body });
+});
+
+after(async () => {
+  for (const s of sidecars) await s.ensureDead();
+  await producer?.disconnect().catch(() => undefined);
+  await conn?.close().catch(() => undefined);
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  netns?.close();
+  await deleteNamespace(admin, namespace);
+  for (const file of fs.readdirSync(runDir).filter((f) => f.startsWith(`kubeconfig-${namespace}-`)))
+    fs.rmSync(path.join(runDir, file), { force: true });
+  fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+function startSidecar(bundle: string, state = 'shop'): SidecarProcess {
+  const sidecar = new SidecarProcess(
+    bundle,
+    [
+      `--kubeconfig=${nsKubeconfigA}`,
+      `--namespace=${namespace}`,
+      '--workload=deployment/shop',
+      `--target=${targetUrl}`,
+      `--state-file=${path.join(stateDir, `${state}.json`)}`,
+      '--lease-seconds=30',
+      '--detach-timeout=120',
+    ],
+    { ...process.env, XDG_STATE_HOME: stateDir },
+    netns.wrap,
+  );
+  sidecars.push(sidecar);
+  return sidecar;
+}
+
+/** Publishes `n` messages for the developer and `n` for the team on both queues; returns the ids. */
+async function traffic(tag: string, n: number): Promise<{ mine: string[]; team: string[] }> {
+  const mine = [...ids(`${topic}-${tag}`, 'mine', n)];
+  const team = [...ids(`${topic}-${tag}`, 'team', n)];
+  const mineQ = [...ids(`${queue}-${tag}`, 'mine', n)];
+  const teamQ = [...ids(`${queue}-${tag}`, 'team', n)];
+  await produceIds(producer, topic, mine, userA);
+  await produceIds(producer, topic, team);
+  await publishTo(ch, queue, mineQ, userA);
+  await publishTo(ch, queue, teamQ);
+  return { mine: [...mine, ...mineQ], team: [...team, ...teamQ] };
+}
+
+const appGot = (prefixes: readonly string[]) =>
+  new Set(
+    records((r) => r.event === 'message' && prefixes.some((p) => r.id.startsWith(p))).map((r) =>
+      r.event === 'message' ? r.id : '',
+    ),
+  );
+
+test('from a network namespace that reaches only the API server, a developer-role sidecar gets its Kafka and RabbitMQ messages from the queue-agent; killing the port-forward, the sidecar and the queue-agent loses nothing', async () => {
+  // The laptop: the API server yes, the brokers no (neither their pod addresses nor loopback).
+  assert.ok(netns.reaches('10.96.0.1', 443), 'the API server is reachable from the laptop');
+  for (const [host, port] of [
+    ['10.213.0.1', 19094],
+    ['10.213.0.1', 5672],
+    ['127.0.0.1', 9092],
+    ['127.0.0.1', 5672],
+  ] as const)
+    assert.ok(!netns.reaches(host, port), `${host}:${port} must not be reachable from the laptop`);
+
+  const bundle = await sidecarBundle();
+  let sidecar = startSidecar(bundle);
+  const ready = await sidecar.waitFor('ready', () => true, 180_000);
+  assert.deepEqual(ready.queues.map((q) => [q.name, q.via]).sort(), [
+    ['invoices', 'agent'],
+    ['orders', 'agent'],
+  ]);
+  const sent = { mine: [] as string[], team: [] as string[] };
+  const more = async (tag: string) => {
+    const t = await traffic(tag, 6);
+    sent.mine.push(...t.mine);
+    sent.team.push(...t.team);
+  };
+  const allMineReceived = (what: string) =>
+    pollUntil(
+      what,
+      async () => new Set(received),
+      (got) => sent.mine.every((id) => got.has(id)),
+      120_000,
+    );
+
+  await more('first');
+  await allMineReceived('the first messages reached the laptop');
+
+  // 1. The port-forward dies: for 4 s every TCP segment from the laptop is answered with a reset;
+  // traffic meanwhile makes the stream's connection send (its acks), so it is reset.
+  const cut = netns.cut(4_000);
+  await more('during-cut');
+  await cut;
+  await sidecar.waitFor('warning', (w) => w.code === 'stream-interrupted', 60_000);
+  await more('after-cut');
+  await allMineReceived('messages after the port-forward came back');
+
+  // 2. The queue-agent is killed (its container restarts on the real node).
+  await killQueueAgent(admin, namespace, 'shop', 90_000);
+  await more('after-agent-kill');
+  await allMineReceived('messages after the queue-agent restarted');
+
+  // 3. The sidecar is killed; started again, it adopts its split (the secret is in its state file).
+  sidecar.kill('SIGKILL');
+  await sidecar.exited;
+  await more('while-sidecar-dead');
+  sidecar = startSidecar(bundle);
+  await sidecar.waitFor('ready', () => true, 120_000);
+  await more('after-sidecar-restart');
+  await allMineReceived('messages after the sidecar came back');
+
+  // Stop: the route drains, the workload is handed back, the app has everything else.
+  const splitName = (await sidecar.waitFor('progress', (m) => m.split !== undefined)).split!.name;
+  sidecar.kill('SIGTERM');
+  const detached = await sidecar.waitFor('detached', () => true, 180_000);
+  assert.equal(detached.drained, true);
+  await waitForSplitGone(admin, namespace, splitName, 180_000);
+  await pollUntil(
+    'every team message reached the cluster app',
+    async () => appGot([topic, queue]),
+    (got) => sent.team.every((id) => got.has(id)),
+    180_000,
+  );
+  const app = appGot([topic, queue]);
+  const both = sent.mine.filter((id) => app.has(id));
+  assert.deepEqual(both, [], 'no message of mine reached the app as well');
+  assert.deepEqual(
+    received.filter((id) => sent.team.includes(id)),
+    [],
+    'no team message reached the laptop',
+  );
+
+  // The laptop never held a broker credential or a Secret value.
+  const laptop = [
+    ...sidecars.map((s) => `${s.rawStdout.join('\n')}\n${s.stderr}`),
+    ...fs
+      .readdirSync(stateDir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => fs.readFileSync(path.join(e.parentPath, e.name), 'utf8')),
+  ].join('\n');
+  for (const secret of [
+    services.inCluster.amqpUrl,
+    services.amqpUrl,
+    ':guest@',
+    services.inCluster.kafkaBrokers[0]!,
+  ])
+    assert.ok(!laptop.includes(secret), `the laptop side never held ${secret.replace(/:[^:@]*@/, ':***@')}`);
+});
+
+test("a teammate who may port-forward to the queue-agent cannot take a developer's stream", async () => {
+  // A's split, started again for this test (the previous one ended with its handback).
+  for (const s of sidecars) await s.ensureDead();
+  const bundle = await sidecarBundle();
+  const sidecar = startSidecar(bundle, 'teammate');
+  const ready = await sidecar.waitFor('ready', () => true, 180_000);
+  const kcB = new KubeConfig();
+  kcB.loadFromFile(kubeconfigB);
+  const pods = await kcB
+    .makeApiClient(CoreV1Api)
+    .listNamespacedPod({ namespace, labelSelector: agentPodSelector({ kind: 'Deployment', name: 'shop' }) });
+  const pod = pods.items.find((p) => p.status?.phase === 'Running')!;
+  const forward = new PortForward(kcB);
+  const local = await new Promise<{ port: number; close: () => void }>((resolve) => {
+    const s = net.createServer((socket) => {
+      void forward
+        .portForward(namespace, pod.metadata!.name!, [9090], socket, null, socket)
+        .catch(() => socket.destroy());
+    });
+    s.listen(0, '127.0.0.1', () =>
+      resolve({ port: (s.address() as AddressInfo).port, close: () => s.close() }),
+    );
+  });
+  try {
+    const answer = await new Promise<unknown>((resolve, reject) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${local.port}${SESSION_PATH}`, SESSION_SUBPROTOCOL);
+      ws.on('open', () =>
+        ws.send(
+          encodeFrame({ type: 'hello', routeId: ready.split.routeId, secret: newSessionSecret(), window: 4 }),
+        ),
+      );
+      ws.on('message', (data: Buffer) => {
+        const decoded = decodeAgentFrame(data);
+        resolve(decoded.ok ? decoded.frame : decoded.problem);
+        ws.terminate();
+      });
+      ws.on('error', reject);
+    });
+    assert.deepEqual(
+      { type: (answer as { type?: string }).type, code: (answer as { code?: string }).code },
+      { type: 'refused', code: 'unauthorized' },
+    );
+  } finally {
+    local.close();
+  }
+  sidecar.kill('SIGTERM');
+  assert.equal((await sidecar.waitFor('detached', () => true, 180_000)).drained, true);
+});

@@ -124,7 +124,7 @@ export const agentFrameSchema = z.discriminatedUnion('type', [
     message: wireMessageSchema,
   }),
   z.object({ type: z.literal('settled'), tags }),
-  z.object({ type: z.literal('published'), requestId: z.string() }),
+  z.object({ type: z.literal('published'), requestId: z.string(), messageId: z.string() }),
   z.object({ type: z.literal('publishRefused'), requestId: z.string(), reason: z.string() }),
   z.object({
     type: z.literal('notice'),

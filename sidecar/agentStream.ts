@@ -67,7 +67,7 @@ interface Connection {
 }
 
 type Welcome = Extract<AgentFrame, { type: 'welcome' }>;
-export type PublishOutcome = { published: true } | { published: false; reason: string };
+export type PublishOutcome = { published: true; messageId: string } | { published: false; reason: string };
 
 export class AgentStream {
   private current: Connection | undefined;
@@ -263,7 +263,7 @@ export class AgentStream {
         }
         return;
       case 'published':
-        this.publishes.get(frame.requestId)?.({ published: true });
+        this.publishes.get(frame.requestId)?.({ published: true, messageId: frame.messageId });
         this.publishes.delete(frame.requestId);
         return;
       case 'publishRefused':

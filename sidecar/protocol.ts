@@ -254,6 +254,8 @@ export interface PublishResultMessage {
   id: string;
   queue: string;
   published: boolean;
+  /** The published message's id (Kafka `message-id` header, AMQP message-id). */
+  messageId?: string;
   /** Why it was refused (never a header value or the body). */
   reason?: string;
 }

@@ -477,21 +477,21 @@ export class Session {
 
   /** A `publish` request from stdin (Send Test Message), answered with one `publish-result` line. */
   async publish(request: PublishRequest): Promise<void> {
-    const answer = (published: boolean, reason?: string) =>
+    const answer = (published: boolean, detail: { reason?: string; messageId?: string } = {}) =>
       this.reporter.emit({
         type: 'publish-result',
         id: request.id,
         queue: request.queue,
         published,
-        ...(reason !== undefined ? { reason } : {}),
+        ...detail,
       });
     if (this.stream === undefined) {
-      answer(
-        false,
-        this.options.mode === 'env' || this.options.transport === 'broker'
-          ? 'test messages go through the queue-agent, which this session does not use (env mode or --transport broker)'
-          : 'the session is not streaming yet',
-      );
+      answer(false, {
+        reason:
+          this.options.mode === 'env' || this.options.transport === 'broker'
+            ? 'test messages go through the queue-agent, which this session does not use (env mode or --transport broker)'
+            : 'the session is not streaming yet',
+      });
       return;
     }
     const outcome = await this.stream.publish({
@@ -502,7 +502,10 @@ export class Session {
       ...(request.contentType !== undefined ? { contentType: request.contentType } : {}),
       ...(request.key !== undefined ? { key: request.key } : {}),
     });
-    answer(outcome.published, outcome.published ? undefined : outcome.reason);
+    answer(
+      outcome.published,
+      outcome.published ? { messageId: outcome.messageId } : { reason: outcome.reason },
+    );
   }
 
   /**

@@ -33,7 +33,7 @@ import { KafkaSessionReader } from './kafkaReader';
 import { RabbitSessionReader } from './rabbitReader';
 import type { SessionReader } from './reader';
 import { RouteStream, SettledMemory } from './routeStream';
-import { TestPublisher } from './testPublisher';
+import { TestPublisher, type PublishOutcome } from './testPublisher';
 
 /** Client frames are small (acks, a test message); a larger one is refused. */
 const MAX_CLIENT_FRAME_BYTES = 4 * 1024 * 1024;
@@ -255,10 +255,10 @@ export class SessionServer {
         return;
       case 'publish': {
         const plan = served.plans.find((p) => p.name === frame.queue);
-        const reply = (outcome: { ok: true } | { ok: false; reason: string }) =>
+        const reply = (outcome: PublishOutcome) =>
           open.stream.frame(
             outcome.ok
-              ? { type: 'published', requestId: frame.requestId }
+              ? { type: 'published', requestId: frame.requestId, messageId: outcome.messageId }
               : { type: 'publishRefused', requestId: frame.requestId, reason: outcome.reason },
           );
         if (!plan) {

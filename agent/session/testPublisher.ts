@@ -19,7 +19,8 @@ export interface TestMessage {
   key?: string;
 }
 
-export type PublishOutcome = { ok: true } | { ok: false; reason: string };
+/** A published test message carries this id (Kafka: the `message-id` header; AMQP: message-id). */
+export type PublishOutcome = { ok: true; messageId: string } | { ok: false; reason: string };
 
 export class TestPublisher {
   private readonly kafka = new Map<string, Promise<Producer>>();
@@ -34,6 +35,7 @@ export class TestPublisher {
       };
     }
     const body = Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength);
+    const messageId = `qs-test-${randomUUID()}`;
     try {
       if (plan.provider === 'kafka') {
         const producer = await this.kafkaProducer(plan);
@@ -46,15 +48,16 @@ export class TestPublisher {
               ...(message.key !== undefined ? { key: message.key } : {}),
               headers: {
                 ...message.headers,
+                'message-id': messageId,
                 ...(message.contentType !== undefined ? { 'content-type': message.contentType } : {}),
               },
             },
           ],
         });
       } else {
-        await this.publishAmqp(plan, body, message);
+        await this.publishAmqp(plan, body, message, messageId);
       }
-      return { ok: true };
+      return { ok: true, messageId };
     } catch (err) {
       return {
         ok: false,
@@ -81,7 +84,12 @@ export class TestPublisher {
     return producer;
   }
 
-  private async publishAmqp(plan: AgentQueuePlan, body: Buffer, message: TestMessage): Promise<void> {
+  private async publishAmqp(
+    plan: AgentQueuePlan,
+    body: Buffer,
+    message: TestMessage,
+    messageId: string,
+  ): Promise<void> {
     const { amqpUrl } = rabbitUrls(plan);
     if (!this.amqp || this.amqpUrl !== amqpUrl) {
       this.amqpUrl = amqpUrl;
@@ -98,7 +106,6 @@ export class TestPublisher {
       this.amqp.catch(() => (this.amqp = undefined));
     }
     const { channel } = await this.amqp;
-    const messageId = randomUUID();
     // A positive confirm arrives for an unroutable mandatory publish too; only basic.return says
     // so (BROKER-FACTS), and it carries the message id.
     let returned = false;

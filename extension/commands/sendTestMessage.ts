@@ -1,6 +1,9 @@
 // Queue Split: Send Test Message… — publishes one message carrying my filter's headers to the
-// real source of one of my split queues (RabbitMQ: amqplib; Kafka: kafkajs), with a body typed
-// in or taken from the active editor (its selection, else the whole document).
+// real source of one of my split queues, with a body typed in or taken from the active editor
+// (its selection, else the whole document). A split this window serves with http or relay goes
+// through its sidecar and the queue-agent (README "How your messages reach your laptop"): no
+// broker reach needed, and the agent accepts only my filter's headers. Otherwise (env delivery,
+// or a split served elsewhere) the extension publishes itself (RabbitMQ: amqplib; Kafka: kafkajs).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
@@ -101,6 +104,27 @@ export async function sendTestMessage(services: Services, node?: TreeNode): Prom
   }
   const body = await chooseBody();
   if (body === undefined) return;
+  const session = services.sessions.byName(api.target.context, api.target.namespace, split.metadata.name);
+  if (session !== undefined && session.live && session.request.mode !== 'env') {
+    const result = await session.publish({
+      queue: queue!,
+      headers: { ...split.spec.filter },
+      body: body.body.toString('utf8'),
+      ...(body.contentType !== undefined ? { contentType: body.contentType } : {}),
+    });
+    if (!result.published)
+      throw new UserError(
+        `The queue-agent did not publish the test message to ${queue}: ${result.reason ?? 'no reason given'}.`,
+        'Check the split in the Queue Splits view (it must be Active), then try again.',
+      );
+    services.log.info(
+      `test message to ${queue} published by the queue-agent (headers ${Object.keys(split.spec.filter).join(', ')})`,
+    );
+    services.notifier.info(
+      `Test message sent to ${queue} through the queue-agent with ${formatFilter(split.spec.filter) || 'no headers'}: ${body.what}, id ${result.messageId ?? '?'}.`,
+    );
+    return;
+  }
   const workload = await api.readWorkload(split.spec.workload.kind, split.spec.workload.name);
   const { sendTestMessage: send } = await import('../publish/testMessage');
   const sent = await send(

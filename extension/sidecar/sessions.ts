@@ -57,7 +57,7 @@ export class SplitSession {
   private settle: { resolve: (m: ReadyMessage) => void; reject: (e: Error) => void } | undefined;
   private readonly changed = new vscode.EventEmitter<SplitSession>();
   readonly onDidChange = this.changed.event;
-  private readonly publishes = new Map<string, (result: { published: boolean; reason?: string }) => void>();
+  private readonly publishes = new Map<string, (result: PublishResult) => void>();
 
   constructor(
     readonly request: SplitRequest,
@@ -91,7 +91,7 @@ export class SplitSession {
    * Send Test Message through this split's sidecar and its queue-agent (http and relay): the
    * agent publishes it into the real source if it matches the split's filter.
    */
-  publish(request: Omit<PublishRequest, 'type' | 'id'>): Promise<{ published: boolean; reason?: string }> {
+  publish(request: Omit<PublishRequest, 'type' | 'id'>): Promise<PublishResult> {
     const id = randomUUID();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -117,6 +117,7 @@ export class SplitSession {
       this.publishes.get(message.id)?.({
         published: message.published,
         ...(message.reason !== undefined ? { reason: message.reason } : {}),
+        ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
       });
       this.publishes.delete(message.id);
       return;
@@ -139,6 +140,12 @@ export class SplitSession {
     this.changed.fire(this);
     this.changed.dispose();
   }
+}
+
+export interface PublishResult {
+  published: boolean;
+  messageId?: string;
+  reason?: string;
 }
 
 export function sessionKey(context: string, namespace: string, name: string): string {

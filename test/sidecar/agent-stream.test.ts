@@ -556,6 +556,7 @@ test('Send Test Message through the agent: published into the source when it mat
   const ok = await sidecar.waitFor('publish-result', (m) => m.id === 'ok-1');
   const no = await sidecar.waitFor('publish-result', (m) => m.id === 'no-1');
   assert.equal(ok.published, true);
+  assert.match(ok.messageId ?? '', /^qs-test-/, 'the published message is named');
   assert.equal(no.published, false);
   assert.match(no.reason ?? '', /do not match your split's filter/);
   assert.ok(!(no.reason ?? '').includes('bob'), 'no header value in the answer');

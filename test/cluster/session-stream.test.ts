@@ -164,7 +164,7 @@ const appGot = (prefixes: readonly string[]) =>
     ),
   );
 
-test('from a network namespace that reaches only the API server, a developer-role sidecar gets its Kafka and RabbitMQ messages from the queue-agent; killing the port-forward, the sidecar and the queue-agent loses nothing', async () => {
+test("from a network namespace that reaches only the API server, a developer-role sidecar gets its Kafka and RabbitMQ messages from the queue-agent (a teammate's port-forward without the secret gets nothing); killing the port-forward, the sidecar and the queue-agent loses nothing", async () => {
   // The laptop: the API server yes, the brokers no (neither their pod addresses nor loopback).
   assert.ok(netns.reaches('10.96.0.1', 443), 'the API server is reachable from the laptop');
   for (const [host, port] of [
@@ -198,6 +198,9 @@ test('from a network namespace that reaches only the API server, a developer-rol
 
   await more('first');
   await allMineReceived('the first messages reached the laptop');
+
+  // A teammate may port-forward to the queue-agent, but without the secret gets nothing.
+  assert.deepEqual(await teammateHello(ready.split.routeId), { type: 'refused', code: 'unauthorized' });
 
   // 1. The port-forward dies: for 4 s every TCP segment from the laptop is answered with a reset;
   // traffic meanwhile makes the stream's connection send (its acks), so it is reset.
@@ -260,12 +263,78 @@ test('from a network namespace that reaches only the API server, a developer-rol
     assert.ok(!laptop.includes(secret), `the laptop side never held ${secret.replace(/:[^:@]*@/, ':***@')}`);
 });
 
-test("a teammate who may port-forward to the queue-agent cannot take a developer's stream", async () => {
-  // A's split, started again for this test (the previous one ended with its handback).
+test('relay: a developer-role sidecar republishes its Kafka and RabbitMQ messages into a local topic and queue, through the queue-agent', async () => {
   for (const s of sidecars) await s.ensureDead();
+  // The developer's local brokers (here the same processes, other names): only the sidecar's
+  // relay reaches them; the cluster's shadows are read by the queue-agent.
+  const localTopic = uniqueName('stream-relay-local');
+  const localQueue = uniqueName('stream-relay-local');
+  await createTopic(kafkaClient(services, 'qs-stream-relay'), localTopic, 1);
+  await ch.assertQueue(localQueue, { durable: true });
   const bundle = await sidecarBundle();
-  const sidecar = startSidecar(bundle, 'teammate');
+  const sidecar = new SidecarProcess(
+    bundle,
+    [
+      `--kubeconfig=${kubeconfigA}`,
+      `--namespace=${namespace}`,
+      '--workload=deployment/shop',
+      '--mode=relay',
+      `--relay-kafka-brokers=${services.kafkaBrokers.join(',')}`,
+      `--relay-amqp-url=${services.amqpUrl}`,
+      `--relay-to=orders=${localTopic}`,
+      `--relay-to=invoices=${localQueue}`,
+      `--state-file=${path.join(stateDir, 'relay.json')}`,
+      '--lease-seconds=30',
+      '--detach-timeout=120',
+    ],
+    { ...process.env, XDG_STATE_HOME: stateDir },
+  );
+  sidecars.push(sidecar);
   const ready = await sidecar.waitFor('ready', () => true, 180_000);
+  assert.ok(
+    ready.queues.every((q) => q.via === 'agent'),
+    'both queues come from the queue-agent',
+  );
+  const sent = await traffic('relay', 5);
+  const relayed = new Set<string>();
+  const consumer = kafkaClient(services, 'qs-stream-relay-read').consumer({
+    groupId: uniqueName('relay-read'),
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topic: localTopic, fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      relayed.add(String(message.headers?.['x-message-id'] ?? ''));
+    },
+  });
+  const amqpRead = await ch.consume(localQueue, (m) => {
+    if (m) {
+      relayed.add(String(m.properties.messageId));
+      ch.ack(m);
+    }
+  });
+  try {
+    await pollUntil(
+      'every message of mine relayed locally',
+      async () => relayed,
+      (got) => sent.mine.every((id) => got.has(id)),
+      120_000,
+    );
+    assert.deepEqual(
+      sent.team.filter((id) => relayed.has(id)),
+      [],
+      'no team message relayed',
+    );
+  } finally {
+    await ch.cancel(amqpRead.consumerTag);
+    await consumer.disconnect();
+  }
+  sidecar.kill('SIGTERM');
+  assert.equal((await sidecar.waitFor('detached', () => true, 180_000)).drained, true);
+});
+
+/** B (developer role too) port-forwards to the queue-agent and presents a secret of its own. */
+async function teammateHello(routeId: string): Promise<{ type?: string; code?: string }> {
   const kcB = new KubeConfig();
   kcB.loadFromFile(kubeconfigB);
   const pods = await kcB
@@ -273,23 +342,20 @@ test("a teammate who may port-forward to the queue-agent cannot take a developer
     .listNamespacedPod({ namespace, labelSelector: agentPodSelector({ kind: 'Deployment', name: 'shop' }) });
   const pod = pods.items.find((p) => p.status?.phase === 'Running')!;
   const forward = new PortForward(kcB);
-  const local = await new Promise<{ port: number; close: () => void }>((resolve) => {
-    const s = net.createServer((socket) => {
-      void forward
-        .portForward(namespace, pod.metadata!.name!, [9090], socket, null, socket)
-        .catch(() => socket.destroy());
-    });
-    s.listen(0, '127.0.0.1', () =>
-      resolve({ port: (s.address() as AddressInfo).port, close: () => s.close() }),
-    );
+  const server = net.createServer((socket) => {
+    void forward
+      .portForward(namespace, pod.metadata!.name!, [9090], socket, null, socket)
+      .catch(() => socket.destroy());
   });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
     const answer = await new Promise<unknown>((resolve, reject) => {
-      const ws = new WebSocket(`ws://127.0.0.1:${local.port}${SESSION_PATH}`, SESSION_SUBPROTOCOL);
+      const ws = new WebSocket(
+        `ws://127.0.0.1:${(server.address() as AddressInfo).port}${SESSION_PATH}`,
+        SESSION_SUBPROTOCOL,
+      );
       ws.on('open', () =>
-        ws.send(
-          encodeFrame({ type: 'hello', routeId: ready.split.routeId, secret: newSessionSecret(), window: 4 }),
-        ),
+        ws.send(encodeFrame({ type: 'hello', routeId, secret: newSessionSecret(), window: 4 })),
       );
       ws.on('message', (data: Buffer) => {
         const decoded = decodeAgentFrame(data);
@@ -298,13 +364,9 @@ test("a teammate who may port-forward to the queue-agent cannot take a developer
       });
       ws.on('error', reject);
     });
-    assert.deepEqual(
-      { type: (answer as { type?: string }).type, code: (answer as { code?: string }).code },
-      { type: 'refused', code: 'unauthorized' },
-    );
+    const frame = answer as { type?: string; code?: string };
+    return { type: frame.type, code: frame.code };
   } finally {
-    local.close();
+    server.close();
   }
-  sidecar.kill('SIGTERM');
-  assert.equal((await sidecar.waitFor('detached', () => true, 180_000)).drained, true);
-});
+}

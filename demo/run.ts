@@ -13,7 +13,7 @@ import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { installController, testInstall } from '../deploy/install';
 import { restrictedNamespaceLabels } from '../core/podSecurity';
 import { repoRoot, runDir } from '../test/env/paths';
-import { readRecords } from '../test/fixtures/records';
+import { records } from '../test/support/kube';
 import { loadServices } from '../test/support/services';
 import { startHandler } from './handler';
 import {
@@ -230,7 +230,7 @@ async function main(): Promise<void> {
   const expectAlice = plan.filter((m) => m.user === 'alice').map((m) => m.id);
   const expectApp = plan.filter((m) => m.user !== 'alice').map((m) => m.id);
   const appSeen = () =>
-    new Set(readRecords(path.join(runDir, 'records')).flatMap((r) => (r.event === 'message' ? [r.id] : [])));
+    new Set(records((r) => r.event === 'message').flatMap((r) => (r.event === 'message' ? [r.id] : [])));
   await waitFor(
     "alice's handler has her messages",
     async () => handler.received.length,

@@ -67,20 +67,18 @@ async function pollUntil<T>(
 
 export const testInstall: InstallOptions = {
   namespace: 'queuesplit-system',
-  // The test kubelet's name for this checkout's dist/agent.js (test/env/k8s/kubelet/images.ts); not
-  // an image anyone pulls, so not the published one (core/image.ts).
+  // The image the real test node builds from deploy/Dockerfile and this checkout's dist/agent.js
+  // (test/env/k8s/node/images/build.sh); not one anyone pulls, so not the published one (core/image.ts).
   image: 'queuesplit/agent:test',
   // Two replicas as users run it: one leads, one stands by (the crash tests kill the leader).
   replicas: 2,
-  // Queue-agents run on the real node (kubelet + containerd, test/env/k8s/node/README.md), which
-  // is tainted for them; the controller stays on the process kubelet, where every pod shares the
-  // host and so picks a free port. Timeouts fit a test run.
+  // Every pod runs on the real node (kubelet + containerd, test/env/k8s/node/README.md); the
+  // queue-agents are placed there by label as an operator would place them on a node pool.
+  // Timeouts fit a test run.
   extraArgs: [
     '--agent-node-selector=queuesplit.dev/real-node=true',
-    '--agent-tolerations=queuesplit.dev/real-node=true:NoSchedule',
-    '--health-port=0',
     '--step-timeout=120',
-    // Above the test kubelet's longest restart back-off (20 s): the kill -9 tests are not crash loops.
+    // Well above the test node's restart back-off (1 s, node.sh): the kill -9 tests are not crash loops.
     '--agent-start-timeout=45',
     '--resync-ms=300',
     '--lease-seconds=6',

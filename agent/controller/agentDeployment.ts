@@ -25,7 +25,7 @@ export interface AgentPlacement {
 export interface AgentSettings {
   image: string;
   placement?: AgentPlacement;
-  /** 0 lets the agent pick a free port (the test kubelet runs every pod on one host). */
+  /** 0 lets the agent pick a free port (pods that share a host network); probes then use the default. */
   metricsPort: number;
   /** Passed on to every queue-agent; absent or the default adds no argument (pod templates of
    * existing agents stay as they are). */
@@ -100,8 +100,8 @@ export function queueAgentDeployment(
                 settings.metricsPort > 0
                   ? [{ name: AGENT_HTTP_PORT_NAME, containerPort: settings.metricsPort }]
                   : [],
-              // Port 0 (the test environment, where every pod shares the host's network) lets the
-              // agent pick a free port; the test kubelet then probes the one port it listens on.
+              // Port 0 (pods that share the host's network) lets the agent pick a free port; the
+              // probes and the session stream then need the default port, so it is for special setups.
               ...agentProbes(settings.metricsPort > 0 ? settings.metricsPort : DEFAULT_METRICS_PORT),
               securityContext: restrictedContainerSecurityContext,
               resources: {

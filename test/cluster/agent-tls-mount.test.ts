@@ -1,8 +1,8 @@
 // The queue-agent Deployment the real controller creates for a workload whose declaration names a
 // CA Secret: exactly that Secret key is mounted, read-only, where the agent reads it — not the
 // Secret's other keys, not the workload's other volumes — and the split still runs and hands
-// back. (The test kubelet runs pods as processes and does not materialise volumes, so this checks
-// the pod spec the controller wrote; the broker here is plain AMQP.)
+// back. (This checks the pod spec the controller wrote, which the real node mounts; the broker
+// here is plain AMQP, so no TLS connection is made.)
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';

@@ -1,5 +1,5 @@
 // The last file of the cluster suite (named to sort last): greps everything the suites left behind
-// — the controller and queue-agent pod logs the test kubelet keeps, the sidecar suite's
+// — the controller and queue-agent pod logs the real node keeps, the sidecar suite's
 // transcripts, test-results/, and every QueueSplit, Event, ConfigMap and workload annotation in
 // the API server, still standing or kept by deleteNamespace just before it deleted a test
 // namespace — for the credentials, Secret values, header values and bodies the suites registered
@@ -12,6 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
+import { keptLogsDir } from '../env/k8s/node/realNode';
 import { repoRoot, runDir } from '../env/paths';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import {
@@ -112,7 +113,10 @@ test('nothing the suites left behind holds a registered credential, Secret value
     `${secretRecordFile} records no Secret value: the cluster suite did not run in this run dir (${runDir}), so there is nothing to scan`,
   );
   const files = scanFiles(productRoots(runDir, repoRoot), secrets);
-  assert.ok(files.files > 0, `no controller or queue-agent log under ${runDir}/kubelet/logs to scan`);
+  assert.ok(
+    files.files > 0,
+    `no controller or queue-agent log kept by the real node (${keptLogsDir}) to scan`,
+  );
   const cluster = await scanCluster(kc, secrets);
   const kept = scanSnapshots(runDir, secrets);
   assert.deepEqual(kept.failed, [], 'namespaces whose objects could not be kept before deletion');

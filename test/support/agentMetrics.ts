@@ -1,14 +1,9 @@
 // Reaching a queue-agent from a test: its pod, its log lines, its HTTP endpoint, and its
-// Prometheus text parsed into samples. Queue-agents run on the real node (deploy/install.ts
-// testInstall), each pod with its own address; a pod of the process kubelet (an older install)
-// shares the host and logs the free port it bound in `agent.started`.
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+// Prometheus text parsed into samples. Queue-agents run on the real node, each pod with its
+// own address, which the host reaches through the node's bridge.
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { DEFAULT_METRICS_PORT } from '../../agent/controller/agentDeployment';
-import { podLogLines, realNodeName } from '../env/k8s/node/realNode';
-import { runDir } from '../env/paths';
-import { pollUntil } from './poll';
+import { podLogLines } from '../env/k8s/node/realNode';
 
 export async function agentPods(kc: KubeConfig, namespace: string, workload: string): Promise<V1Pod[]> {
   const list = await kc.makeApiClient(CoreV1Api).listNamespacedPod({
@@ -18,37 +13,20 @@ export async function agentPods(kc: KubeConfig, namespace: string, workload: str
   return list.items.filter((p) => !p.metadata?.deletionTimestamp);
 }
 
-export const onRealNode = (pod: V1Pod) => pod.spec?.nodeName === realNodeName;
-
 /** The agent container's log lines (JSON), every restart, as the node kept them. */
 export function agentLog(pod: V1Pod): Record<string, unknown>[] {
   const { namespace = '', name = '' } = pod.metadata ?? {};
-  let lines: string[];
-  if (onRealNode(pod)) {
-    lines = podLogLines(namespace, name, 'agent');
-  } else {
-    const file = path.join(runDir, 'kubelet', 'logs', `${namespace}_${name}_agent.log`);
-    lines = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n') : [];
-  }
-  return lines
+  return podLogLines(namespace, name, 'agent')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 /** Where the agent in `pod` serves /metrics, /healthz and /readyz (`http://host:port`). */
-export async function agentUrl(pod: V1Pod): Promise<string> {
-  if (onRealNode(pod)) {
-    const port = pod.spec?.containers[0]?.ports?.[0]?.containerPort ?? DEFAULT_METRICS_PORT;
-    const ip = pod.status?.podIP;
-    if (!ip) throw new Error(`queue-agent pod ${pod.metadata?.name} has no IP yet`);
-    return `http://${ip}:${port}`;
-  }
-  const port = await pollUntil(
-    `agent.started logged by ${pod.metadata?.name}`,
-    async () => agentLog(pod).findLast((l) => l.event === 'agent.started')?.metricsPort,
-    (p) => typeof p === 'number' && p > 0,
-  );
-  return `http://127.0.0.1:${port as number}`;
+export function agentUrl(pod: V1Pod): Promise<string> {
+  const port = pod.spec?.containers[0]?.ports?.[0]?.containerPort ?? DEFAULT_METRICS_PORT;
+  const ip = pod.status?.podIP;
+  if (!ip) return Promise.reject(new Error(`queue-agent pod ${pod.metadata?.name} has no IP yet`));
+  return Promise.resolve(`http://${ip}:${port}`);
 }
 
 export interface Sample {

@@ -1,6 +1,5 @@
 // Helpers for tests against the local control plane: an admin client, throwaway namespaces,
 // and waits that read real pod and process state.
-import * as path from 'node:path';
 import {
   AppsV1Api,
   CoreV1Api,
@@ -14,14 +13,12 @@ import {
   restrictedNamespaceLabels,
   restrictedPodSecurityContext,
 } from '../../core/podSecurity';
-import { readRecords, type FixtureRecord } from '../fixtures/records';
+import { RECORD_PREFIX, type FixtureRecord } from '../fixtures/records';
 import { runDir } from '../env/paths';
-import { containerPid } from '../env/k8s/node/realNode';
+import { containerPid, keptLinesWith } from '../env/k8s/node/realNode';
 import { snapshotNamespace } from './leakScan';
 import { pollUntil } from './poll';
 import { uniqueName } from './services';
-
-export const recordDir = path.join(runDir, 'records');
 
 export function adminConfig(kubeconfig: string): KubeConfig {
   const kc = new KubeConfig();
@@ -60,17 +57,10 @@ export async function podsOf(kc: KubeConfig, namespace: string, app: string): Pr
   return list.items;
 }
 
-/** The local process id the test kubelet reports for a running container. */
-export function pidOf(pod: V1Pod): number | undefined {
-  const id = pod.status?.containerStatuses?.[0]?.containerID;
-  return id?.startsWith('process://') ? Number(id.slice('process://'.length)) : undefined;
-}
-
-/** The host pid of a pod's (first) container, on either node: the test kubelet's or the real one's. */
+/** The host pid of a pod's (first) container, as containerd runs it on the real node. */
 export async function hostPidOf(pod: V1Pod): Promise<number | undefined> {
   const id = pod.status?.containerStatuses?.[0]?.containerID;
-  if (id?.startsWith('containerd://')) return containerPid(id);
-  return pidOf(pod);
+  return id?.startsWith('containerd://') ? containerPid(id) : undefined;
 }
 
 export async function waitForReadyPods(
@@ -111,8 +101,11 @@ export async function scale(
   });
 }
 
+/** What the fixture apps recorded, read from the pod logs the real node keeps past their pods. */
 export function records(filter: (r: FixtureRecord) => boolean): FixtureRecord[] {
-  return readRecords(recordDir).filter(filter);
+  return keptLinesWith(RECORD_PREFIX, (container) => container !== 'agent' && container !== 'controller')
+    .map((line) => JSON.parse(line) as FixtureRecord)
+    .filter(filter);
 }
 
 export function fixtureDeployment(options: {
@@ -139,6 +132,8 @@ export function fixtureDeployment(options: {
             {
               name: 'app',
               image: options.image,
+              // Imported into the real node, never pulled (an untagged name means :latest).
+              imagePullPolicy: 'IfNotPresent',
               env: options.env,
               securityContext: restrictedContainerSecurityContext,
             },

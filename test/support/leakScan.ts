@@ -80,10 +80,8 @@ export const sidecarTranscriptDir = (runDir: string) => path.join(runDir, 'leak-
 /** Files of Queue Split's making under the run dir and the checkout. */
 export function productRoots(runDir: string, repoRoot: string): FileRoot[] {
   return [
-    // The test kubelet keeps `<namespace>_<pod>_<container>.log`; Queue Split's containers are
-    // `controller` and `agent` (the fixture apps' own logs are the test's, not the product's).
-    { dir: path.join(runDir, 'kubelet', 'logs'), include: (f) => /_(agent|controller)\.log$/.test(f) },
-    // The real node's logs, kept past their pods: `<ns>_<pod>_<uid>/<container>/<n>.log`.
+    // The real node's pod logs, kept past their pods: `<ns>_<pod>_<uid>/<container>/<n>.log`;
+    // Queue Split's containers are `controller` and `agent` (the fixture apps' logs are the test's).
     { dir: keptLogsDir, include: (f) => /\/(agent|controller)\/\d+\.log$/.test(f) },
     { dir: sidecarTranscriptDir(runDir), include: (f) => f.endsWith('.log') },
     { dir: path.join(repoRoot, 'test-results'), include: () => true },

@@ -1,9 +1,9 @@
-// The local processes behind Queue Split's pods on the test cluster, for tests that kill -9 them:
-// the controller replica that holds the leader Lease, and a workload's queue-agent.
+// The host processes behind Queue Split's pods on the real test node (containerd tasks), for tests
+// that kill -9 them: the controller replica that holds the leader Lease, and a workload's queue-agent.
 import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { testInstall } from '../../deploy/install';
 import { agentLog, agentPods, agentUrl, httpStatus } from './agentMetrics';
-import { hostPidOf, pidOf } from './kube';
+import { hostPidOf } from './kube';
 import { pollUntil } from './poll';
 
 export const CONTROLLER_LEASE = 'queuesplit-controller';
@@ -29,12 +29,12 @@ export async function controllerLeader(kc: KubeConfig): Promise<Leader | undefin
     .makeApiClient(CoordinationV1Api)
     .readNamespacedLease({ name: CONTROLLER_LEASE, namespace: testInstall.namespace });
   const identity = lease.spec?.holderIdentity ?? '';
-  // Identity is `<hostname>-<pid>` (agent/controller/run.ts); pods here are local processes.
-  const pid = Number(/-(\d+)$/.exec(identity)?.[1]);
-  if (!pid) return undefined;
-  const pod = (await listControllerPods(kc)).find((p) => pidOf(p) === pid);
-  if (!pod || !alive(pid)) return undefined;
-  return { identity, pod: pod.metadata!.name!, pid, transitions: lease.spec?.leaseTransitions ?? 0 };
+  // Identity is `<hostname>-<pid>` (agent/controller/run.ts); a pod's hostname is its name.
+  const podName = identity.replace(/-\d+$/, '');
+  const pod = (await listControllerPods(kc)).find((p) => p.metadata?.name === podName);
+  const pid = pod ? await hostPidOf(pod) : undefined;
+  if (!pod || pid === undefined || !alive(pid)) return undefined;
+  return { identity, pod: podName, pid, transitions: lease.spec?.leaseTransitions ?? 0 };
 }
 
 /** The running queue-agent process of a workload, if any. */

@@ -1,5 +1,5 @@
 // The Kafka side of the e2e suites: a throwaway namespace with an annotated Kafka consumer
-// (the test kubelet runs queuesplit/fixture-kafka-consumer as a local process), topics per run,
+// (queuesplit/fixture-kafka-consumer, an image on the real test node), topics per run,
 // and a reader that returns every record of a topic with its headers, to check what arrived.
 import { Kafka, logLevel } from 'kafkajs';
 import type { KubeConfig } from '@kubernetes/client-node';

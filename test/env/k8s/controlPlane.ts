@@ -1,12 +1,11 @@
 // The local Kubernetes control plane: etcd, kube-apiserver (RBAC on, loopback, local PKI),
 // kube-controller-manager and kube-scheduler, all built from the Go module proxy by build.sh
-// and cached by version; plus the test kubelet that turns scheduled pods into local processes.
+// and cached by version. Pods run on the real node that env:up joins to it (node/node.sh).
 import { execFileSync, spawn } from 'node:child_process';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as path from 'node:path';
-import { repoRoot, runDir } from '../paths';
+import { runDir } from '../paths';
 import { logFileOf, portOpen, runningPid, startDetached, stop, waitFor } from '../processes';
 import { apiServerUrl, writeAdminKubeconfig } from './kubeconfig';
 import { ensurePki, type Pki } from './pki';
@@ -135,7 +134,6 @@ export async function startControlPlane(): Promise<Record<string, string>> {
       60_000,
     ),
   ]);
-  await startKubelet();
   console.log(
     `k8s: control plane ready (${version}) at ${apiServerUrl}; admin kubeconfig ${adminKubeconfig}`,
   );
@@ -204,38 +202,7 @@ export async function startEtcdAndApiServer(bin: string, layout: ApiServerLayout
   );
 }
 
-/** Starts the test kubelet and waits until the scheduler can place pods on its node. */
-async function startKubelet(): Promise<void> {
-  const kc = new KubeConfig();
-  kc.loadFromFile(adminKubeconfig);
-  const core = kc.makeApiClient(CoreV1Api);
-  const schedulable = async () => {
-    const node = await core.readNode({ name: 'qs-node' });
-    const ready = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-    return Boolean(ready) && (node.spec?.taints ?? []).length === 0;
-  };
-  if (runningPid('kubelet') !== undefined && (await schedulable().catch(() => false))) return;
-  await stop('kubelet');
-  const proc = startDetached(
-    'kubelet',
-    process.execPath,
-    ['--import', 'tsx', path.join(__dirname, 'kubelet', 'main.ts')],
-    {
-      cwd: repoRoot,
-      env: { ...process.env, KUBECONFIG: adminKubeconfig },
-    },
-  );
-  await waitFor('test kubelet (node qs-node Ready, untainted)', schedulable, {
-    timeoutMs: 90_000,
-    logFile: proc.logFile,
-    pid: proc.pid,
-    hint: 'The node lifecycle controller removes the not-ready taint a few seconds after the first heartbeat.',
-  });
-}
-
 export async function stopControlPlane(): Promise<void> {
-  // The kubelet first: it stops every pod process it runs.
-  await stop('kubelet', 30_000);
   await Promise.all([stop('kube-scheduler'), stop('kube-controller-manager')]);
   await stopEtcdAndApiServer({ prefix: '' });
 }

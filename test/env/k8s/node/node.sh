@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real Kubernetes node for the test environment: the kubelet (built by ./build-kubelet.sh at
 # the control plane's version), Debian's containerd + runc, and a CNI bridge, joined to the
-# running control plane as a second node beside the process kubelet. See ./README.md.
+# running control plane as its node: every pod of the suites, the demo and the e2e runs here.
+# See ./README.md.
 #
 #   test/env/k8s/node/node.sh up     build/reuse the kubelet and images, start the node, wait Ready
 #   test/env/k8s/node/node.sh down   drain it, stop everything it started, leave nothing behind
@@ -30,7 +31,6 @@ KUBELET_HEALTHZ_PORT=10268
 # 10.96.0.0/16, test/env/k8s/controlPlane.ts) and its certificate's SAN (test/env/k8s/pki.ts).
 API_SERVICE_IP=10.96.0.1
 API_PORT=6443
-TAINT="queuesplit.dev/real-node=true:NoSchedule"
 
 log() { printf '[real-node] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -77,7 +77,7 @@ net_up() {
     done < <(forwards)
     iptables -t nat -C PREROUTING -i "$BRIDGE" -j "$CHAIN" 2>/dev/null \
         || iptables -t nat -A PREROUTING -i "$BRIDGE" -j "$CHAIN"
-    # The host's own processes (the process kubelet's pods, a developer's env-mode consumer) use
+    # The host's own processes (a developer's env-mode consumer, the tests) use
     # the same broker addresses a workload's env names: the gateway's broker ports, DNATed to
     # loopback on the way out, so one env works wherever its pod runs.
     iptables -t nat -N "$CHAIN-OUT" 2>/dev/null || iptables -t nat -F "$CHAIN-OUT"
@@ -220,20 +220,23 @@ normalized() {
 
 images_import() {
     local dir="$1" archive image ref
-    while read -r archive image; do
+    local tags tag
+    while read -r archive image tags; do
         [[ $image == localhost/queuesplit/node-base:* ]] && continue   # a build input only
         # The archive names the image as built (buildah push oci-archive:FILE:NAME); --digests
         # also names it by digest, so a pod may pin it (image@sha256:...).
         ctr --address "$SOCK" -n k8s.io images import --digests "$dir/$archive" >/dev/null \
             || die "ctr images import $archive failed"
-        ref="$(normalized "$image")"
-        if [[ $ref != "$image" ]]; then
-            ctr --address "$SOCK" -n k8s.io images tag --force "$image" "$ref" >/dev/null \
-                || die "ctr images tag $image $ref failed"
-        fi
-        # Labelled pinned for the CRI: the kubelet's image GC then never removes it.
-        ctr --address "$SOCK" -n k8s.io images label "$ref" io.cri-containerd.pinned=pinned >/dev/null \
-            || die "ctr images label $ref failed"
+        for tag in "$image" $tags; do
+            ref="$(normalized "$tag")"
+            if [[ $ref != "$image" ]]; then
+                ctr --address "$SOCK" -n k8s.io images tag --force "$image" "$ref" >/dev/null \
+                    || die "ctr images tag $image $ref failed"
+            fi
+            # Labelled pinned for the CRI: the kubelet's image GC then never removes it.
+            ctr --address "$SOCK" -n k8s.io images label "$ref" io.cri-containerd.pinned=pinned >/dev/null \
+                || die "ctr images label $ref failed"
+        done
     done <"$dir/IMAGES"
 }
 
@@ -299,7 +302,6 @@ EOF
             --hostname-override="$NODE_NAME" \
             --node-ip="$GATEWAY" \
             --node-labels="queuesplit.dev/real-node=true" \
-            --register-with-taints="$TAINT" \
             --v=1 >"$RUN/logs/kubelet.log" 2>&1 </dev/null &
         echo $! >"$RUN/kubelet.pid"
     fi
@@ -425,7 +427,7 @@ up() {
     mkdir -p "$RUN"
     t=$SECONDS; net_up; containerd_up; images_import "$images"; log "containerd ready in $((SECONDS - t))s"
     t=$SECONDS; kubelet_up "$kubelet"; log_keeper_up; wait_ready; log "kubelet Ready in $((SECONDS - t))s"
-    log "up: $NODE_NAME Ready in $((SECONDS - t0))s (taint $TAINT)"
+    log "up: $NODE_NAME Ready in $((SECONDS - t0))s"
 }
 
 case "${1:-}" in

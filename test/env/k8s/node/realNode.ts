@@ -59,3 +59,63 @@ function criLines(text: string): string[] {
   }
   return out;
 }
+
+interface FileCursor {
+  offset: number;
+  /** Bytes after the last newline, not a whole log line yet. */
+  tail: string;
+  /** Text of `P` (partial) log lines waiting for their `F`. */
+  partial: string;
+  lines: string[];
+}
+const cursors = new Map<string, FileCursor>();
+
+/**
+ * Every line written by the kept containers whose name `include` accepts that starts with
+ * `prefix` (the prefix removed), read incrementally: tests poll this, and the files only grow.
+ */
+export function keptLinesWith(prefix: string, include: (container: string) => boolean): string[] {
+  if (!fs.existsSync(keptLogsDir)) return [];
+  const out: string[] = [];
+  for (const pod of fs.readdirSync(keptLogsDir)) {
+    const podDir = path.join(keptLogsDir, pod);
+    for (const container of fs.readdirSync(podDir)) {
+      if (!include(container)) continue;
+      const dir = path.join(podDir, container);
+      for (const file of fs.readdirSync(dir).filter((f) => /^\d+\.log$/.test(f))) {
+        const full = path.join(dir, file);
+        const cursor = advance(full);
+        for (const line of cursor.lines) if (line.startsWith(prefix)) out.push(line.slice(prefix.length));
+      }
+    }
+  }
+  return out;
+}
+
+function advance(file: string): FileCursor {
+  let cursor = cursors.get(file);
+  if (!cursor) cursors.set(file, (cursor = { offset: 0, tail: '', partial: '', lines: [] }));
+  const size = fs.statSync(file).size;
+  if (size <= cursor.offset) return cursor;
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(size - cursor.offset);
+    fs.readSync(fd, buffer, 0, buffer.length, cursor.offset);
+    cursor.offset = size;
+    const text = cursor.tail + buffer.toString('utf8');
+    const raws = text.split('\n');
+    cursor.tail = raws.pop() ?? '';
+    for (const raw of raws) {
+      const m = /^\S+ (?:stdout|stderr) ([PF]) ?(.*)$/.exec(raw);
+      if (!m) continue;
+      cursor.partial += m[2];
+      if (m[1] === 'F') {
+        cursor.lines.push(cursor.partial);
+        cursor.partial = '';
+      }
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return cursor;
+}

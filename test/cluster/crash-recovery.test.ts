@@ -8,8 +8,6 @@
 // A phase can end before the process is found (a short phase, or the target still restarting):
 // that kill is not counted, and another split's life tries again for the phases not yet hit.
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as amqp from 'amqplib';
@@ -18,7 +16,7 @@ import type { Kafka, Producer } from 'kafkajs';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import { deployShop } from '../support/shop';
 import { installController, testInstall } from '../../deploy/install';
-import { runDir } from '../env/paths';
+import { podLogLines } from '../env/k8s/node/realNode';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { PhaseWatch } from '../support/phaseWatch';
 import { pollUntil } from '../support/poll';
@@ -319,10 +317,7 @@ test('two controller replicas: exactly one leads, the other stands by', async ()
   const leader = await pollUntil('a live leader', () => controllerLeader(kc), Boolean, 30_000);
   const standby = pods.find((p) => p.metadata?.name !== leader!.pod);
   assert.ok(standby, 'a second replica exists');
-  const log = fs.readFileSync(
-    path.join(runDir, 'kubelet', 'logs', `${testInstall.namespace}_${standby.metadata!.name}_controller.log`),
-    'utf8',
-  );
+  const log = podLogLines(testInstall.namespace, standby.metadata!.name!, 'controller').join('\n');
   const lastStart = log.lastIndexOf('controller.waiting_for_leadership');
   assert.ok(lastStart >= 0, 'the standby waits for leadership');
   assert.ok(

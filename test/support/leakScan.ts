@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { QUEUE_SPLIT_GROUP, QUEUE_SPLIT_PLURAL, QUEUE_SPLIT_VERSION } from '../../core/crd/queueSplitSchema';
-import { keptLogsDir } from '../env/k8s/node/realNode';
+import { keptLogsDirOf } from '../env/k8s/node/realNode';
 import { pollUntil } from './poll';
 
 export const SECRET_KINDS = ['credential', 'secret-value', 'header-value', 'message-body'] as const;
@@ -82,7 +82,7 @@ export function productRoots(runDir: string, repoRoot: string): FileRoot[] {
   return [
     // The real node's pod logs, kept past their pods: `<ns>_<pod>_<uid>/<container>/<n>.log`;
     // Queue Split's containers are `controller` and `agent` (the fixture apps' logs are the test's).
-    { dir: keptLogsDir, include: (f) => /\/(agent|controller)\/\d+\.log$/.test(f) },
+    { dir: keptLogsDirOf(runDir), include: (f) => /\/(agent|controller)\/\d+\.log$/.test(f) },
     { dir: sidecarTranscriptDir(runDir), include: (f) => f.endsWith('.log') },
     { dir: path.join(repoRoot, 'test-results'), include: () => true },
   ];

@@ -29,8 +29,8 @@ export async function controllerLeader(kc: KubeConfig): Promise<Leader | undefin
     .makeApiClient(CoordinationV1Api)
     .readNamespacedLease({ name: CONTROLLER_LEASE, namespace: testInstall.namespace });
   const identity = lease.spec?.holderIdentity ?? '';
-  // Identity is `<hostname>-<pid>` (agent/controller/run.ts); a pod's hostname is its name.
-  const podName = identity.replace(/-\d+$/, '');
+  // Identity is `<hostname>_<random>` (agent/controller/run.ts); a pod's hostname is its name.
+  const podName = identity.replace(/_[0-9a-f]+$/, '');
   const pod = (await listControllerPods(kc)).find((p) => p.metadata?.name === podName);
   const pid = pod ? await hostPidOf(pod) : undefined;
   if (!pod || pid === undefined || !alive(pid)) return undefined;

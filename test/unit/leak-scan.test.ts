@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { keptLogsDirOf } from '../env/k8s/node/realNode';
 import {
   describeHits,
   findLeaks,
@@ -44,10 +45,11 @@ test('the scan reads the controller and queue-agent logs, sidecar transcripts an
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, text);
     };
-    const logs = path.join(runDir, 'kubelet', 'logs');
-    plant(path.join(logs, 'ns_qs-agent-x-1_agent.log'), JSON.stringify({ error: secret.value }));
-    plant(path.join(logs, 'queuesplit-system_c-1_controller.log'), 'clean\n');
-    plant(path.join(logs, 'ns_app-1_app.log'), secret.value); // the fixture's own log: not the product's
+    const logs = keptLogsDirOf(runDir);
+    const agentLog = path.join(logs, 'ns_qs-agent-x-1_uid1', 'agent', '0.log');
+    plant(agentLog, JSON.stringify({ error: secret.value }));
+    plant(path.join(logs, 'queuesplit-system_c-1_uid2', 'controller', '0.log'), 'clean\n');
+    plant(path.join(logs, 'ns_app-1_uid3', 'app', '0.log'), secret.value); // the fixture's own log: not the product's
     plant(path.join(runDir, 'leak-scan', 'sidecar', '1-2.log'), secret.value);
     plant(path.join(runDir, 'leak-scan', 'registered.jsonl'), JSON.stringify(secret)); // the record itself
     plant(path.join(repoRoot, 'test-results', 'e2e', 't', 'Queue Split.log'), secret.value);
@@ -57,13 +59,16 @@ test('the scan reads the controller and queue-agent logs, sidecar transcripts an
     assert.deepEqual(
       hits.map((h) => h.where).sort(),
       [
-        path.join(logs, 'ns_qs-agent-x-1_agent.log'),
+        agentLog,
         path.join(repoRoot, 'test-results', 'e2e', 't', 'Queue Split.log'),
         path.join(runDir, 'leak-scan', 'sidecar', '1-2.log'),
       ].sort(),
     );
     const report = describeHits(hits);
-    assert.match(report, /ns_qs-agent-x-1_agent\.log: a credential \(registered by: AMQP_URL \(URL\)\)/);
+    assert.match(
+      report,
+      /ns_qs-agent-x-1_uid1\/agent\/0\.log: a credential \(registered by: AMQP_URL \(URL\)\)/,
+    );
     assert.ok(
       !report.includes(secret.value) && !report.includes('p"w'),
       'the report never carries the value',

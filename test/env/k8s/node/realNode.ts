@@ -7,10 +7,11 @@ import { promisify } from 'node:util';
 import { runDir } from '../../paths';
 
 export const realNodeName = process.env.QS_REAL_NODE ?? 'qs-node-1';
-const nodeRun = path.join(runDir, 'real-node', realNodeName);
-export const containerdSocket = path.join(nodeRun, 'containerd', 'containerd.sock');
+const nodeRunOf = (dir: string) => path.join(dir, 'real-node', realNodeName);
+export const containerdSocket = path.join(nodeRunOf(runDir), 'containerd', 'containerd.sock');
 /** Hard links of every pod log the kubelet wrote: `<ns>_<pod>_<uid>/<container>/<restart>.log`. */
-export const keptLogsDir = path.join(nodeRun, 'kept-logs');
+export const keptLogsDirOf = (dir: string) => path.join(nodeRunOf(dir), 'kept-logs');
+export const keptLogsDir = keptLogsDirOf(runDir);
 
 const run = promisify(execFile);
 

@@ -28,7 +28,7 @@ export async function helmBinary(boundMs = HELM_BUILD_BOUND_MS): Promise<string>
   const tail = err.trim().split('\n').slice(-15).join('\n');
   if (timedOut) {
     throw new Error(
-      `helm: test/env/helm/build.sh did not finish within ${boundMs / 60_000} min; its last words:\n${tail}`,
+      `helm: test/env/helm/build.sh did not finish within ${Math.round(boundMs / 1000)} s; its last words:\n${tail}`,
     );
   }
   if (code !== 0) throw new Error(`helm: test/env/helm/build.sh failed with exit ${code}:\n${tail}`);

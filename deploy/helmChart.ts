@@ -424,6 +424,10 @@ const quantities = { type: 'object', additionalProperties: { type: ['string', 'n
 
 /** values.schema.json: Helm checks the values against it on template, install and upgrade. */
 function valuesSchema(): unknown {
+  // The ServiceMonitor's own labels: given again, Helm would write the key twice.
+  const monitor = controllerManifests({ ...defaultInstall, serviceMonitor: {} }).find(
+    (m) => m.kind === 'ServiceMonitor',
+  )!;
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
     title: 'Queue Split chart values',
@@ -461,7 +465,13 @@ function valuesSchema(): unknown {
           serviceMonitor: {
             type: 'object',
             additionalProperties: false,
-            properties: { enabled: { type: 'boolean' }, labels: stringMap },
+            properties: {
+              enabled: { type: 'boolean' },
+              labels: {
+                ...stringMap,
+                propertyNames: { not: { enum: Object.keys(monitor.metadata.labels!) } },
+              },
+            },
           },
         },
       },

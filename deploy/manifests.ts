@@ -39,7 +39,7 @@ export interface InstallOptions {
    * The two ValidatingAdmissionPolicies (split ownership, controller confinement); default on.
    * Off only for a cluster without admissionregistration.k8s.io/v1 policies (Kubernetes < 1.30):
    * then any developer with the role may change or delete anybody's split, and the controller is
-   * confined by RBAC alone (README "Install").
+   * confined by RBAC alone (deploy/helm/queue-split/README.md).
    */
   admissionPolicies?: boolean;
   /**

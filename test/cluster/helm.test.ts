@@ -173,6 +173,10 @@ describe('helm template renders what deploy/manifests.ts gives', () => {
       [{ replicas: -1 }, /\/replicas/],
       [{ extraArgs: ['resync-ms=5'] }, /\/extraArgs\/0/],
       [{ metrics: { serviceMonitor: { enable: true } } }, /additional properties 'enable' not allowed/],
+      [
+        { metrics: { serviceMonitor: { labels: { 'app.kubernetes.io/name': 'x' } } } },
+        /invalid propertyName 'app\.kubernetes\.io\/name'/,
+      ],
     ];
     for (const [values, reason] of refusals) {
       const run = await helm(['template', RELEASE, chart], values);

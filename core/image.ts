@@ -26,6 +26,21 @@ const componentPattern = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
 const tagPattern = /^[\w][\w.-]{0,127}$/;
 const digestPattern = /^sha256:[a-f0-9]{64}$/;
 
+const source = (pattern: RegExp) => pattern.source.replace(/^\^|\$$/g, '');
+
+/**
+ * What parseImageReference accepts, as one regular expression that RE2 (Helm's values.schema.json)
+ * and JavaScript read alike: a registry host (with a dot or a port, or localhost), a path, and a
+ * tag, a digest or both. test/unit/deploy/helmChart.test.ts holds the two to agreement.
+ */
+export const imageReferencePattern = (() => {
+  const label = '[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?';
+  const host = `(?:localhost(?::[0-9]+)?|${label}(?:\\.${label})+(?::[0-9]+)?|${label}:[0-9]+)`;
+  const component = source(componentPattern);
+  const digest = `@${source(digestPattern)}`;
+  return `^${host}/${component}(?:/${component})*(?::${source(tagPattern)}(?:${digest})?|${digest})$`;
+})();
+
 /** The digest of a reference (`…@sha256:…`), without judging the rest. */
 export function imageDigest(reference: string): string | undefined {
   const at = reference.lastIndexOf('@');

@@ -33,7 +33,32 @@ export interface InstallOptions {
   extraArgs: string[];
   /** Pod template annotations (tests roll the controller when its bundle changes). */
   podAnnotations?: Record<string, string>;
+  /** The controller container's requests and limits (default: defaultControllerResources). */
+  resources?: ContainerResources;
+  /**
+   * The two ValidatingAdmissionPolicies (split ownership, controller confinement); default on.
+   * Off only for a cluster without admissionregistration.k8s.io/v1 policies (Kubernetes < 1.30):
+   * then any developer with the role may change or delete anybody's split, and the controller is
+   * confined by RBAC alone (deploy/helm/queue-split/README.md).
+   */
+  admissionPolicies?: boolean;
+  /**
+   * A Service on the controller's health port (which also serves /metrics) and a Prometheus
+   * operator ServiceMonitor scraping it; `labels` go on the ServiceMonitor, for a Prometheus
+   * whose serviceMonitorSelector wants them. Undefined: neither.
+   */
+  serviceMonitor?: { labels?: Record<string, string> };
 }
+
+export interface ContainerResources {
+  requests?: Record<string, string>;
+  limits?: Record<string, string>;
+}
+
+export const defaultControllerResources: ContainerResources = {
+  requests: { cpu: '50m', memory: '128Mi' },
+  limits: { cpu: '1', memory: '512Mi' },
+};
 
 export const defaultInstall: InstallOptions = {
   namespace: 'queuesplit-system',
@@ -256,9 +281,13 @@ export function controllerManifests(options: InstallOptions = defaultInstall): M
       },
       rules: developerRules,
     },
-    ...ownerPolicyManifests(namespace),
     // Before the controller runs: it never acts unconfined (deploy/admissionPolicy.ts).
-    ...controllerAdmissionPolicy({ namespace, image: agentImage, labels }),
+    ...(options.admissionPolicies === false
+      ? []
+      : [
+          ...ownerPolicyManifests(namespace),
+          ...controllerAdmissionPolicy({ namespace, image: agentImage, labels }),
+        ]),
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -291,14 +320,42 @@ export function controllerManifests(options: InstallOptions = defaultInstall): M
                 ports: [{ name: 'health', containerPort: CONTROLLER_HEALTH_PORT }],
                 ...agentProbes(CONTROLLER_HEALTH_PORT),
                 securityContext: restrictedContainerSecurityContext,
-                resources: {
-                  requests: { cpu: '50m', memory: '128Mi' },
-                  limits: { cpu: '1', memory: '512Mi' },
-                },
+                resources: options.resources ?? defaultControllerResources,
               },
             ],
           },
         },
+      },
+    },
+    ...(options.serviceMonitor ? metricsManifests(namespace, options.serviceMonitor.labels ?? {}) : []),
+  ];
+}
+
+/**
+ * The controller serves /metrics (Node.js process metrics) beside /healthz and /readyz on its
+ * health port; a ServiceMonitor can only select a Service, so one comes with it. Every replica is
+ * scraped: the standby's process counts too.
+ */
+function metricsManifests(namespace: string, monitorLabels: Record<string, string>): Manifest[] {
+  const metricsLabels = { ...labels, 'app.kubernetes.io/component': 'controller-metrics' };
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'queuesplit-controller-metrics', namespace, labels: metricsLabels },
+      spec: {
+        selector: labels,
+        ports: [{ name: 'health', port: CONTROLLER_HEALTH_PORT, targetPort: 'health' }],
+      },
+    },
+    {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'ServiceMonitor',
+      metadata: { name: 'queuesplit-controller', namespace, labels: { ...metricsLabels, ...monitorLabels } },
+      spec: {
+        selector: { matchLabels: metricsLabels },
+        namespaceSelector: { matchNames: [namespace] },
+        endpoints: [{ port: 'health', path: '/metrics' }],
       },
     },
   ];

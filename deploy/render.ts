@@ -1,13 +1,16 @@
-// `npm run deploy:manifests`: writes deploy/install/controller.yaml from manifests.ts. A release
-// renders it with the published image, pinned by digest (README "The agent image"):
+// `npm run deploy:manifests`: writes deploy/install/controller.yaml and the Helm chart
+// deploy/helm/queue-split (deploy/helmChart.ts) from manifests.ts. A release renders them with the
+// published image, pinned by digest (README "The agent image"):
 //   npm run deploy:manifests -- --image ghcr.io/queuesplit/queue-split-agent@sha256:<digest>
 // `npm run --silent deploy:manifests -- --watch-namespaces team-a,team-b` prints a namespaced
 // install instead (README "Install") and writes nothing.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import * as prettier from 'prettier';
 import { stringify } from 'yaml';
 import { parseImageReference } from '../core/image';
+import { CHART_DIR, CHART_GENERATED_DIRS, helmChartFiles } from './helmChart';
 import { controllerManifests, defaultInstall } from './manifests';
 
 export function renderInstallYaml(image: string = defaultInstall.image, watchNamespaces?: string[]): string {
@@ -25,24 +28,50 @@ export function renderInstallYaml(image: string = defaultInstall.image, watchNam
   );
 }
 
-if (require.main === module) {
+/**
+ * Writes the chart; templates/ and crds/ are emptied first so that a template whose object left
+ * manifests.ts goes too. JSON goes through prettier so `npm run lint` accepts it as written.
+ */
+async function writeChart(root: string, image: string): Promise<void> {
+  for (const dir of CHART_GENERATED_DIRS)
+    fs.rmSync(path.join(root, CHART_DIR, dir), { recursive: true, force: true });
+  for (const artifact of helmChartFiles(image)) {
+    const file = path.join(root, artifact.path);
+    const options = (await prettier.resolveConfig(file)) ?? {};
+    const content = artifact.path.endsWith('.json')
+      ? await prettier.format(artifact.content, { ...options, filepath: file })
+      : artifact.content;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, content);
+  }
+  console.log(`wrote ${CHART_DIR}`);
+}
+
+async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { image: { type: 'string' }, 'watch-namespaces': { type: 'string' } },
   });
-  try {
-    if (values['watch-namespaces'] !== undefined) {
-      const list = values['watch-namespaces'].split(',').filter((n) => n !== '');
-      if (list.length === 0)
-        throw new Error('--watch-namespaces needs a comma-separated list of namespaces, e.g. team-a,team-b');
-      process.stdout.write(renderInstallYaml(values.image, list));
-    } else {
-      const file = path.join(__dirname, 'install', 'controller.yaml');
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(file, renderInstallYaml(values.image));
-      console.log(`wrote ${path.relative(process.cwd(), file)}`);
-    }
-  } catch (err) {
+  if (values['watch-namespaces'] !== undefined) {
+    const list = values['watch-namespaces'].split(',').filter((n) => n !== '');
+    if (list.length === 0)
+      throw new Error('--watch-namespaces needs a comma-separated list of namespaces, e.g. team-a,team-b');
+    process.stdout.write(renderInstallYaml(values.image, list));
+    return;
+  }
+  const file = path.join(__dirname, 'install', 'controller.yaml');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, renderInstallYaml(values.image));
+  console.log(`wrote ${path.relative(process.cwd(), file)}`);
+  const image =
+    values.image === undefined
+      ? defaultInstall.image
+      : parseImageReference(values.image, '--image').reference;
+  await writeChart(path.resolve(__dirname, '..'), image);
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
     console.error((err as Error).message);
     process.exit(2);
-  }
+  });
 }

@@ -43,8 +43,12 @@ step typecheck npm run --silent typecheck
 step lint npm run --silent lint
 # The control plane's Go build is minutes of both cores on a fresh machine (a no-op when cached):
 # it runs in the background at low priority (build.sh nices its compiles) while the suites that
-# need only the brokers run; the full env:up then waits for it (a lock per cache key).
-bash test/env/k8s/build.sh >/dev/null 2>"$logs/k8s-build.log" &
+# need only the brokers run; the full env:up then waits for it (a lock per cache key). helm (for
+# the cluster suite's chart test, which waits for it) builds after it, for the same reason.
+{
+  bash test/env/k8s/build.sh >/dev/null 2>"$logs/k8s-build.log"
+  bash test/env/helm/build.sh >/dev/null 2>"$logs/helm-build.log"
+} &
 step env:brokers npm run --silent env:up -- --brokers || { echo "the brokers did not come up; suites that need them cannot run"; exit 1; }
 step unit npm run --silent test:unit
 step smoke npm run --silent test:smoke

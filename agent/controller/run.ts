@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { Registry } from 'prom-client';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import { jsonLogger } from '../engine/log';
 import { portOf, startServer } from '../queueAgent/server';
 import { isConflict, loadKubeConfig } from '../kube/client';
@@ -67,7 +67,11 @@ export async function runController(options: ControllerOptions): Promise<void> {
   // Ready once up (a standby is ready too: it takes over when the leader goes); live while the
   // control loop keeps turning once this replica leads.
   const leading: { controller?: Controller } = {};
-  const health = await startServer(options.healthPort, new Registry(), {
+  // /metrics: the process's own (CPU, memory, event loop lag), what the chart's optional
+  // ServiceMonitor scrapes (deploy/manifests.ts metricsManifests).
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const health = await startServer(options.healthPort, registry, {
     live: () => !leading.controller || Date.now() - leading.controller.lastPassAt < STALLED_MS,
     ready: () => true,
   });

@@ -1,7 +1,8 @@
 // Session delivery through the cluster (issue 15), as a developer meets it: a user bound to the
 // `queuesplit-developer` role only, on a "laptop" (a network namespace, test/support/devNetns.ts)
 // from which no broker address is reachable — only the API server. A workload with one Kafka
-// topic and one RabbitMQ queue whose connection env comes from a Secret; its queue-agent runs on
+// topic and one RabbitMQ queue whose connection env comes from a Secret, the RabbitMQ one over
+// TLS with its CA in another Secret (declared `tls: {caSecret, caKey}`); its queue-agent runs on
 // the real node, reads the session shadows and streams them to the sidecar through the API
 // server's port-forward. The port-forward, the sidecar and the queue-agent are each killed during
 // delivery; nothing is lost, the handback gives the app everything else.
@@ -17,7 +18,8 @@ import * as amqp from 'amqplib';
 import { AppsV1Api, CoreV1Api, KubeConfig, PortForward } from '@kubernetes/client-node';
 import type { Producer } from 'kafkajs';
 import WebSocket from 'ws';
-import { shopDeployment } from '../../demo/sampleWorkload';
+import { shopDeclaration, shopDeployment } from '../../demo/sampleWorkload';
+import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { newSessionSecret } from '../../core/sessionSecret';
 import { SESSION_PATH, SESSION_SUBPROTOCOL, decodeAgentFrame, encodeFrame } from '../../core/sessionStream';
 import { applyObjects, installController } from '../../deploy/install';
@@ -94,20 +96,34 @@ before(async () => {
   conn = await amqp.connect(services.amqpUrl);
   ch = await conn.createConfirmChannel();
   await ch.assertQueue(queue, { durable: true });
-  // The team's service; its broker connection comes from a Secret the developer may not read.
+  // The team's service; its broker connection comes from a Secret the developer may not read,
+  // RabbitMQ's over TLS with the CA from a second Secret, which the app mounts to trust it.
   await createSecret(admin, namespace, 'brokers', {
     kafka: services.inCluster.kafkaBrokers.join(','),
-    amqp: services.inCluster.amqpUrl,
+    amqp: services.inCluster.amqpsUrl,
+  });
+  await createSecret(admin, namespace, 'broker-ca', {
+    'ca.crt': fs.readFileSync(services.brokerCaFile, 'utf8'),
   });
   const body = shopDeployment(
-    { kafkaBrokers: '', amqpUrl: '', managementUrl: services.inCluster.rabbitManagementUrl },
+    { kafkaBrokers: '', amqpUrl: '', managementUrl: services.inCluster.rabbitManagementTlsUrl },
     { namespace, name: 'shop', ordersTopic: topic, appGroup: uniqueName('stream-app'), invoicesQueue: queue },
   );
-  for (const c of body.spec!.template.spec!.containers) {
+  body.metadata!.annotations![QUEUE_CONFIG_ANNOTATION] = shopDeclaration.replace(
+    '      sourceEnv: SOURCE_QUEUE\n',
+    '      sourceEnv: SOURCE_QUEUE\n      tls: {caSecret: broker-ca, caKey: ca.crt}\n',
+  );
+  const pod = body.spec!.template.spec!;
+  pod.volumes = [{ name: 'broker-ca', secret: { secretName: 'broker-ca' } }];
+  for (const c of pod.containers) {
     for (const e of c.env ?? []) {
       if (e.name === 'KAFKA_BROKERS') e.valueFrom = { secretKeyRef: { name: 'brokers', key: 'kafka' } };
       if (e.name === 'AMQP_URL') e.valueFrom = { secretKeyRef: { name: 'brokers', key: 'amqp' } };
       if (e.valueFrom) delete e.value;
+    }
+    if (c.name === 'invoices-consumer') {
+      c.volumeMounts = [{ name: 'broker-ca', mountPath: '/etc/broker-ca', readOnly: true }];
+      c.env!.push({ name: 'NODE_EXTRA_CA_CERTS', value: '/etc/broker-ca/ca.crt' });
     }
   }
   await admin.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body });

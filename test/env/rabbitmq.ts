@@ -5,12 +5,16 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ensureBrokerTls } from './brokerTls';
 import { gatewayPorts, podGateway } from './k8s/node/podNetwork';
 import { runDir } from './paths';
 import { portOpen, runningPid, startDetached, stop, waitFor } from './processes';
 
 const amqpPort = 5672;
 const managementPort = 15672;
+/** TLS listeners (test/env/brokerTls.ts), for workloads that declare a CA Secret. */
+const amqpsPort = 5671;
+const managementTlsPort = 15671;
 const epmdPort = 4369;
 const home = path.join(runDir, 'rabbitmq');
 const bin = process.env.QS_RABBITMQ_BIN ?? '/usr/lib/rabbitmq/bin';
@@ -34,12 +38,24 @@ function rabbitEnv(): NodeJS.ProcessEnv {
 
 function writeConfig(): void {
   fs.mkdirSync(path.join(home, 'log'), { recursive: true });
+  const tls = ensureBrokerTls();
   fs.writeFileSync(
     path.join(home, 'rabbitmq.conf'),
     [
       `listeners.tcp.default = 127.0.0.1:${amqpPort}`,
+      `listeners.ssl.default = 127.0.0.1:${amqpsPort}`,
+      `ssl_options.cacertfile = ${tls.caCert}`,
+      `ssl_options.certfile = ${tls.cert}`,
+      `ssl_options.keyfile = ${tls.key}`,
+      'ssl_options.verify = verify_none',
+      'ssl_options.fail_if_no_peer_cert = false',
       'management.tcp.ip = 127.0.0.1',
       `management.tcp.port = ${managementPort}`,
+      'management.ssl.ip = 127.0.0.1',
+      `management.ssl.port = ${managementTlsPort}`,
+      `management.ssl.cacertfile = ${tls.caCert}`,
+      `management.ssl.certfile = ${tls.cert}`,
+      `management.ssl.keyfile = ${tls.key}`,
       // Statistics every second instead of five: tests still poll with deadlines.
       'collect_statistics_interval = 1000',
       // guest may log in from the real node's pods too (through its gateway, not loopback);
@@ -68,6 +84,10 @@ export async function startRabbitMq(): Promise<Record<string, string>> {
     // The same broker at the real node's gateway, for workloads' env (test/env/k8s/node/podNetwork.ts).
     AMQP_POD_URL: `amqp://guest:guest@${podGateway}:${gatewayPorts.amqp}`,
     RABBITMQ_POD_MANAGEMENT_URL: `http://guest:guest@${podGateway}:${gatewayPorts.rabbitManagement}`,
+    // TLS at the gateway, signed by BROKER_CA_FILE.
+    AMQPS_POD_URL: `amqps://guest:guest@${podGateway}:${gatewayPorts.amqps}`,
+    RABBITMQ_POD_MANAGEMENT_TLS_URL: `https://guest:guest@${podGateway}:${gatewayPorts.rabbitManagementTls}`,
+    BROKER_CA_FILE: ensureBrokerTls().caCert,
   };
   if (!fs.existsSync(path.join(bin, 'rabbitmq-server'))) {
     throw new Error(
@@ -75,8 +95,14 @@ export async function startRabbitMq(): Promise<Record<string, string>> {
     );
   }
   if (runningPid('rabbitmq') !== undefined && (await portOpen(amqpPort))) {
-    console.log(`rabbitmq: already running on ${amqpPort}/${managementPort}`);
-    return env;
+    if (await portOpen(amqpsPort)) {
+      console.log(
+        `rabbitmq: already running on ${amqpPort}/${managementPort} (TLS ${amqpsPort}/${managementTlsPort})`,
+      );
+      return env;
+    }
+    console.log('rabbitmq: running without the TLS listeners (an older env:up): restarting it');
+    await stopRabbitMq();
   }
   if (await portOpen(amqpPort)) {
     throw new Error(

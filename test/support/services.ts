@@ -15,7 +15,16 @@ export interface Services {
    * its pods (where queue-agents run) and, through node.sh's DNAT, from host processes too.
    * Needs the real node up (the full env:up).
    */
-  inCluster: { kafkaBrokers: string[]; amqpUrl: string; rabbitManagementUrl: string };
+  inCluster: {
+    kafkaBrokers: string[];
+    amqpUrl: string;
+    rabbitManagementUrl: string;
+    /** The same broker over TLS, signed by `brokerCaFile`. */
+    amqpsUrl: string;
+    rabbitManagementTlsUrl: string;
+  };
+  /** The CA (PEM) that signed the brokers' TLS listeners (test/env/brokerTls.ts). */
+  brokerCaFile: string;
 }
 
 export function loadServices(): Services {
@@ -39,7 +48,10 @@ export function loadServices(): Services {
       kafkaBrokers: need('KAFKA_POD_BROKERS').split(','),
       amqpUrl: need('AMQP_POD_URL'),
       rabbitManagementUrl: need('RABBITMQ_POD_MANAGEMENT_URL'),
+      amqpsUrl: need('AMQPS_POD_URL'),
+      rabbitManagementTlsUrl: need('RABBITMQ_POD_MANAGEMENT_TLS_URL'),
     },
+    brokerCaFile: need('BROKER_CA_FILE'),
     // Read when used: the broker suites run before the control plane is up (env:up --brokers).
     get kubeconfig(): string {
       const value = process.env.KUBECONFIG;

@@ -51,6 +51,8 @@ broker_forwards() {
     echo "19094 19094"            # Kafka, listener POD (test/env/kafka.ts)
     echo "5672 5672"              # RabbitMQ AMQP
     echo "15672 15672"            # RabbitMQ management
+    echo "5671 5671"              # RabbitMQ AMQP over TLS (test/env/brokerTls.ts)
+    echo "15671 15671"            # RabbitMQ management over TLS
 }
 forwards() {
     echo "$API_PORT $API_PORT"    # the API server, also reached as $API_SERVICE_IP:443

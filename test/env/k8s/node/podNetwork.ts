@@ -14,4 +14,10 @@ export const podGateway = `${match[1]}.1`;
  * processes too, so one address works in a workload's env wherever its pod runs). Kafka's is a
  * listener of its own, advertised on the gateway (test/env/kafka.ts).
  */
-export const gatewayPorts = { kafka: 19094, amqp: 5672, rabbitManagement: 15672 } as const;
+export const gatewayPorts = {
+  kafka: 19094,
+  amqp: 5672,
+  rabbitManagement: 15672,
+  amqps: 5671,
+  rabbitManagementTls: 15671,
+} as const;

@@ -35,6 +35,9 @@ function copiedMaterial(d: V1Deployment): string {
   ]);
 }
 
+/** The pod-template annotation a retry sets to roll the agent (as `kubectl rollout restart` does). */
+const RESTARTED_AT = 'queuesplit.dev/restarted-at';
+
 export class AgentObjects {
   private readonly apps: AppsV1Api;
   private readonly core: CoreV1Api;
@@ -49,11 +52,17 @@ export class AgentObjects {
     this.rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   }
 
+  /**
+   * Creates or brings up to date the queue-agent's objects. `restart`: roll its pods even when
+   * nothing changed (an operator's retry): a new ReplicaSet creates its pod at once, where the
+   * old one may sit in a pod-creation back-off of minutes after refusals since fixed.
+   */
   async ensure(
     namespace: string,
     names: KubernetesObjectNames,
     workload: string,
     resolved: readonly ResolvedQueue[],
+    restart = false,
   ) {
     const labels = { [AGENT_LABEL]: 'queue-agent', 'queuesplit.dev/workload': workload };
     await ignoreConflict(() =>
@@ -102,9 +111,11 @@ export class AgentObjects {
       }),
     );
     const body = queueAgentDeployment(this.settings, namespace, names, labels, resolved);
+    if (restart)
+      body.spec!.template.metadata!.annotations = { [RESTARTED_AT]: new Date().toISOString() };
     try {
       const current = await this.apps.readNamespacedDeployment({ name: names.agentDeployment, namespace });
-      if (copiedMaterial(current) !== copiedMaterial(body)) {
+      if (restart || copiedMaterial(current) !== copiedMaterial(body)) {
         body.metadata!.resourceVersion = current.metadata?.resourceVersion;
         await this.apps.replaceNamespacedDeployment({ name: names.agentDeployment, namespace, body });
       }

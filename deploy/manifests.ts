@@ -90,25 +90,26 @@ const labels = { 'app.kubernetes.io/name': 'queue-split', 'app.kubernetes.io/com
 export const controllerRules = [
   { apiGroups: [QUEUE_SPLIT_GROUP], resources: [QUEUE_SPLIT_PLURAL], verbs: ['list', 'watch', 'patch'] },
   { apiGroups: [QUEUE_SPLIT_GROUP], resources: [`${QUEUE_SPLIT_PLURAL}/status`], verbs: ['patch'] },
-  // Workloads: read, finalizer/env override (update), status annotation (patch); the queue-agent
-  // Deployment is created, updated and deleted.
+  // Workloads: read, watched for changes (an env override reverted), finalizer/env override
+  // (update), status annotation (patch); the queue-agent Deployment is created, updated, deleted.
   {
     apiGroups: ['apps'],
     resources: ['deployments'],
-    verbs: ['get', 'create', 'update', 'patch', 'delete'],
+    verbs: ['get', 'watch', 'create', 'update', 'patch', 'delete'],
   },
-  { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'update', 'patch'] },
+  { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'watch', 'update', 'patch'] },
   { apiGroups: ['apps'], resources: ['deployments/scale', 'statefulsets/scale'], verbs: ['update'] },
   // Only to stop the pods of a Deployment being deleted, whose own controller no longer scales it.
   { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['list'] },
   { apiGroups: ['apps'], resources: ['replicasets/scale'], verbs: ['update'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
-  // State, status, cleanup and seal ConfigMaps. get and update are also what the queue-agent's
-  // Role grants, which RBAC lets the controller create only while it holds them itself.
+  // State, status, cleanup and seal ConfigMaps; the state and agent status ones are cached
+  // (list + watch by label). get and update are also what the queue-agent's Role grants, which
+  // RBAC lets the controller create only while it holds them itself.
   {
     apiGroups: [''],
     resources: ['configmaps'],
-    verbs: ['get', 'list', 'create', 'update', 'delete'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
   },
   { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['create', 'delete'] },
   {

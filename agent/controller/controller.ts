@@ -1,8 +1,21 @@
-// The controller's main loop: every pass lists QueueSplits, groups them by workload, and runs
-// each workload's coordinator (also for workloads whose splits are all gone but whose state is
-// not finished: a handback in progress). A watch on QueueSplits only makes passes come sooner.
+// The controller's main loop: every tick groups the QueueSplits by workload and runs the
+// coordinator of each workload that is due (also of workloads whose splits are all gone but
+// whose state is not finished: a handback in progress). QueueSplits, state documents and the
+// queue-agents' observed documents are read from list-and-watch caches (agent/kube/informers.ts),
+// and a change to one of them, or to the workload itself (a watch), makes its workload due at
+// once. A workload that is moving (anything but a steady ACTIVE) is due every tick; a steady one
+// at its next lease expiry, or after QUIET_RESYNC_MS at the latest (level-triggered: a missed
+// event costs at most that long).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreV1Api, Watch, type KubeConfig } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  Watch,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type V1ConfigMap,
+} from '@kubernetes/client-node';
 import { STATE_KEY } from '../../core/agentProtocol';
 import {
   QUEUE_SPLIT_GROUP,
@@ -12,10 +25,11 @@ import {
 } from '../../core/crd/queueSplitSchema';
 import { parseState } from '../../core/state/stateDocument';
 import { describeError, type Logger } from '../engine/log';
+import { InformerCache, type WatchedPath } from '../kube/informers';
 import { AgentObjects, type AgentSettings } from './agentObjects';
 import { Coordinator, type CoordinatorSettings } from './coordinator';
 import { OwnershipLeases } from './ownership';
-import { SplitObjects } from './splitObjects';
+import { SplitObjects, classifySplits } from './splitObjects';
 import { invalidSplitStatus, sameStatus } from './splitStatus';
 import { Workloads, type WorkloadKind } from './workloads';
 
@@ -29,8 +43,20 @@ export interface ControllerSettings extends CoordinatorSettings {
   watchNamespaces?: readonly string[];
 }
 
+/** A steady workload is passed at least this often, whatever the caches say. */
+export const QUIET_RESYNC_MS = 30_000;
+const STATE_SELECTOR = 'queuesplit.dev/state=true';
+const AGENT_SELECTOR = 'queuesplit.dev/component=queue-agent';
+
 export class Controller {
   private readonly coordinators = new Map<string, Coordinator>();
+  /** When each workload's next pass is due (epoch ms); absent: at once. */
+  private readonly due = new Map<string, number>();
+  /** QueueSplits as the custom-objects API returns them (JSON: timestamps are strings, which
+   * client-node's KubernetesObject types as Date), read back through `cachedSplits()`. */
+  private readonly splitCache: InformerCache<KubernetesObject>;
+  private readonly stateCache: InformerCache<V1ConfigMap>;
+  private readonly agentCache: InformerCache<V1ConfigMap>;
   /** The last pass found no QueueSplit API (logged once per change). */
   private apiMissing = false;
   private readonly splits: SplitObjects;
@@ -46,14 +72,74 @@ export class Controller {
     private readonly log: Logger,
   ) {
     this.splits = new SplitObjects(kc, settings.watchNamespaces);
+    const namespaces = settings.watchNamespaces;
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const core = kc.makeApiClient(CoreV1Api);
+    const splitApi = { group: QUEUE_SPLIT_GROUP, version: QUEUE_SPLIT_VERSION, plural: QUEUE_SPLIT_PLURAL };
+    const splitPaths: WatchedPath<KubernetesObject>[] = (namespaces ?? [undefined]).map((namespace) => ({
+      path: `/apis/${QUEUE_SPLIT_GROUP}/${QUEUE_SPLIT_VERSION}${namespace ? `/namespaces/${namespace}` : ''}/${QUEUE_SPLIT_PLURAL}`,
+      list: async () =>
+        (await (namespace
+          ? custom.listNamespacedCustomObject({ ...splitApi, namespace })
+          : custom.listClusterCustomObject(splitApi))) as KubernetesListObject<KubernetesObject>,
+    }));
+    const configMapPaths = (labelSelector: string): WatchedPath<V1ConfigMap>[] =>
+      (namespaces ?? [undefined]).map((namespace) => ({
+        path: namespace ? `/api/v1/namespaces/${namespace}/configmaps` : '/api/v1/configmaps',
+        list: () =>
+          namespace
+            ? core.listNamespacedConfigMap({ namespace, labelSelector })
+            : core.listConfigMapForAllNamespaces({ labelSelector }),
+      }));
+    this.splitCache = new InformerCache(kc, 'queuesplits', splitPaths, log, (object) => {
+      const split = object as unknown as QueueSplit;
+      const spec = split.spec as Partial<QueueSplit['spec']> | undefined;
+      if (spec?.workload)
+        this.touch(split.metadata.namespace ?? 'default', spec.workload.kind, spec.workload.name);
+      else this.wake?.();
+    });
+    this.stateCache = new InformerCache(
+      kc,
+      'state configmaps',
+      configMapPaths(STATE_SELECTOR),
+      log,
+      (cm) => {
+        const parsed = parseState(cm.data?.[STATE_KEY] ?? '');
+        if (parsed.ok)
+          this.touch(parsed.value.workload.namespace, parsed.value.workload.kind, parsed.value.workload.name);
+      },
+      STATE_SELECTOR,
+    );
+    this.agentCache = new InformerCache(
+      kc,
+      'queue-agent configmaps',
+      configMapPaths(AGENT_SELECTOR),
+      log,
+      (cm) => {
+        const workload = cm.metadata?.labels?.['queuesplit.dev/workload'];
+        const namespace = cm.metadata?.namespace;
+        if (workload && namespace)
+          for (const kind of ['Deployment', 'StatefulSet']) this.touch(namespace, kind, workload);
+      },
+      AGENT_SELECTOR,
+    );
     this.deps = {
       kc,
       workloads: new Workloads(kc),
       agents: new AgentObjects(kc, settings.agent),
       splits: this.splits,
       ownership: new OwnershipLeases(kc),
+      // The queue-agent's observed document from the cache once it is synced, else a read.
+      observed: (namespace, name) =>
+        this.agentCache.ready ? { cached: this.agentCache.get(namespace, name) } : undefined,
       log,
     };
+  }
+
+  /** Something of this workload changed: pass it at the next tick. */
+  private touch(namespace: string, kind: string, name: string): void {
+    this.due.delete(workloadKey(namespace, kind, name));
+    this.wake?.();
   }
 
   stop(): void {
@@ -62,7 +148,8 @@ export class Controller {
   }
 
   async run(): Promise<void> {
-    void this.watch();
+    await Promise.all([this.splitCache.start(), this.stateCache.start(), this.agentCache.start()]);
+    void this.watchWorkloads();
     while (!this.stopped) {
       const started = Date.now();
       this.lastPassAt = started;
@@ -74,10 +161,14 @@ export class Controller {
       const wait = Math.max(0, this.settings.resyncMs - (Date.now() - started));
       await Promise.race([sleep(wait), new Promise<void>((resolve) => (this.wake = resolve))]);
     }
+    await Promise.all([this.splitCache.stop(), this.stateCache.stop(), this.agentCache.stop()]);
   }
 
   private async pass(): Promise<void> {
-    const { valid, invalid, apiMissing } = await this.splits.list();
+    const apiMissing = this.splitCache.apiMissing;
+    const { valid, invalid } = apiMissing
+      ? { valid: [], invalid: [] }
+      : classifySplits(this.splitCache.list() as unknown as QueueSplit[]);
     if ((apiMissing === true) !== this.apiMissing) {
       this.apiMissing = apiMissing === true;
       if (this.apiMissing)
@@ -103,19 +194,28 @@ export class Controller {
     for (const key of await this.statefulWorkloads()) if (!groups.has(key)) groups.set(key, []);
     for (const key of this.coordinators.keys()) if (!groups.has(key)) groups.set(key, []);
 
+    const now = Date.now();
     for (const [key, splits] of groups) {
+      if ((this.due.get(key) ?? 0) > now) continue;
       let coordinator = this.coordinators.get(key);
       if (!coordinator) {
         const [namespace, kind, name] = key.split('/') as [string, WorkloadKind, string];
         coordinator = new Coordinator(namespace, kind, name, this.settings, this.deps);
         this.coordinators.set(key, coordinator);
       }
+      let failed = false;
       try {
         await coordinator.pass(splits);
       } catch (err) {
+        failed = true;
         this.log.error('workload.pass_failed', { workload: key, reason: describeError(err) });
       }
-      if (coordinator.finished && splits.length === 0) this.coordinators.delete(key);
+      if (coordinator.finished && splits.length === 0) {
+        this.coordinators.delete(key);
+        this.due.delete(key);
+      } else {
+        this.due.set(key, Date.now() + (failed ? 0 : coordinator.nextPassInMs(QUIET_RESYNC_MS)));
+      }
     }
   }
 
@@ -139,16 +239,8 @@ export class Controller {
   }
 
   private async statefulWorkloads(): Promise<string[]> {
-    const core = this.kc.makeApiClient(CoreV1Api);
-    const labelSelector = 'queuesplit.dev/state=true';
-    const items = [];
-    if (!this.settings.watchNamespaces)
-      items.push(...(await core.listConfigMapForAllNamespaces({ labelSelector })).items);
-    else
-      for (const namespace of this.settings.watchNamespaces)
-        items.push(...(await core.listNamespacedConfigMap({ namespace, labelSelector })).items);
     const keys: string[] = [];
-    for (const cm of items) {
+    for (const cm of this.stateCache.list()) {
       const parsed = parseState(cm.data?.[STATE_KEY] ?? '');
       if (parsed.ok) {
         const w = parsed.value.workload;
@@ -159,22 +251,28 @@ export class Controller {
     return keys;
   }
 
-  private async watch(): Promise<void> {
-    const base = `/apis/${QUEUE_SPLIT_GROUP}/${QUEUE_SPLIT_VERSION}`;
-    const paths = this.settings.watchNamespaces?.map(
-      (namespace) => `${base}/namespaces/${namespace}/${QUEUE_SPLIT_PLURAL}`,
-    ) ?? [`${base}/${QUEUE_SPLIT_PLURAL}`];
+  /** Any change to a workload (a revert of its env override, a scale) makes it due. */
+  private async watchWorkloads(): Promise<void> {
+    const paths = (this.settings.watchNamespaces ?? [undefined]).flatMap((namespace) =>
+      ['deployments', 'statefulsets'].map(
+        (plural) => `/apis/apps/v1${namespace ? `/namespaces/${namespace}` : ''}/${plural}`,
+      ),
+    );
     await Promise.all(paths.map((path) => this.watchPath(path)));
   }
 
   private async watchPath(path: string): Promise<void> {
+    const kind = path.endsWith('statefulsets') ? 'StatefulSet' : 'Deployment';
     while (!this.stopped) {
       await new Promise<void>((resolve) => {
         new Watch(this.kc)
           .watch(
             path,
             {},
-            () => this.wake?.(),
+            (_type: string, obj: { metadata?: { namespace?: string; name?: string } }) => {
+              const key = workloadKey(obj.metadata?.namespace ?? '', kind, obj.metadata?.name ?? '');
+              if (this.coordinators.has(key)) this.touch(obj.metadata!.namespace!, kind, obj.metadata!.name!);
+            },
             () => resolve(),
           )
           .catch(() => resolve());
@@ -183,7 +281,6 @@ export class Controller {
     }
   }
 }
-
 const workloadKey = (namespace: string, kind: string, name: string) => `${namespace}/${kind}/${name}`;
 
 /** The route id of an object that may not even have a spec (it failed validation). */

@@ -2,7 +2,7 @@
 // phase machine (core/state) with events — QueueSplit changes, lease expiry, what the queue-agent
 // observed, what the controller itself checked — and carries out the actions it returns. The
 // state is persisted (conditionally, by resourceVersion) before any step it describes runs.
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
 import { parseObserved } from '../../core/agentDocuments';
 import { formatFieldError } from '../../core/result';
 import {
@@ -65,6 +65,8 @@ export interface CoordinatorDeps {
   agents: AgentObjects;
   splits: SplitObjects;
   ownership: OwnershipLeases;
+  /** The queue-agent's status ConfigMap from the controller's cache; undefined: not synced, read it. */
+  observed?: (namespace: string, name: string) => { cached: V1ConfigMap | undefined } | undefined;
   log: Logger;
 }
 
@@ -125,6 +127,28 @@ export class Coordinator {
   /** True once nothing is split and nothing is left to do: the controller may forget us. */
   get finished(): boolean {
     return this.state === undefined && this.recovered;
+  }
+
+  /**
+   * How soon this workload needs its next pass if nothing it watches changes: at once while
+   * anything moves (a phase step, a route attaching or draining, an action to retry, an agent
+   * behind its desired generation, something blocked); a steady ACTIVE split at its next lease
+   * expiry, or `quietMs` at the latest.
+   */
+  nextPassInMs(quietMs: number): number {
+    const state = this.state;
+    if (!state) return this.recovered ? quietMs : 0;
+    const moving =
+      state.phase !== 'ACTIVE' ||
+      state.workflow !== null ||
+      state.routes.some((r) => r.phase !== 'ACTIVE') ||
+      this.unfinished !== undefined ||
+      this.halted !== undefined ||
+      this.blocking !== undefined ||
+      this.observed?.observedGeneration !== state.generation;
+    if (moving) return 0;
+    const expiries = state.routes.map((r) => Date.parse(r.leaseExpiresAt) - Date.now());
+    return Math.max(0, Math.min(quietMs, ...expiries));
   }
 
   /** Whether this workload's state still carries the route (e.g. draining it). */
@@ -442,8 +466,10 @@ export class Coordinator {
 
   private async readObserved(workload: Workload | undefined): Promise<void> {
     if (!this.names) return;
-    const doc = await this.store.read(this.names.agentStatusConfigMap);
-    const text = doc?.data[OBSERVED_KEY];
+    const fromCache = this.deps.observed?.(this.namespace, this.names.agentStatusConfigMap);
+    const text = fromCache
+      ? fromCache.cached?.data?.[OBSERVED_KEY]
+      : (await this.store.read(this.names.agentStatusConfigMap))?.data[OBSERVED_KEY];
     const parsed = text ? parseObserved(text) : undefined;
     const agent = `${this.namespace}/${this.names.agentDeployment}`;
     if (parsed && !parsed.ok) {
@@ -702,7 +728,9 @@ export class Coordinator {
     if (events.length > 0 && this.names) {
       // The fix may have been the agent's image or the namespace's policy: bring the agent
       // Deployment up to date and give it the full start timeout before judging it again.
-      await this.deps.agents.ensure(this.namespace, this.names, this.name, this.resolved);
+      // An agent that does not run ready is rolled too, so its pod is created afresh.
+      const stuck = (await this.deps.agents.trouble(this.namespace, this.names)) !== undefined;
+      await this.deps.agents.ensure(this.namespace, this.names, this.name, this.resolved, stuck);
       this.retriedAt = Date.now();
       this.agentUnreadySince = undefined;
     }

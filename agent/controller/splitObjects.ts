@@ -27,35 +27,6 @@ export class SplitObjects {
     this.custom = kc.makeApiClient(CustomObjectsApi);
   }
 
-  /**
-   * Every QueueSplit it serves, sorted by the full validator into usable and refused objects.
-   * No QueueSplit API (the CRD was deleted, which deleted every split) is no splits, said by
-   * `apiMissing`: the workloads still in a split are handed back all the same.
-   */
-  async list(): Promise<ClassifiedSplits> {
-    try {
-      return await this.listServed();
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      return { valid: [], invalid: [], apiMissing: true };
-    }
-  }
-
-  private async listServed(): Promise<ClassifiedSplits> {
-    if (!this.namespaces) {
-      const list = (await this.custom.listClusterCustomObject(api)) as { items: QueueSplit[] };
-      return classifySplits(list.items);
-    }
-    const items: QueueSplit[] = [];
-    for (const namespace of this.namespaces) {
-      const list = (await this.custom.listNamespacedCustomObject({ ...api, namespace })) as {
-        items: QueueSplit[];
-      };
-      items.push(...list.items);
-    }
-    return classifySplits(items);
-  }
-
   async writeStatus(split: QueueSplit, status: QueueSplitStatus): Promise<void> {
     try {
       await this.custom.patchNamespacedCustomObjectStatus(

@@ -1,6 +1,6 @@
 // Issue 16 item 1: the controller's rendered permissions are the verbs its code uses and no
 // more (README "Install"): no wildcard, nothing on Secrets, no StatefulSet create/delete, Leases
-// only in its own namespace, and watch only on QueueSplits (everything else it polls).
+// only in its own namespace, and watch only on what it caches or wakes on (issue 16 item 10).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { controllerManifests, defaultInstall, type Manifest } from '../../../deploy/manifests';
@@ -42,6 +42,7 @@ function grants(manifests: Manifest[]) {
 }
 
 test('the controller role has no wildcard, no Secret access, no StatefulSet create/delete, no lease outside its namespace, no watch it does not use', () => {
+  const watched = ['queuesplits', 'configmaps', 'deployments', 'statefulsets'];
   const all = grants(controllerManifests(defaultInstall));
   assert.ok(all.length > 0);
   const show = (g: (typeof all)[number]) => `${g.verb} ${g.group}/${g.resource} in ${g.scope}`;
@@ -63,9 +64,9 @@ test('the controller role has no wildcard, no Secret access, no StatefulSet crea
     'Leases only in the controller namespace',
   );
   assert.deepEqual(
-    all.filter((g) => g.verb === 'watch' && g.resource !== 'queuesplits').map(show),
+    all.filter((g) => g.verb === 'watch' && !watched.includes(g.resource)).map(show),
     [],
-    'watch only on QueueSplits: everything else is read when a pass needs it',
+    'watch only what the controller caches (QueueSplits, its ConfigMaps) or wakes on (workloads)',
   );
   for (const escalation of ['escalate', 'bind', 'impersonate'])
     assert.deepEqual(all.filter((g) => g.verb === escalation).map(show), [], `no ${escalation}`);
@@ -77,13 +78,15 @@ test('the controller role grants exactly what the controller code calls', () => 
   const granted = [...new Set(grants(controllerManifests(defaultInstall)).map(key))].sort();
   // One line per API call site family in agent/controller (grep the kube client calls).
   const used = [
-    // splitObjects.ts: list all, patch finalizers; controller.ts: the watch; status subresource.
+    // controller.ts: the cache (list + watch); splitObjects.ts: finalizers, status subresource.
     'cluster queuesplit.dev/queuesplits list',
     'cluster queuesplit.dev/queuesplits watch',
     'cluster queuesplit.dev/queuesplits patch',
     'cluster queuesplit.dev/queuesplits/status patch',
-    // workloads.ts, agentObjects.ts, ownership.ts, workloadStatus.ts
+    // workloads.ts, agentObjects.ts, ownership.ts, workloadStatus.ts; controller.ts watches them
     'cluster apps/deployments get',
+    'cluster apps/deployments watch',
+    'cluster apps/statefulsets watch',
     'cluster apps/deployments create',
     'cluster apps/deployments update',
     'cluster apps/deployments patch',
@@ -100,6 +103,7 @@ test('the controller role grants exactly what the controller code calls', () => 
     // create it only while it holds those verbs itself.
     'cluster core/configmaps get',
     'cluster core/configmaps list',
+    'cluster core/configmaps watch',
     'cluster core/configmaps create',
     'cluster core/configmaps update',
     'cluster core/configmaps delete',

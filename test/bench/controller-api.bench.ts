@@ -18,7 +18,8 @@ import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
 import * as amqp from 'amqplib';
 import { installController, testInstall } from '../../deploy/install';
 import { restrictedKubeconfig } from '../env/k8s/kubeconfig';
@@ -49,11 +50,13 @@ async function countingProxy(apiServer: string): Promise<{
   const counts = new Map<string, number>();
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
-    const resource = url.pathname
+    // /api/v1[/namespaces/x]/plural[/name[/sub]] or /apis/group/version[/namespaces/x]/plural[...]
+    const segments = url.pathname
       .replace(/\/namespaces\/[^/]+/, '')
       .split('/')
-      .filter((p, i, all) => i === all.length - 1 || i === all.length - 2)
-      .join('/');
+      .filter(Boolean);
+    const rest = segments.slice(segments[0] === 'api' ? 2 : 3);
+    const resource = [rest[0], rest[2]].filter(Boolean).join('/');
     const verb = url.searchParams.get('watch') === 'true' ? 'WATCH' : (req.method ?? 'GET');
     const key = `${verb} ${resource}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
@@ -68,6 +71,7 @@ async function countingProxy(apiServer: string): Promise<{
       },
       (reply) => {
         res.writeHead(reply.statusCode ?? 502, reply.headers);
+        res.flushHeaders(); // a watch may send nothing for a while: its client waits for the headers
         reply.pipe(res);
       },
     );
@@ -195,12 +199,27 @@ async function main(): Promise<void> {
   const tokenFile = path.join(runDir, `kubeconfig-bench-controller`);
   await restrictedKubeconfig(kc, testInstall.namespace, 'queuesplit-controller', caFile, tokenFile);
   const kubeconfig = path.join(runDir, `kubeconfig-bench-controller-proxied`);
+  // The controller's own token, through the proxy (plain http on loopback).
+  const sa = new KubeConfig();
+  sa.loadFromFile(tokenFile);
+  const token = sa.getCurrentUser()?.token;
+  if (!token) throw new Error(`${tokenFile} has no token`);
   fs.writeFileSync(
     kubeconfig,
-    fs
-      .readFileSync(tokenFile, 'utf8')
-      .replace(/server: .*/, `server: ${proxy.url}`)
-      .replace(/certificate-authority.*\n/, ''),
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      // client-node takes an http server only with this set; the proxy itself verifies the API server.
+      clusters: [{ name: 'proxy', cluster: { server: proxy.url, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'controller', user: { token } }],
+      contexts: [
+        {
+          name: 'proxy',
+          context: { cluster: 'proxy', user: 'controller', namespace: testInstall.namespace },
+        },
+      ],
+      'current-context': 'proxy',
+    }),
     { mode: 0o600 },
   );
   const rows: Row[] = [];

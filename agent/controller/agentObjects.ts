@@ -111,8 +111,7 @@ export class AgentObjects {
       }),
     );
     const body = queueAgentDeployment(this.settings, namespace, names, labels, resolved);
-    if (restart)
-      body.spec!.template.metadata!.annotations = { [RESTARTED_AT]: new Date().toISOString() };
+    if (restart) body.spec!.template.metadata!.annotations = { [RESTARTED_AT]: new Date().toISOString() };
     try {
       const current = await this.apps.readNamespacedDeployment({ name: names.agentDeployment, namespace });
       if (restart || copiedMaterial(current) !== copiedMaterial(body)) {

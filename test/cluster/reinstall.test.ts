@@ -1,0 +1,205 @@
+// The controller uninstalled in the wrong order: `kubectl delete -f controller.yaml` while a split
+// is Active (README "Uninstall"). That deletes the controller's namespace with what it keeps there
+// (its install id, the state seals, the ownership Leases), but not the workload's state, its
+// queue-agent or its shadows in the tenant namespace. Installed again, the controller gets a new
+// install id: it must not take the cut-over workload for a fresh one (a second cutover on top of
+// the first, the first queue-agent still copying into shadows nobody reads). It acts on nothing,
+// says why and names the operator's two steps (the earlier install id back, then the seal of a
+// state they checked); after them it hands the workload back with every message.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import * as amqp from 'amqplib';
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  KubernetesObjectApi,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import { mergePatch } from '../../agent/kube/client';
+import { AGENT_LABEL } from '../../agent/controller/agentDeployment';
+import { installController, testInstall } from '../../deploy/install';
+import { forClient } from '../../deploy/clientObject';
+import { controllerManifests } from '../../deploy/manifests';
+import { readWorkload, readWorkloadStatus } from '../support/handback';
+import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { pollUntil } from '../support/poll';
+import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
+import { createSplit, deleteSplit, getSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
+import { loadServices, uniqueName } from '../support/services';
+
+const services = loadServices();
+const WORKLOAD = 'reinst-app';
+const controllerNs = testInstall.namespace;
+let kc: KubeConfig;
+let core: CoreV1Api;
+let namespace: string;
+let conn: amqp.ChannelModel;
+let ch: amqp.ConfirmChannel;
+
+before(async () => {
+  kc = adminConfig(services.kubeconfig);
+  core = kc.makeApiClient(CoreV1Api);
+  await installController(kc);
+  namespace = await createNamespace(kc, 'qs-reinst');
+  conn = await amqp.connect(services.amqpUrl);
+  ch = await conn.createConfirmChannel();
+});
+after(async () => {
+  await installController(kc); // the suites after this one need a controller, whatever happened here
+  await conn?.close().catch(() => undefined);
+  await deleteNamespace(kc, namespace);
+});
+
+/** What `kubectl delete -f deploy/install/controller.yaml` does, then waits for the namespace to go. */
+async function uninstallController(): Promise<void> {
+  const api = KubernetesObjectApi.makeApiClient(kc);
+  for (const object of [...controllerManifests(testInstall)].reverse()) {
+    await api.delete(forClient(object as unknown as KubernetesObject)).catch((err: unknown) => {
+      if ((err as { code?: number }).code !== 404) throw err;
+    });
+  }
+  await pollUntil(
+    `namespace ${controllerNs} is gone`,
+    () =>
+      core.readNamespace({ name: controllerNs }).then(
+        () => false,
+        (err: unknown) => (err as { code?: number }).code === 404,
+      ),
+    (gone) => gone,
+    180_000,
+  );
+}
+
+async function installId(): Promise<string> {
+  const cm = await core.readNamespacedConfigMap({ name: 'queuesplit-install', namespace: controllerNs });
+  return cm.data!.installId!;
+}
+
+const containerEnv = async () =>
+  JSON.stringify(
+    (await readWorkload(kc, 'Deployment', namespace, WORKLOAD)).spec?.template.spec?.containers[0]?.env,
+  );
+
+async function degradedWith(name: string, reason: string) {
+  const split = await pollUntil(
+    `the split is Degraded with reason ${reason}`,
+    async () => {
+      const s = await getSplit(kc, namespace, name);
+      // What the poll's failure shows: the phase and condition it found instead.
+      return { phase: s?.status?.phase, condition: s?.status?.conditions?.[0], split: s };
+    },
+    (s) => s.phase === 'Degraded' && s.condition?.reason === reason,
+    120_000,
+  );
+  return split.split!;
+}
+
+test('the controller uninstalled during a split and installed again acts on nothing (StateOfAnotherInstall, then StateUnsealed) until an operator gives back its install id and seals the state it checked; then the workload is handed back with every message', async () => {
+  const source = uniqueName('reinst');
+  await ch.assertQueue(source, { durable: true });
+  await deployRabbitApp(kc, services, namespace, WORKLOAD, source);
+  const original = await containerEnv();
+  const split = await createSplit(kc, namespace, {
+    workload: WORKLOAD,
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'ana' },
+    owner: 'ana',
+  });
+  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const cutOver = await containerEnv();
+  assert.notEqual(cutOver, original, 'the Active split redirected the workload');
+  const earlierId = await installId();
+  // Nobody consumes ana's session shadow: her messages wait there and must reach the app after.
+  const prefix = uniqueName('reinst-msg');
+  const ana = ids(prefix, 'ana', 5);
+  const team = ids(prefix, 'team', 5);
+  await publishTo(ch, source, ana, 'ana');
+  await publishTo(ch, source, team);
+
+  await uninstallController();
+  // No controller: the queue-agent of the split goes on feeding the app.
+  const teamMeanwhile = ids(prefix, 'meanwhile', 5);
+  await publishTo(ch, source, teamMeanwhile);
+  await pollUntil(
+    'the app still gets its messages with no controller installed',
+    () => Promise.resolve(appReceived(prefix)),
+    (got) => [...team, ...teamMeanwhile].every((id) => got.has(id)),
+    60_000,
+  );
+
+  await installController(kc);
+  const newId = await installId();
+  assert.notEqual(newId, earlierId, 'a reinstall gets a new install id');
+  const foreign = await degradedWith(split.metadata.name, 'StateOfAnotherInstall');
+  assert.match(foreign.status?.conditions?.[0]?.message ?? '', new RegExp(`install ${earlierId}`));
+  const giveBack = foreign.status?.nextAction ?? '';
+  assert.match(giveBack, new RegExp(`--from-literal=installId=${earlierId} `), giveBack);
+  // A few passes more: still nothing done, no second state, the workload as the first install left it.
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  const states = await core.listNamespacedConfigMap({
+    namespace,
+    labelSelector: 'queuesplit.dev/state=true',
+  });
+  assert.equal(states.items.length, 1, 'no second state was written');
+  assert.equal(await containerEnv(), cutOver, 'the workload was not cut over again');
+  const agents = await kc.makeApiClient(AppsV1Api).listNamespacedDeployment({
+    namespace,
+    labelSelector: `${AGENT_LABEL}=queue-agent`,
+  });
+  assert.equal(agents.items.length, 1, 'no second queue-agent');
+
+  // The operator's first step, as the nextAction says: the earlier install id, a restart.
+  await core.replaceNamespacedConfigMap({
+    name: 'queuesplit-install',
+    namespace: controllerNs,
+    body: { metadata: { name: 'queuesplit-install' }, data: { installId: earlierId } },
+  });
+  await kc.makeApiClient(AppsV1Api).patchNamespacedDeployment(
+    {
+      name: 'queuesplit-controller',
+      namespace: controllerNs,
+      body: { spec: { template: { metadata: { annotations: { 'queuesplit.dev/test-restart': prefix } } } } },
+    },
+    mergePatch,
+  );
+  const unsealed = await degradedWith(split.metadata.name, 'StateUnsealed');
+  assert.match(unsealed.status?.conditions?.[0]?.message ?? '', /has no seal/);
+  const sealCommand = (unsealed.status?.nextAction ?? '').match(
+    new RegExp(`kubectl -n ${controllerNs} create configmap (\\S+) --from-literal=digests=([0-9a-f]{64})`),
+  );
+  assert.ok(sealCommand, unsealed.status?.nextAction);
+  assert.equal(await containerEnv(), cutOver, 'nothing was acted on before the seal');
+
+  // The second step: the operator checked the state and seals it.
+  await core.createNamespacedConfigMap({
+    namespace: controllerNs,
+    body: { metadata: { name: sealCommand[1] }, data: { digests: sealCommand[2]! } },
+  });
+  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  // Taken again: the ownership Leases went with the namespace.
+  const leases = await kc
+    .makeApiClient(CoordinationV1Api)
+    .listNamespacedLease({ namespace: controllerNs, labelSelector: 'queuesplit.dev/ownership=true' });
+  assert.ok(
+    leases.items.some((l) => l.spec?.holderIdentity?.startsWith(`${namespace}/${WORKLOAD}/`)),
+    'the workload holds its source again',
+  );
+
+  await deleteSplit(kc, namespace, split.metadata.name);
+  await waitForSplitGone(kc, namespace, split.metadata.name, 180_000);
+  await pollUntil(
+    'the workload is handed back',
+    () => readWorkloadStatus(kc, 'Deployment', namespace, WORKLOAD),
+    (s) => s?.phase === 'HandedBack',
+    180_000,
+  );
+  assert.equal(await containerEnv(), original, 'the workload has its own env back');
+  await pollUntil(
+    'the app processed every message, ana’s drained back from her shadow',
+    () => Promise.resolve(appReceived(prefix)),
+    (got) => [...ana, ...team, ...teamMeanwhile].every((id) => got.has(id)),
+    120_000,
+  );
+});

@@ -44,7 +44,7 @@ import {
   type Workload,
   type WorkloadKind,
 } from './workloads';
-import { withOriginalEnv } from '../../core/queueConfig/originalEnv';
+import { ORIGINAL_ENV_ANNOTATION, withOriginalEnv } from '../../core/queueConfig/originalEnv';
 import { cleanupRecord } from './cleanupRecord';
 import { leaseExpiry as leaseExpiryMs } from '../../core/crd/validateQueueSplit';
 import { WorkloadStatusPublisher, workloadStatusFor } from './workloadStatus';
@@ -181,6 +181,14 @@ export class Coordinator {
         await this.deps.agents
           .ensure(this.namespace, this.names, this.name, this.resolved)
           .catch((err: unknown) => this.log.warn('agent.update_failed', { reason: describeError(err) }));
+      // The ownership Leases live in the controller's namespace: after a reinstall that deleted
+      // it (README "Uninstall") they are taken again, so no other workload splits these sources.
+      if (this.state?.phase !== 'IDLE' && workload && this.resolved.length > 0) {
+        const conflict = await this.deps.ownership
+          .acquire(this.settings.controllerNamespace, this.namespace, workload, this.resolved)
+          .catch((err: unknown) => describeError(err));
+        if (conflict) this.log.warn('ownership.not_taken', { reason: conflict });
+      }
     }
     if (this.unfinished) {
       const { phase, actions } = this.unfinished;
@@ -265,7 +273,7 @@ export class Coordinator {
     const doc = await this.store.read(this.names.stateConfigMap);
     const text = doc?.data[STATE_KEY];
     // A state ConfigMap without its state is as unreadable as a corrupt one: it was written.
-    if (!doc) return 'absent';
+    if (!doc) return (await this.cutOverWithoutState(workload!, uid)) ? 'unreadable' : 'absent';
     const parsed = parseState(text ?? '');
     if (!parsed.ok) {
       // Never replaced by a fresh state: it records replicas and broker resources a handback needs.
@@ -276,11 +284,18 @@ export class Coordinator {
       );
       return 'unreadable';
     }
-    if (!(await this.seals.verify(this.names.stateSeal, text ?? ''))) {
+    const sealed = await this.seals.verify(this.names.stateSeal, text ?? '');
+    if (sealed !== 'sealed') {
+      const seal = `${this.settings.controllerNamespace}/${this.names.stateSeal}`;
+      const unknownWriter = `Find out who wrote the ConfigMap (only the Queue Split controller may); restore the last state the controller wrote from a backup, or ask an operator to inspect the workload and its broker resources before removing it.`;
       this.halt(
         'StateUnsealed',
-        `the state ConfigMap ${this.namespace}/${this.names.stateConfigMap} is not one this controller wrote (its digest is not in ${this.settings.controllerNamespace}/${this.names.stateSeal})`,
-        `Nothing was acted on. Find out who wrote the ConfigMap (only the Queue Split controller may); restore the last state the controller wrote from a backup, or ask an operator to inspect the workload and its broker resources before removing it.`,
+        sealed === 'absent'
+          ? `the state ConfigMap ${this.namespace}/${this.names.stateConfigMap} has no seal: ${seal} does not exist (deleted with the controller's namespace, or the document was not written by this controller)`
+          : `the state ConfigMap ${this.namespace}/${this.names.stateConfigMap} is not one this controller wrote (its digest is not in ${seal})`,
+        sealed === 'absent'
+          ? `Nothing was acted on. If the controller was uninstalled during this split and installed again, an operator who has checked the document seals it, and the controller goes on: ${this.seals.resealCommand(this.names.stateSeal, text ?? '')}. Otherwise: ${unknownWriter}`
+          : `Nothing was acted on. ${unknownWriter}`,
       );
       return 'unreadable';
     }
@@ -291,6 +306,47 @@ export class Coordinator {
     this.lastState = text ?? '';
     this.log.info('state.loaded', { phase: this.state.phase, generation: this.state.generation });
     return 'loaded';
+  }
+
+  /**
+   * Whether the workload is split without a state this controller can load, so that starting a
+   * split on it would cut over a workload that is already cut over (README "Uninstall"). Halts
+   * when another install's state names the workload (the controller's namespace was deleted
+   * and the controller installed again: a new install id, so new names), or when the workload's
+   * env is overridden (its original env kept in an annotation) and no state is left at all.
+   * Another install's queue-agent, if any, goes on feeding the app meanwhile.
+   */
+  private async cutOverWithoutState(workload: Workload, uid: string): Promise<boolean> {
+    const mine = this.settings.installId;
+    const foreign = (
+      await this.store.list(`queuesplit.dev/state=true,queuesplit.dev/workload=${this.name}`)
+    ).flatMap((cm) => {
+      const parsed = parseState(cm.data[STATE_KEY] ?? '');
+      return parsed.ok && parsed.value.workload.uid === uid && parsed.value.installId !== mine
+        ? [{ configMap: cm.name, installId: parsed.value.installId }]
+        : [];
+    });
+    const controllerNs = this.settings.controllerNamespace;
+    if (foreign.length > 0) {
+      const found = foreign
+        .map((f) => `${this.namespace}/${f.configMap} (install ${f.installId})`)
+        .join(', ');
+      this.halt(
+        'StateOfAnotherInstall',
+        `the workload is split by another Queue Split install: state ${found}; this controller is install ${mine}`,
+        `Nothing was acted on. If the controller was uninstalled during the split and installed again, give it the earlier install id and restart it: kubectl -n ${controllerNs} create configmap queuesplit-install --from-literal=installId=${foreign[0]!.installId} --dry-run=client -o yaml | kubectl replace -f - && kubectl -n ${controllerNs} rollout restart deployment/queuesplit-controller. It then finds that state and asks for its seal. If that install still runs, stop one of the two: both serve this namespace.`,
+      );
+      return true;
+    }
+    if (workload.metadata?.annotations?.[ORIGINAL_ENV_ANNOTATION] !== undefined) {
+      this.halt(
+        'StateNotFound',
+        `the workload's env is overridden by a split (annotation ${ORIGINAL_ENV_ANNOTATION}) but its state ConfigMap ${this.namespace}/${this.names!.stateConfigMap} does not exist`,
+        `Nothing was acted on. Restore the state ConfigMap from a backup; without it an operator hands the workload back by hand: its env as the annotation ${ORIGINAL_ENV_ANNOTATION} records it, then the qs-* broker resources of this workload, their messages moved to the source before they are deleted.`,
+      );
+      return true;
+    }
+    return false;
   }
 
   /** Stops acting on this workload: every split shows Degraded with the cause and the fix. */

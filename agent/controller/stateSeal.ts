@@ -19,11 +19,20 @@ export class StateSeals {
     this.store = new ConfigMapStore(kc, controllerNamespace);
   }
 
-  /** Whether `text` is a state this controller wrote (false when there is no seal at all). */
-  async verify(name: string, text: string): Promise<boolean> {
+  /**
+   * Whether `text` is a state this controller wrote: `sealed`; `unlisted` when the seal lists
+   * other digests; `absent` when there is no seal at all (never written, or deleted with the
+   * controller's namespace: README "Uninstall").
+   */
+  async verify(name: string, text: string): Promise<'sealed' | 'unlisted' | 'absent'> {
     const seal = await this.store.read(name);
-    const digests = (seal?.data[DIGESTS_KEY] ?? '').split(',');
-    return digests.includes(stateDigest(text));
+    if (!seal) return 'absent';
+    return (seal.data[DIGESTS_KEY] ?? '').split(',').includes(stateDigest(text)) ? 'sealed' : 'unlisted';
+  }
+
+  /** The command an operator runs to seal a state they have checked (README "Uninstall"). */
+  resealCommand(name: string, text: string): string {
+    return `kubectl -n ${this.store.namespace} create configmap ${name} --from-literal=${DIGESTS_KEY}=${stateDigest(text)}`;
   }
 
   /** Seals `next` before it is written; `current` (what the ConfigMap holds now) stays valid. */

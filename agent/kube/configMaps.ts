@@ -77,6 +77,17 @@ export class ConfigMapStore {
     });
   }
 
+  /** The ConfigMaps a label selector finds, with their names. */
+  async list(labelSelector: string): Promise<Array<StoredDoc & { name: string }>> {
+    const list = await this.core.listNamespacedConfigMap({ namespace: this.namespace, labelSelector });
+    return list.items.map((cm) => ({
+      name: cm.metadata?.name ?? '',
+      data: cm.data ?? {},
+      resourceVersion: cm.metadata?.resourceVersion ?? '',
+      ...(cm.metadata?.labels ? { labels: cm.metadata.labels } : {}),
+    }));
+  }
+
   async remove(name: string): Promise<void> {
     try {
       await this.core.deleteNamespacedConfigMap({ name, namespace: this.namespace });

@@ -1,8 +1,8 @@
 // Session delivery through the cluster (issue 15), as a developer meets it: a user bound to the
 // `queuesplit-developer` role only, on a "laptop" (a network namespace, test/support/devNetns.ts)
 // from which no broker address is reachable — only the API server. A workload with one Kafka
-// topic and one RabbitMQ queue whose connection env comes from a Secret, the RabbitMQ one over
-// TLS with its CA in another Secret (declared `tls: {caSecret, caKey}`); its queue-agent runs on
+// topic and one RabbitMQ queue whose connection env comes from a Secret, both over TLS with their
+// CA in another Secret (declared `tls: {caSecret, caKey}`); its queue-agent runs on
 // the real node, reads the session shadows and streams them to the sidecar through the API
 // server's port-forward. The port-forward, the sidecar and the queue-agent are each killed during
 // delivery; nothing is lost, the handback gives the app everything else.
@@ -96,10 +96,10 @@ before(async () => {
   conn = await amqp.connect(services.amqpUrl);
   ch = await conn.createConfirmChannel();
   await ch.assertQueue(queue, { durable: true });
-  // The team's service; its broker connection comes from a Secret the developer may not read,
-  // RabbitMQ's over TLS with the CA from a second Secret, which the app mounts to trust it.
+  // The team's service; its broker connections come from a Secret the developer may not read,
+  // over TLS with the CA from a second Secret, which the app mounts to trust it.
   await createSecret(admin, namespace, 'brokers', {
-    kafka: services.inCluster.kafkaBrokers.join(','),
+    kafka: services.inCluster.kafkaTlsBrokers.join(','),
     amqp: services.inCluster.amqpsUrl,
   });
   await createSecret(admin, namespace, 'broker-ca', {
@@ -109,10 +109,10 @@ before(async () => {
     { kafkaBrokers: '', amqpUrl: '', managementUrl: services.inCluster.rabbitManagementTlsUrl },
     { namespace, name: 'shop', ordersTopic: topic, appGroup: uniqueName('stream-app'), invoicesQueue: queue },
   );
-  body.metadata!.annotations![QUEUE_CONFIG_ANNOTATION] = shopDeclaration.replace(
-    '      sourceEnv: SOURCE_QUEUE\n',
-    '      sourceEnv: SOURCE_QUEUE\n      tls: {caSecret: broker-ca, caKey: ca.crt}\n',
-  );
+  const tls = '      tls: {caSecret: broker-ca, caKey: ca.crt}\n';
+  body.metadata!.annotations![QUEUE_CONFIG_ANNOTATION] = shopDeclaration
+    .replace('      sourceEnv: SOURCE_QUEUE\n', `      sourceEnv: SOURCE_QUEUE\n${tls}`)
+    .replace('      offsetReset: earliest\n', `      offsetReset: earliest\n${tls}`);
   const pod = body.spec!.template.spec!;
   pod.volumes = [{ name: 'broker-ca', secret: { secretName: 'broker-ca' } }];
   for (const c of pod.containers) {
@@ -121,10 +121,11 @@ before(async () => {
       if (e.name === 'AMQP_URL') e.valueFrom = { secretKeyRef: { name: 'brokers', key: 'amqp' } };
       if (e.valueFrom) delete e.value;
     }
-    if (c.name === 'invoices-consumer') {
-      c.volumeMounts = [{ name: 'broker-ca', mountPath: '/etc/broker-ca', readOnly: true }];
+    c.volumeMounts = [{ name: 'broker-ca', mountPath: '/etc/broker-ca', readOnly: true }];
+    if (c.name === 'invoices-consumer')
       c.env!.push({ name: 'NODE_EXTRA_CA_CERTS', value: '/etc/broker-ca/ca.crt' });
-    }
+    if (c.name === 'orders-consumer')
+      c.env!.push({ name: 'KAFKA_TLS_CA_FILE', value: '/etc/broker-ca/ca.crt' });
   }
   await admin.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body });
 });
@@ -275,6 +276,7 @@ test("from a network namespace that reaches only the API server, a developer-rol
     services.amqpUrl,
     ':guest@',
     services.inCluster.kafkaBrokers[0]!,
+    services.inCluster.kafkaTlsBrokers[0]!,
   ])
     assert.ok(!laptop.includes(secret), `the laptop side never held ${secret.replace(/:[^:@]*@/, ':***@')}`);
 });

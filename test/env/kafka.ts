@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ensureBrokerTls } from './brokerTls';
 import { podGateway, gatewayPorts } from './k8s/node/podNetwork';
 import { cacheDir, runDir } from './paths';
 import { portOpen, runningPid, startDetached, stop, waitFor, type ManagedProcess } from './processes';
@@ -65,6 +66,8 @@ export interface KafkaNode {
   readonly extra?: readonly string[];
   /** A second listener on loopback `port`, advertised as `advertised` (host:port). */
   readonly podListener?: { readonly port: number; readonly advertised: string };
+  /** The same over TLS; `keystore`: a PEM file with the key (PKCS#8) and the certificate. */
+  readonly tlsListener?: { readonly port: number; readonly advertised: string; readonly keystore: string };
 }
 
 export const serverLogOf = (node: KafkaNode) => path.join(node.home, 'server.log');
@@ -79,6 +82,10 @@ function writeConfig(node: KafkaNode): string {
     listeners.push(`POD://127.0.0.1:${node.podListener.port}`);
     advertised.push(`POD://${node.podListener.advertised}`);
   }
+  if (node.tlsListener) {
+    listeners.push(`POD_TLS://127.0.0.1:${node.tlsListener.port}`);
+    advertised.push(`POD_TLS://${node.tlsListener.advertised}`);
+  }
   if (controller) listeners.push(`CONTROLLER://127.0.0.1:${node.controllerPort}`);
   fs.writeFileSync(
     config,
@@ -90,7 +97,13 @@ function writeConfig(node: KafkaNode): string {
       `advertised.listeners=${advertised.join(',')}`,
       'controller.listener.names=CONTROLLER',
       'inter.broker.listener.name=PLAINTEXT',
-      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,POD:PLAINTEXT,CONTROLLER:PLAINTEXT',
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,POD:PLAINTEXT,POD_TLS:SSL,CONTROLLER:PLAINTEXT',
+      ...(node.tlsListener
+        ? [
+            'listener.name.pod_tls.ssl.keystore.type=PEM',
+            `listener.name.pod_tls.ssl.keystore.location=${node.tlsListener.keystore}`,
+          ]
+        : []),
       `log.dirs=${path.join(node.home, 'data')}`,
       'num.partitions=1',
       `offsets.topic.replication.factor=${node.internalReplication}`,
@@ -196,20 +209,27 @@ const envNode: KafkaNode = {
   transactionMinIsr: 1,
   // Pods on the real node reach the broker through the bridge (test/env/k8s/node/podNetwork.ts).
   podListener: { port: gatewayPorts.kafka, advertised: `${podGateway}:${gatewayPorts.kafka}` },
+  // And over TLS, signed by the test CA (test/env/brokerTls.ts), for workloads that declare it.
+  tlsListener: {
+    port: gatewayPorts.kafkaTls,
+    advertised: `${podGateway}:${gatewayPorts.kafkaTls}`,
+    keystore: path.join(home, 'pod-tls-keystore.pem'),
+  },
 };
 
 export async function startKafka(): Promise<Record<string, string>> {
   const env = {
     KAFKA_BROKERS: `127.0.0.1:${port}`,
     KAFKA_POD_BROKERS: envNode.podListener!.advertised,
+    KAFKA_POD_TLS_BROKERS: envNode.tlsListener!.advertised,
     KAFKA_VERSION: kafkaVersion ?? 'unknown',
   };
   if (runningPid('kafka') !== undefined && (await portOpen(port))) {
-    if (await portOpen(gatewayPorts.kafka)) {
+    if ((await portOpen(gatewayPorts.kafka)) && (await portOpen(gatewayPorts.kafkaTls))) {
       console.log(`kafka: already running (Apache Kafka ${kafkaVersion}) on ${env.KAFKA_BROKERS}`);
       return env;
     }
-    console.log('kafka: running without the pod listener (an older env:up): restarting it');
+    console.log('kafka: running without the pod listeners (an older env:up): restarting it');
     await stop('kafka', 30_000);
   }
   if (await portOpen(port)) {
@@ -217,6 +237,13 @@ export async function startKafka(): Promise<Record<string, string>> {
       `kafka: port ${port} is taken by a process this environment did not start; stop it first.`,
     );
   }
+  const tls = ensureBrokerTls();
+  fs.mkdirSync(home, { recursive: true });
+  fs.writeFileSync(
+    envNode.tlsListener!.keystore,
+    fs.readFileSync(tls.key, 'utf8') + fs.readFileSync(tls.cert, 'utf8'),
+    { mode: 0o600 },
+  );
   const proc = launchKafkaNode('kafka', envNode, newClusterId(), { min: '256m', max: '1g' });
   await awaitKafkaNode(envNode, proc, {
     timeoutMs: 90_000,

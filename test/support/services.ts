@@ -19,7 +19,8 @@ export interface Services {
     kafkaBrokers: string[];
     amqpUrl: string;
     rabbitManagementUrl: string;
-    /** The same broker over TLS, signed by `brokerCaFile`. */
+    /** The same brokers over TLS, signed by `brokerCaFile`. */
+    kafkaTlsBrokers: string[];
     amqpsUrl: string;
     rabbitManagementTlsUrl: string;
   };
@@ -46,6 +47,7 @@ export function loadServices(): Services {
     rabbitManagementUrl: need('RABBITMQ_MANAGEMENT_URL'),
     inCluster: {
       kafkaBrokers: need('KAFKA_POD_BROKERS').split(','),
+      kafkaTlsBrokers: need('KAFKA_POD_TLS_BROKERS').split(','),
       amqpUrl: need('AMQP_POD_URL'),
       rabbitManagementUrl: need('RABBITMQ_POD_MANAGEMENT_URL'),
       amqpsUrl: need('AMQPS_POD_URL'),

@@ -49,6 +49,7 @@ pid_alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 # (its main listener advertises 127.0.0.1:9092, which in a pod is the pod's own loopback).
 broker_forwards() {
     echo "19094 19094"            # Kafka, listener POD (test/env/kafka.ts)
+    echo "19095 19095"            # Kafka, listener POD_TLS (test/env/brokerTls.ts)
     echo "5672 5672"              # RabbitMQ AMQP
     echo "15672 15672"            # RabbitMQ management
     echo "5671 5671"              # RabbitMQ AMQP over TLS (test/env/brokerTls.ts)

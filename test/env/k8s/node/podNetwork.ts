@@ -16,6 +16,7 @@ export const podGateway = `${match[1]}.1`;
  */
 export const gatewayPorts = {
   kafka: 19094,
+  kafkaTls: 19095,
   amqp: 5672,
   rabbitManagement: 15672,
   amqps: 5671,

@@ -1,5 +1,8 @@
-// The controller uninstalled in the wrong order: `kubectl delete -f controller.yaml` while a split
-// is Active (README "Uninstall"). That deletes the controller's namespace with what it keeps there
+// Uninstalling Queue Split (README "Uninstall", issue 16 item 7). First as README says: every
+// split deleted, the handback awaited, then the controller, then the CRD: nothing of Queue Split
+// is left in the tenant namespace or on the broker, and the app got every message.
+//
+// Then in the wrong order: `kubectl delete -f controller.yaml` while a split is Active. That deletes the controller's namespace with what it keeps there
 // (its install id, the state seals, the ownership Leases), but not the workload's state, its
 // queue-agent or its shadows in the tenant namespace. Installed again, the controller gets a new
 // install id: it must not take the cut-over workload for a fresh one (a second cutover on top of
@@ -10,16 +13,20 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
 import {
+  ApiextensionsV1Api,
   AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
   KubernetesObjectApi,
+  RbacAuthorizationV1Api,
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { mergePatch } from '../../agent/kube/client';
 import { AGENT_LABEL } from '../../agent/controller/agentDeployment';
 import { installController, testInstall } from '../../deploy/install';
+import { rabbitQueueNames, rabbitRouteNames } from '../../core/names';
+import { queueExists } from '../support/rabbitManagement';
 import { forClient } from '../../deploy/clientObject';
 import { controllerManifests } from '../../deploy/manifests';
 import { readWorkload, readWorkloadStatus } from '../support/handback';
@@ -31,6 +38,7 @@ import { loadServices, uniqueName } from '../support/services';
 
 const services = loadServices();
 const WORKLOAD = 'reinst-app';
+const CRD = 'queuesplits.queuesplit.dev';
 const controllerNs = testInstall.namespace;
 let kc: KubeConfig;
 let core: CoreV1Api;
@@ -77,10 +85,89 @@ async function installId(): Promise<string> {
   return cm.data!.installId!;
 }
 
-const containerEnv = async () =>
+const containerEnv = async (workload = WORKLOAD) =>
   JSON.stringify(
-    (await readWorkload(kc, 'Deployment', namespace, WORKLOAD)).spec?.template.spec?.containers[0]?.env,
+    (await readWorkload(kc, 'Deployment', namespace, workload)).spec?.template.spec?.containers[0]?.env,
   );
+
+test('uninstalled as README says (splits deleted, handback awaited, then the controller, then the CRD): no finalizer, no queue-agent, no Queue Split object or broker resource is left, and the app got every message', async () => {
+  const workload = 'uninst-app';
+  const source = uniqueName('uninst');
+  await ch.assertQueue(source, { durable: true });
+  await deployRabbitApp(kc, services, namespace, workload, source);
+  const original = await containerEnv(workload);
+  const split = await createSplit(kc, namespace, {
+    workload,
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'ana' },
+    owner: 'ana',
+  });
+  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const uid = (await readWorkload(kc, 'Deployment', namespace, workload)).metadata!.uid!;
+  const id = { installId: await installId(), workloadUid: uid, queue: 'orders', epoch: 0 };
+  const brokerNames = [
+    ...Object.values(rabbitQueueNames(id)),
+    rabbitRouteNames({ ...id, routeId: split.spec.routeId }).sessionQueue,
+  ];
+  for (const queue of brokerNames)
+    assert.ok(await queueExists(services.rabbitManagementUrl, queue), `${queue} exists while split`);
+  // Nobody consumes ana's session shadow: her messages wait there and must reach the app after.
+  const prefix = uniqueName('uninst-msg');
+  const ana = ids(prefix, 'ana', 5);
+  const team = ids(prefix, 'team', 5);
+  await publishTo(ch, source, ana, 'ana');
+  await publishTo(ch, source, team);
+
+  // README "Uninstall", command by command (for this namespace: other suites' splits are theirs).
+  await deleteSplit(kc, namespace, split.metadata.name);
+  await pollUntil(
+    'the split state ConfigMaps are gone (every workload handed back)',
+    () => core.listNamespacedConfigMap({ namespace, labelSelector: 'queuesplit.dev/state=true' }),
+    (state) => state.items.length === 0,
+    240_000,
+  );
+  const cleanup = await core.listNamespacedConfigMap({
+    namespace: controllerNs,
+    labelSelector: `queuesplit.dev/cleanup=true,queuesplit.dev/workload=${workload}`,
+  });
+  assert.equal(cleanup.items.length, 0, 'nothing had to be kept');
+  await uninstallController();
+  const crds = kc.makeApiClient(ApiextensionsV1Api);
+  await crds.deleteCustomResourceDefinition({ name: CRD });
+  await pollUntil(
+    'the CRD is gone (no QueueSplit finalizer holds it)',
+    () =>
+      crds.readCustomResourceDefinition({ name: CRD }).then(
+        () => false,
+        (err: unknown) => (err as { code?: number }).code === 404,
+      ),
+    (gone) => gone,
+    60_000,
+  );
+
+  const handedBack = await readWorkload(kc, 'Deployment', namespace, workload);
+  assert.deepEqual(handedBack.metadata?.finalizers ?? [], [], 'no finalizer on the workload');
+  assert.equal(await containerEnv(workload), original, 'the workload has its own env');
+  const ours = (names: (string | undefined)[]) => names.filter((n) => n?.startsWith('qs-'));
+  const apps = kc.makeApiClient(AppsV1Api);
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const left = [
+    ...ours((await apps.listNamespacedDeployment({ namespace })).items.map((o) => o.metadata?.name)),
+    ...ours((await core.listNamespacedConfigMap({ namespace })).items.map((o) => o.metadata?.name)),
+    ...ours((await core.listNamespacedServiceAccount({ namespace })).items.map((o) => o.metadata?.name)),
+    ...ours((await rbac.listNamespacedRole({ namespace })).items.map((o) => o.metadata?.name)),
+    ...ours((await rbac.listNamespacedRoleBinding({ namespace })).items.map((o) => o.metadata?.name)),
+  ];
+  assert.deepEqual(left, [], 'no Queue Split object is left in the namespace');
+  for (const queue of brokerNames)
+    assert.equal(await queueExists(services.rabbitManagementUrl, queue), false, `${queue} was deleted`);
+  await pollUntil(
+    'the app processed every message, ana’s drained back from her shadow',
+    () => Promise.resolve(appReceived(prefix)),
+    (got) => [...ana, ...team].every((id) => got.has(id)),
+    120_000,
+  );
+});
 
 async function degradedWith(name: string, reason: string) {
   const split = await pollUntil(
@@ -97,6 +184,7 @@ async function degradedWith(name: string, reason: string) {
 }
 
 test('the controller uninstalled during a split and installed again acts on nothing (StateOfAnotherInstall, then StateUnsealed) until an operator gives back its install id and seals the state it checked; then the workload is handed back with every message', async () => {
+  await installController(kc); // the test before uninstalled it
   const source = uniqueName('reinst');
   await ch.assertQueue(source, { durable: true });
   await deployRabbitApp(kc, services, namespace, WORKLOAD, source);

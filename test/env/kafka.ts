@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ensureBrokerTls } from './brokerTls';
+import { brokerTlsDir, ensureBrokerTls } from './brokerTls';
 import { podGateway, gatewayPorts } from './k8s/node/podNetwork';
 import { cacheDir, runDir } from './paths';
 import { portOpen, runningPid, startDetached, stop, waitFor, type ManagedProcess } from './processes';
@@ -66,11 +66,18 @@ export interface KafkaNode {
   readonly extra?: readonly string[];
   /** A second listener on loopback `port`, advertised as `advertised` (host:port). */
   readonly podListener?: { readonly port: number; readonly advertised: string };
-  /** The same over TLS; `keystore`: a PEM file with the key (PKCS#8) and the certificate. */
-  readonly tlsListener?: { readonly port: number; readonly advertised: string; readonly keystore: string };
+  /** The same over TLS, with this unencrypted PKCS#8 key and certificate (PEM files). */
+  readonly tlsListener?: {
+    readonly port: number;
+    readonly advertised: string;
+    readonly keyFile: string;
+    readonly certFile: string;
+  };
 }
 
 export const serverLogOf = (node: KafkaNode) => path.join(node.home, 'server.log');
+
+const pemProperty = (file: string) => fs.readFileSync(file, 'utf8').trim().split('\n').join('\\n');
 
 function writeConfig(node: KafkaNode): string {
   const config = path.join(node.home, 'server.properties');
@@ -100,8 +107,11 @@ function writeConfig(node: KafkaNode): string {
       'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,POD:PLAINTEXT,POD_TLS:SSL,CONTROLLER:PLAINTEXT',
       ...(node.tlsListener
         ? [
+            // Inline PEM: a PEM keystore *file* needs an encrypted key (Kafka's
+            // DefaultSslEngineFactory), inline values may be unencrypted. "\n" is a properties escape.
             'listener.name.pod_tls.ssl.keystore.type=PEM',
-            `listener.name.pod_tls.ssl.keystore.location=${node.tlsListener.keystore}`,
+            `listener.name.pod_tls.ssl.keystore.key=${pemProperty(node.tlsListener.keyFile)}`,
+            `listener.name.pod_tls.ssl.keystore.certificate.chain=${pemProperty(node.tlsListener.certFile)}`,
           ]
         : []),
       `log.dirs=${path.join(node.home, 'data')}`,
@@ -213,7 +223,8 @@ const envNode: KafkaNode = {
   tlsListener: {
     port: gatewayPorts.kafkaTls,
     advertised: `${podGateway}:${gatewayPorts.kafkaTls}`,
-    keystore: path.join(home, 'pod-tls-keystore.pem'),
+    keyFile: path.join(brokerTlsDir, 'server.key'),
+    certFile: path.join(brokerTlsDir, 'server.crt'),
   },
 };
 
@@ -237,13 +248,7 @@ export async function startKafka(): Promise<Record<string, string>> {
       `kafka: port ${port} is taken by a process this environment did not start; stop it first.`,
     );
   }
-  const tls = ensureBrokerTls();
-  fs.mkdirSync(home, { recursive: true });
-  fs.writeFileSync(
-    envNode.tlsListener!.keystore,
-    fs.readFileSync(tls.key, 'utf8') + fs.readFileSync(tls.cert, 'utf8'),
-    { mode: 0o600 },
-  );
+  ensureBrokerTls();
   const proc = launchKafkaNode('kafka', envNode, newClusterId(), { min: '256m', max: '1g' });
   await awaitKafkaNode(envNode, proc, {
     timeoutMs: 90_000,

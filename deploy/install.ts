@@ -7,6 +7,8 @@ import * as path from 'node:path';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
   KubernetesObjectApi,
   type KubeConfig,
   type KubernetesObject,
@@ -117,6 +119,27 @@ export async function installController(
       d.status?.readyReplicas === options.replicas &&
       d.status?.replicas === options.replicas,
     120_000,
+  );
+  // Installed means led by a pod of this install: a leader that was killed (not stopped) keeps
+  // the lease until it expires, and until then nothing serves the new settings.
+  const core = kc.makeApiClient(CoreV1Api);
+  const leases = kc.makeApiClient(CoordinationV1Api);
+  await pollUntil(
+    'a controller pod of this install holds the leader lease',
+    async () => {
+      const lease = await leases.readNamespacedLease({
+        name: 'queuesplit-controller',
+        namespace: options.namespace,
+      });
+      const pods = await core.listNamespacedPod({
+        namespace: options.namespace,
+        labelSelector: 'app.kubernetes.io/component=controller',
+      });
+      const holder = lease.spec?.holderIdentity?.split('_')[0];
+      return pods.items.some((p) => p.metadata?.name === holder && !p.metadata?.deletionTimestamp);
+    },
+    (led) => led,
+    90_000,
   );
 }
 

@@ -295,6 +295,11 @@ export function controllerManifests(options: InstallOptions = defaultInstall): M
       metadata: { name: 'queuesplit-controller', namespace, labels, annotations: imageAnnotations },
       spec: {
         replicas: options.replicas,
+        // Recreate: in a rolling update the old ReplicaSet's standby could take the lease from
+        // the old leader stopped first and act with the old settings after the upgrade began
+        // (e.g. roll the queue-agents back to the old image). A few seconds without a
+        // controller cost nothing: the queue-agents go on copying.
+        strategy: { type: 'Recreate' },
         selector: { matchLabels: labels },
         template: {
           metadata: { labels, ...(options.podAnnotations ? { annotations: options.podAnnotations } : {}) },

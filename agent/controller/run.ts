@@ -80,7 +80,24 @@ export async function runController(options: ControllerOptions): Promise<void> {
     healthPort: portOf(health),
     namespaces: options.watchNamespaces?.join(',') ?? '*',
   });
+  // Installed before the election: Node as a container's pid 1 ignores a SIGTERM it has no
+  // handler for, and a standby that ignored it would take the lease when the leader goes and
+  // act (with an old install's settings, during an upgrade) until the kubelet kills it.
+  // A leader stops its loop and releases the lease; one that has just won it does so as soon
+  // as its loop exists.
+  let acquired = false;
+  let stopRequested = false;
+  const onSignal = () => {
+    stopRequested = true;
+    if (leading.controller) return leading.controller.stop();
+    if (acquired) return;
+    log.info('controller.stopped', { leading: false });
+    process.exit(0);
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
   await election.acquire();
+  acquired = true;
   const controller = new Controller(
     kc,
     {
@@ -104,9 +121,7 @@ export async function runController(options: ControllerOptions): Promise<void> {
     process.exit(3); // stop acting at once; the Deployment restarts us as a follower
   });
   leading.controller = controller;
-  const stop = () => controller.stop();
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  if (stopRequested) controller.stop();
   await controller.run();
   await election
     .release()

@@ -1,12 +1,17 @@
 // A controller upgrade during a split (issue 16 item 9): the new controller, installed with
 // another agent image, brings the running queue-agent to it (its Deployment is replaced; the
 // agent restarts from its checkpoints as after a crash) while traffic flows. Nothing is lost,
-// and the handback completes on the new image.
+// and the handback completes on the new image. No controller of the old settings leads once the
+// upgrade began: each old replica stops on its SIGTERM (a standby too, though Node as pid 1
+// ignores an unhandled SIGTERM) and the Deployment is recreated, not rolled (deploy/manifests.ts).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
-import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { installController, testInstall } from '../../deploy/install';
+import { keptLogsDir } from '../env/k8s/node/realNode';
 import { agentPods } from '../support/agentMetrics';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { pollUntil } from '../support/poll';
@@ -21,6 +26,24 @@ let kc: KubeConfig;
 let namespace: string;
 let conn: amqp.ChannelModel;
 let ch: amqp.ConfirmChannel;
+
+/** What a controller pod logged (the node keeps the logs of pods that are gone). */
+function controllerEvents(pod: string): { time: number; event: string }[] {
+  const dirs = fs.readdirSync(keptLogsDir).filter((d) => d.startsWith(`${testInstall.namespace}_${pod}_`));
+  return dirs.flatMap((dir) =>
+    fs
+      .readdirSync(path.join(keptLogsDir, dir, 'controller'))
+      .flatMap((file) => fs.readFileSync(path.join(keptLogsDir, dir, 'controller', file), 'utf8').split('\n'))
+      .flatMap((line) => {
+        try {
+          const record = JSON.parse(line.slice(line.indexOf('{'))) as { time: string; event: string };
+          return [{ time: Date.parse(record.time), event: record.event }];
+        } catch {
+          return [];
+        }
+      }),
+  );
+}
 
 before(async () => {
   kc = adminConfig(services.kubeconfig);
@@ -65,7 +88,27 @@ test('a controller upgrade to another agent image rolls the running queue-agent 
   })();
 
   await new Promise((r) => setTimeout(r, 2_000));
+  const oldControllers = (
+    await kc.makeApiClient(CoreV1Api).listNamespacedPod({
+      namespace: testInstall.namespace,
+      labelSelector: 'app.kubernetes.io/component=controller',
+    })
+  ).items.map((p) => p.metadata!.name!);
+  assert.equal(oldControllers.length, testInstall.replicas, 'a leader and a standby before the upgrade');
+  const upgradeStarted = Date.now();
   await installController(kc, { ...testInstall, agentImage: NEW_IMAGE });
+  for (const pod of oldControllers) {
+    const events = controllerEvents(pod);
+    assert.ok(
+      !events.some((e) => e.event === 'leader.acquired' && e.time >= upgradeStarted),
+      `${pod}, of the old settings, took the lead during the upgrade`,
+    );
+    const stopped = events.find((e) => e.event === 'controller.stopped');
+    assert.ok(
+      stopped && stopped.time - upgradeStarted < 15_000,
+      `${pod} stopped on its SIGTERM, not killed after the grace period (${JSON.stringify(events.slice(-3))})`,
+    );
+  }
   await pollUntil(
     'the queue-agent runs the new image, ready',
     async () =>

@@ -1,14 +1,17 @@
-// Uninstalling Queue Split (README "Uninstall", issue 16 item 7). First as README says: every
-// split deleted, the handback awaited, then the controller, then the CRD: nothing of Queue Split
-// is left in the tenant namespace or on the broker, and the app got every message.
+// Uninstalling Queue Split (README "Uninstall", issue 16 item 7), one split through both tests.
 //
-// Then in the wrong order: `kubectl delete -f controller.yaml` while a split is Active. That deletes the controller's namespace with what it keeps there
-// (its install id, the state seals, the ownership Leases), but not the workload's state, its
-// queue-agent or its shadows in the tenant namespace. Installed again, the controller gets a new
-// install id: it must not take the cut-over workload for a fresh one (a second cutover on top of
-// the first, the first queue-agent still copying into shadows nobody reads). It acts on nothing,
-// says why and names the operator's two steps (the earlier install id back, then the seal of a
-// state they checked); after them it hands the workload back with every message.
+// First in the wrong order: `kubectl delete -f controller.yaml` while a split is Active. That
+// deletes the controller's namespace with what it keeps there (its install id, the state seals,
+// the ownership Leases), but not the workload's state, its queue-agent or its shadows in the
+// tenant namespace. Installed again, the controller gets a new install id: it must not take the
+// cut-over workload for a fresh one (a second cutover on top of the first, the first queue-agent
+// still copying into shadows nobody reads). It acts on nothing, says why and names the operator's
+// two steps (the earlier install id back, then the seal of a state they checked); after them the
+// split goes on.
+//
+// Then as README says: the split deleted, the handback awaited, then the controller, then the
+// CRD: nothing of Queue Split is left in the tenant namespace or on the broker, and the app got
+// every message, the developer's drained back from her shadow.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
@@ -37,7 +40,7 @@ import { createSplit, deleteSplit, getSplit, waitForSplitGone, waitForSplitPhase
 import { loadServices, uniqueName } from '../support/services';
 
 const services = loadServices();
-const WORKLOAD = 'reinst-app';
+const WORKLOAD = 'uninst-app';
 const CRD = 'queuesplits.queuesplit.dev';
 const controllerNs = testInstall.namespace;
 let kc: KubeConfig;
@@ -50,7 +53,7 @@ before(async () => {
   kc = adminConfig(services.kubeconfig);
   core = kc.makeApiClient(CoreV1Api);
   await installController(kc);
-  namespace = await createNamespace(kc, 'qs-reinst');
+  namespace = await createNamespace(kc, 'qs-uninst');
   conn = await amqp.connect(services.amqpUrl);
   ch = await conn.createConfirmChannel();
 });
@@ -85,92 +88,13 @@ async function installId(): Promise<string> {
   return cm.data!.installId!;
 }
 
-const containerEnv = async (workload = WORKLOAD) =>
+const containerEnv = async () =>
   JSON.stringify(
-    (await readWorkload(kc, 'Deployment', namespace, workload)).spec?.template.spec?.containers[0]?.env,
+    (await readWorkload(kc, 'Deployment', namespace, WORKLOAD)).spec?.template.spec?.containers[0]?.env,
   );
-
-test('uninstalled as README says (splits deleted, handback awaited, then the controller, then the CRD): no finalizer, no queue-agent, no Queue Split object or broker resource is left, and the app got every message', async () => {
-  const workload = 'uninst-app';
-  const source = uniqueName('uninst');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, workload, source);
-  const original = await containerEnv(workload);
-  const split = await createSplit(kc, namespace, {
-    workload,
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'ana' },
-    owner: 'ana',
-  });
-  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
-  const uid = (await readWorkload(kc, 'Deployment', namespace, workload)).metadata!.uid!;
-  const id = { installId: await installId(), workloadUid: uid, queue: 'orders', epoch: 0 };
-  const brokerNames = [
-    ...Object.values(rabbitQueueNames(id)),
-    rabbitRouteNames({ ...id, routeId: split.spec.routeId }).sessionQueue,
-  ];
-  for (const queue of brokerNames)
-    assert.ok(await queueExists(services.rabbitManagementUrl, queue), `${queue} exists while split`);
-  // Nobody consumes ana's session shadow: her messages wait there and must reach the app after.
-  const prefix = uniqueName('uninst-msg');
-  const ana = ids(prefix, 'ana', 5);
-  const team = ids(prefix, 'team', 5);
-  await publishTo(ch, source, ana, 'ana');
-  await publishTo(ch, source, team);
-
-  // README "Uninstall", command by command (for this namespace: other suites' splits are theirs).
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await pollUntil(
-    'the split state ConfigMaps are gone (every workload handed back)',
-    () => core.listNamespacedConfigMap({ namespace, labelSelector: 'queuesplit.dev/state=true' }),
-    (state) => state.items.length === 0,
-    240_000,
-  );
-  const cleanup = await core.listNamespacedConfigMap({
-    namespace: controllerNs,
-    labelSelector: `queuesplit.dev/cleanup=true,queuesplit.dev/workload=${workload}`,
-  });
-  assert.equal(cleanup.items.length, 0, 'nothing had to be kept');
-  await uninstallController();
-  const crds = kc.makeApiClient(ApiextensionsV1Api);
-  await crds.deleteCustomResourceDefinition({ name: CRD });
-  await pollUntil(
-    'the CRD is gone (no QueueSplit finalizer holds it)',
-    () =>
-      crds.readCustomResourceDefinition({ name: CRD }).then(
-        () => false,
-        (err: unknown) => (err as { code?: number }).code === 404,
-      ),
-    (gone) => gone,
-    60_000,
-  );
-
-  const handedBack = await readWorkload(kc, 'Deployment', namespace, workload);
-  assert.deepEqual(handedBack.metadata?.finalizers ?? [], [], 'no finalizer on the workload');
-  assert.equal(await containerEnv(workload), original, 'the workload has its own env');
-  const ours = (names: (string | undefined)[]) => names.filter((n) => n?.startsWith('qs-'));
-  const apps = kc.makeApiClient(AppsV1Api);
-  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-  const left = [
-    ...ours((await apps.listNamespacedDeployment({ namespace })).items.map((o) => o.metadata?.name)),
-    ...ours((await core.listNamespacedConfigMap({ namespace })).items.map((o) => o.metadata?.name)),
-    ...ours((await core.listNamespacedServiceAccount({ namespace })).items.map((o) => o.metadata?.name)),
-    ...ours((await rbac.listNamespacedRole({ namespace })).items.map((o) => o.metadata?.name)),
-    ...ours((await rbac.listNamespacedRoleBinding({ namespace })).items.map((o) => o.metadata?.name)),
-  ];
-  assert.deepEqual(left, [], 'no Queue Split object is left in the namespace');
-  for (const queue of brokerNames)
-    assert.equal(await queueExists(services.rabbitManagementUrl, queue), false, `${queue} was deleted`);
-  await pollUntil(
-    'the app processed every message, ana’s drained back from her shadow',
-    () => Promise.resolve(appReceived(prefix)),
-    (got) => [...ana, ...team].every((id) => got.has(id)),
-    120_000,
-  );
-});
 
 async function degradedWith(name: string, reason: string) {
-  const split = await pollUntil(
+  const found = await pollUntil(
     `the split is Degraded with reason ${reason}`,
     async () => {
       const s = await getSplit(kc, namespace, name);
@@ -180,12 +104,24 @@ async function degradedWith(name: string, reason: string) {
     (s) => s.phase === 'Degraded' && s.condition?.reason === reason,
     120_000,
   );
-  return split.split!;
+  return found.split!;
 }
 
-test('the controller uninstalled during a split and installed again acts on nothing (StateOfAnotherInstall, then StateUnsealed) until an operator gives back its install id and seals the state it checked; then the workload is handed back with every message', async () => {
-  await installController(kc); // the test before uninstalled it
-  const source = uniqueName('reinst');
+/** What the first test leaves to the second: an Active split and the messages the app must get. */
+const shared: {
+  split?: string;
+  routeId?: string;
+  original?: string;
+  installId?: string;
+  sent: string[];
+  prefix: string;
+} = {
+  sent: [],
+  prefix: '',
+};
+
+test('the controller uninstalled during a split and installed again acts on nothing (StateOfAnotherInstall, then StateUnsealed) until an operator gives back its install id and seals the state it checked; then the split goes on', async () => {
+  const source = uniqueName('uninst');
   await ch.assertQueue(source, { durable: true });
   await deployRabbitApp(kc, services, namespace, WORKLOAD, source);
   const original = await containerEnv();
@@ -200,7 +136,7 @@ test('the controller uninstalled during a split and installed again acts on noth
   assert.notEqual(cutOver, original, 'the Active split redirected the workload');
   const earlierId = await installId();
   // Nobody consumes ana's session shadow: her messages wait there and must reach the app after.
-  const prefix = uniqueName('reinst-msg');
+  const prefix = uniqueName('uninst-msg');
   const ana = ids(prefix, 'ana', 5);
   const team = ids(prefix, 'team', 5);
   await publishTo(ch, source, ana, 'ana');
@@ -208,12 +144,12 @@ test('the controller uninstalled during a split and installed again acts on noth
 
   await uninstallController();
   // No controller: the queue-agent of the split goes on feeding the app.
-  const teamMeanwhile = ids(prefix, 'meanwhile', 5);
-  await publishTo(ch, source, teamMeanwhile);
+  const meanwhile = ids(prefix, 'meanwhile', 5);
+  await publishTo(ch, source, meanwhile);
   await pollUntil(
     'the app still gets its messages with no controller installed',
     () => Promise.resolve(appReceived(prefix)),
-    (got) => [...team, ...teamMeanwhile].every((id) => got.has(id)),
+    (got) => [...team, ...meanwhile].every((id) => got.has(id)),
     60_000,
   );
 
@@ -274,20 +210,76 @@ test('the controller uninstalled during a split and installed again acts on noth
     leases.items.some((l) => l.spec?.holderIdentity?.startsWith(`${namespace}/${WORKLOAD}/`)),
     'the workload holds its source again',
   );
+  Object.assign(shared, {
+    split: split.metadata.name,
+    routeId: split.spec.routeId,
+    original,
+    installId: earlierId,
+    sent: [...ana, ...team, ...meanwhile],
+    prefix,
+  });
+});
 
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name, 180_000);
+test('then uninstalled as README says (the split deleted, the handback awaited, then the controller, then the CRD): no finalizer, no queue-agent, no Queue Split object or broker resource is left, and the app got every message', async () => {
+  assert.ok(shared.split, 'the test before left an Active split');
+  const uid = (await readWorkload(kc, 'Deployment', namespace, WORKLOAD)).metadata!.uid!;
+  const id = { installId: shared.installId!, workloadUid: uid, queue: 'orders', epoch: 0 };
+  const brokerNames = [
+    ...Object.values(rabbitQueueNames(id)),
+    rabbitRouteNames({ ...id, routeId: shared.routeId! }).sessionQueue,
+  ];
+  for (const queue of brokerNames)
+    assert.ok(await queueExists(services.rabbitManagementUrl, queue), `${queue} exists while split`);
+
+  // README "Uninstall", command by command (for this namespace: other suites' splits are theirs).
+  await deleteSplit(kc, namespace, shared.split);
+  await waitForSplitGone(kc, namespace, shared.split, 180_000);
   await pollUntil(
-    'the workload is handed back',
-    () => readWorkloadStatus(kc, 'Deployment', namespace, WORKLOAD),
-    (s) => s?.phase === 'HandedBack',
-    180_000,
+    'the split state ConfigMaps are gone (every workload handed back)',
+    () => core.listNamespacedConfigMap({ namespace, labelSelector: 'queuesplit.dev/state=true' }),
+    (state) => state.items.length === 0,
+    240_000,
   );
-  assert.equal(await containerEnv(), original, 'the workload has its own env back');
+  assert.equal((await readWorkloadStatus(kc, 'Deployment', namespace, WORKLOAD))?.phase, 'HandedBack');
+  const cleanup = await core.listNamespacedConfigMap({
+    namespace: controllerNs,
+    labelSelector: `queuesplit.dev/cleanup=true,queuesplit.dev/workload=${WORKLOAD}`,
+  });
+  assert.equal(cleanup.items.length, 0, 'nothing had to be kept');
+  await uninstallController();
+  const crds = kc.makeApiClient(ApiextensionsV1Api);
+  await crds.deleteCustomResourceDefinition({ name: CRD });
+  await pollUntil(
+    'the CRD is gone (no QueueSplit finalizer holds it)',
+    () =>
+      crds.readCustomResourceDefinition({ name: CRD }).then(
+        () => false,
+        (err: unknown) => (err as { code?: number }).code === 404,
+      ),
+    (gone) => gone,
+    60_000,
+  );
+
+  const handedBack = await readWorkload(kc, 'Deployment', namespace, WORKLOAD);
+  assert.deepEqual(handedBack.metadata?.finalizers ?? [], [], 'no finalizer on the workload');
+  assert.equal(await containerEnv(), shared.original, 'the workload has its own env');
+  const ours = (names: (string | undefined)[]) => names.filter((n) => n?.startsWith('qs-'));
+  const apps = kc.makeApiClient(AppsV1Api);
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const left = [
+    ...ours((await apps.listNamespacedDeployment({ namespace })).items.map((o) => o.metadata?.name)),
+    ...ours((await core.listNamespacedConfigMap({ namespace })).items.map((o) => o.metadata?.name)),
+    ...ours((await core.listNamespacedServiceAccount({ namespace })).items.map((o) => o.metadata?.name)),
+    ...ours((await rbac.listNamespacedRole({ namespace })).items.map((o) => o.metadata?.name)),
+    ...ours((await rbac.listNamespacedRoleBinding({ namespace })).items.map((o) => o.metadata?.name)),
+  ];
+  assert.deepEqual(left, [], 'no Queue Split object is left in the namespace');
+  for (const queue of brokerNames)
+    assert.equal(await queueExists(services.rabbitManagementUrl, queue), false, `${queue} was deleted`);
   await pollUntil(
     'the app processed every message, ana’s drained back from her shadow',
-    () => Promise.resolve(appReceived(prefix)),
-    (got) => [...ana, ...team, ...teamMeanwhile].every((id) => got.has(id)),
+    () => Promise.resolve(appReceived(shared.prefix)),
+    (got) => shared.sent.every((id) => got.has(id)),
     120_000,
   );
 });

@@ -52,6 +52,8 @@ step lint npm run --silent lint
 step env:brokers npm run --silent env:up -- --brokers || { echo "the brokers did not come up; suites that need them cannot run"; exit 1; }
 step unit npm run --silent test:unit
 step smoke npm run --silent test:smoke
+# Two conformance files at a time (test:conformance): they wait on the brokers far more than they
+# compute, every name they use is unique, and none restarts the shared brokers.
 step conformance npm run --silent test:conformance
 step env:up npm run --silent env:up || { echo "the test environment did not come up; suites that need it cannot run"; exit 1; }
 # The sidecar suite plays the controller's part itself, so it runs before the cluster suite

@@ -28,7 +28,8 @@ import {
 import { mergePatch } from '../../agent/kube/client';
 import { AGENT_LABEL } from '../../agent/controller/agentDeployment';
 import { installController, testInstall } from '../../deploy/install';
-import { rabbitQueueNames, rabbitRouteNames } from '../../core/names';
+import { STATE_KEY } from '../../core/agentProtocol';
+import { parseState } from '../../core/state/stateDocument';
 import { queueExists } from '../support/rabbitManagement';
 import { forClient } from '../../deploy/clientObject';
 import { controllerManifests } from '../../deploy/manifests';
@@ -222,12 +223,17 @@ test('the controller uninstalled during a split and installed again acts on noth
 
 test('then uninstalled as README says (the split deleted, the handback awaited, then the controller, then the CRD): no finalizer, no queue-agent, no Queue Split object or broker resource is left, and the app got every message', async () => {
   assert.ok(shared.split, 'the test before left an Active split');
-  const uid = (await readWorkload(kc, 'Deployment', namespace, WORKLOAD)).metadata!.uid!;
-  const id = { installId: shared.installId!, workloadUid: uid, queue: 'orders', epoch: 0 };
-  const brokerNames = [
-    ...Object.values(rabbitQueueNames(id)),
-    rabbitRouteNames({ ...id, routeId: shared.routeId! }).sessionQueue,
-  ];
+  // The broker resources as the state document records them (its inventory).
+  const stateDocs = await core.listNamespacedConfigMap({
+    namespace,
+    labelSelector: 'queuesplit.dev/state=true',
+  });
+  const state = parseState(stateDocs.items[0]?.data?.[STATE_KEY] ?? '');
+  assert.ok(state.ok, 'the split state reads');
+  const brokerNames = state.value.inventory
+    .filter((r) => r.provider === 'rabbitmq' && r.kind === 'queue')
+    .map((r) => r.name);
+  assert.ok(brokerNames.length >= 2, `an app shadow and a session shadow: ${brokerNames.join(', ')}`);
   for (const queue of brokerNames)
     assert.ok(await queueExists(services.rabbitManagementUrl, queue), `${queue} exists while split`);
 

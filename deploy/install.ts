@@ -15,7 +15,7 @@ import {
 } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { forClient } from './clientObject';
-import { controllerManifests, developerBinding, type InstallOptions } from './manifests';
+import { CONTROLLER_SELECTOR, controllerManifests, developerBinding, type InstallOptions } from './manifests';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const code = (err: unknown) => (err as { code?: number }).code;
@@ -133,7 +133,7 @@ export async function installController(
       });
       const pods = await core.listNamespacedPod({
         namespace: options.namespace,
-        labelSelector: 'app.kubernetes.io/component=controller',
+        labelSelector: CONTROLLER_SELECTOR,
       });
       const holder = lease.spec?.holderIdentity?.split('_')[0];
       return pods.items.some((p) => p.metadata?.name === holder && !p.metadata?.deletionTimestamp);

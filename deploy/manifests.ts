@@ -79,6 +79,10 @@ export type Manifest = {
 } & Record<string, unknown>;
 
 const labels = { 'app.kubernetes.io/name': 'queue-split', 'app.kubernetes.io/component': 'controller' };
+/** Selects the controller's pods. */
+export const CONTROLLER_SELECTOR = Object.entries(labels)
+  .map(([k, v]) => `${k}=${v}`)
+  .join(',');
 
 /**
  * What cutover needs in the workloads' namespaces, and nothing more: each verb is one the code in

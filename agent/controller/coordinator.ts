@@ -317,6 +317,9 @@ export class Coordinator {
    * Another install's queue-agent, if any, goes on feeding the app meanwhile.
    */
   private async cutOverWithoutState(workload: Workload, uid: string): Promise<boolean> {
+    // Every install adds its finalizer before its first state and removes it after the env is
+    // restored: without it nothing is split, and the LIST below is not needed on every pass.
+    if (!workload.metadata?.finalizers?.includes(FINALIZER)) return false;
     const mine = this.settings.installId;
     const foreign = (
       await this.store.list(`queuesplit.dev/state=true,queuesplit.dev/workload=${this.name}`)

@@ -7,11 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { installController, testInstall } from '../../deploy/install';
-import { keptLogsDir } from '../env/k8s/node/realNode';
+import { CONTROLLER_SELECTOR } from '../../deploy/manifests';
+import { podLogLines } from '../env/k8s/node/realNode';
 import { agentPods } from '../support/agentMetrics';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { pollUntil } from '../support/poll';
@@ -28,22 +27,15 @@ let conn: amqp.ChannelModel;
 let ch: amqp.ConfirmChannel;
 
 /** What a controller pod logged (the node keeps the logs of pods that are gone). */
-function controllerEvents(pod: string): { time: number; event: string }[] {
-  const dirs = fs.readdirSync(keptLogsDir).filter((d) => d.startsWith(`${testInstall.namespace}_${pod}_`));
-  return dirs.flatMap((dir) =>
-    fs
-      .readdirSync(path.join(keptLogsDir, dir, 'controller'))
-      .flatMap((file) => fs.readFileSync(path.join(keptLogsDir, dir, 'controller', file), 'utf8').split('\n'))
-      .flatMap((line) => {
-        try {
-          const record = JSON.parse(line.slice(line.indexOf('{'))) as { time: string; event: string };
-          return [{ time: Date.parse(record.time), event: record.event }];
-        } catch {
-          return [];
-        }
-      }),
-  );
-}
+const controllerEvents = (pod: string): { time: number; event: string }[] =>
+  podLogLines(testInstall.namespace, pod, 'controller').flatMap((line) => {
+    try {
+      const record = JSON.parse(line) as { time: string; event: string };
+      return [{ time: Date.parse(record.time), event: record.event }];
+    } catch {
+      return []; // Node's own warnings
+    }
+  });
 
 before(async () => {
   kc = adminConfig(services.kubeconfig);
@@ -91,7 +83,7 @@ test('a controller upgrade to another agent image rolls the running queue-agent 
   const oldControllers = (
     await kc.makeApiClient(CoreV1Api).listNamespacedPod({
       namespace: testInstall.namespace,
-      labelSelector: 'app.kubernetes.io/component=controller',
+      labelSelector: CONTROLLER_SELECTOR,
     })
   ).items.map((p) => p.metadata!.name!);
   assert.equal(oldControllers.length, testInstall.replicas, 'a leader and a standby before the upgrade');

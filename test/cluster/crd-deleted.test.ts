@@ -9,7 +9,7 @@ import { ApiextensionsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/clie
 import { installController, installCrd } from '../../deploy/install';
 import { readWorkloadStatus } from '../support/handback';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
-import { pollUntil } from '../support/poll';
+import { pollUntil, waitForGone } from '../support/poll';
 import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
 import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
 import { loadServices, uniqueName } from '../support/services';
@@ -55,14 +55,9 @@ test('the QueueSplit CRD deleted with a split Active: the route drains, the CRD 
   await publishTo(ch, source, team);
 
   await crds.deleteCustomResourceDefinition({ name: CRD });
-  await pollUntil(
+  await waitForGone(
     'the CRD is gone (the split drained and its finalizer was removed)',
-    () =>
-      crds.readCustomResourceDefinition({ name: CRD }).then(
-        () => false,
-        (err: unknown) => (err as { code?: number }).code === 404,
-      ),
-    (gone) => gone,
+    () => crds.readCustomResourceDefinition({ name: CRD }),
     180_000,
   );
   await pollUntil(

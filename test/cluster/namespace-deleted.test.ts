@@ -11,7 +11,7 @@ import { installController, testInstall } from '../../deploy/install';
 import { CLEANUP_KEY, STATE_KEY } from '../../core/agentProtocol';
 import { parseState } from '../../core/state/stateDocument';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
-import { pollUntil } from '../support/poll';
+import { pollUntil, waitForGone } from '../support/poll';
 import { getQueue } from '../support/rabbitManagement';
 import { deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
 import { createSplit, waitForSplitPhase } from '../support/splits';
@@ -74,14 +74,9 @@ test('deleting the namespace of a live split: the namespace goes, every shadow i
   assert.ok(inventory.includes(shadow), 'the session shadow is in the inventory');
 
   await core.deleteNamespace({ name: namespace });
-  await pollUntil(
+  await waitForGone(
     'the namespace finishes terminating (no finalizer holds it)',
-    () =>
-      core.readNamespace({ name: namespace }).then(
-        () => false,
-        (err: unknown) => (err as { code?: number }).code === 404,
-      ),
-    (gone) => gone,
+    () => core.readNamespace({ name: namespace }),
     90_000,
   );
 

@@ -35,7 +35,7 @@ import { forClient } from '../../deploy/clientObject';
 import { controllerManifests } from '../../deploy/manifests';
 import { readWorkload, readWorkloadStatus } from '../support/handback';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
-import { pollUntil } from '../support/poll';
+import { pollUntil, waitForGone } from '../support/poll';
 import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
 import { createSplit, deleteSplit, getSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
 import { loadServices, uniqueName } from '../support/services';
@@ -72,14 +72,9 @@ async function uninstallController(): Promise<void> {
       if ((err as { code?: number }).code !== 404) throw err;
     });
   }
-  await pollUntil(
+  await waitForGone(
     `namespace ${controllerNs} is gone`,
-    () =>
-      core.readNamespace({ name: controllerNs }).then(
-        () => false,
-        (err: unknown) => (err as { code?: number }).code === 404,
-      ),
-    (gone) => gone,
+    () => core.readNamespace({ name: controllerNs }),
     180_000,
   );
 }
@@ -111,9 +106,7 @@ async function degradedWith(name: string, reason: string) {
 /** What the first test leaves to the second: an Active split and the messages the app must get. */
 const shared: {
   split?: string;
-  routeId?: string;
   original?: string;
-  installId?: string;
   sent: string[];
   prefix: string;
 } = {
@@ -213,9 +206,7 @@ test('the controller uninstalled during a split and installed again acts on noth
   );
   Object.assign(shared, {
     split: split.metadata.name,
-    routeId: split.spec.routeId,
     original,
-    installId: earlierId,
     sent: [...ana, ...team, ...meanwhile],
     prefix,
   });
@@ -255,14 +246,9 @@ test('then uninstalled as README says (the split deleted, the handback awaited, 
   await uninstallController();
   const crds = kc.makeApiClient(ApiextensionsV1Api);
   await crds.deleteCustomResourceDefinition({ name: CRD });
-  await pollUntil(
+  await waitForGone(
     'the CRD is gone (no QueueSplit finalizer holds it)',
-    () =>
-      crds.readCustomResourceDefinition({ name: CRD }).then(
-        () => false,
-        (err: unknown) => (err as { code?: number }).code === 404,
-      ),
-    (gone) => gone,
+    () => crds.readCustomResourceDefinition({ name: CRD }),
     60_000,
   );
 

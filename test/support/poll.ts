@@ -5,6 +5,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * counts in particular) lag the protocol state by seconds, so tests wait with a deadline and
  * report the last value seen when it passes.
  */
+/** Waits until `read` answers 404: the object is gone (finalizers and all). */
+export function waitForGone(what: string, read: () => Promise<unknown>, timeoutMs: number): Promise<boolean> {
+  return pollUntil(
+    what,
+    () =>
+      read().then(
+        () => false,
+        (err: unknown) => (err as { code?: number }).code === 404,
+      ),
+    (gone) => gone,
+    timeoutMs,
+  );
+}
+
 export async function pollUntil<T>(
   what: string,
   read: () => Promise<T>,

@@ -294,7 +294,7 @@ export class Coordinator {
           ? `the state ConfigMap ${this.namespace}/${this.names.stateConfigMap} is not one this controller wrote: it has no seal, ${seal} does not exist (deleted with the controller's namespace, or the document was planted)`
           : `the state ConfigMap ${this.namespace}/${this.names.stateConfigMap} is not one this controller wrote (its digest is not in ${seal})`,
         sealed === 'absent'
-          ? `Nothing was acted on. If the controller was uninstalled during this split and installed again, an operator who has checked the document seals it, and the controller goes on: ${this.seals.resealCommand(this.names.stateSeal, text ?? '')}. Otherwise: ${unknownWriter}`
+          ? `Nothing was acted on. If the controller was uninstalled during this split and installed again, an operator who has checked the document seals it, and the controller goes on: ${this.seals.resealCommand(this.names.stateSeal, text ?? '', this.name)}. Otherwise: ${unknownWriter}`
           : `Nothing was acted on. ${unknownWriter}`,
       );
       return 'unreadable';

@@ -12,6 +12,12 @@ const DIGESTS_KEY = 'digests';
 
 export const stateDigest = (text: string): string => createHash('sha256').update(text).digest('hex');
 
+/** The controller's admission policy lets it change only ConfigMaps labelled with their workload. */
+const sealLabels = (workload: string) => ({
+  'queuesplit.dev/seal': 'true',
+  'queuesplit.dev/workload': workload,
+});
+
 export class StateSeals {
   private readonly store: ConfigMapStore;
 
@@ -31,18 +37,19 @@ export class StateSeals {
   }
 
   /** The command an operator runs to seal a state they have checked (README "Uninstall"). */
-  resealCommand(name: string, text: string): string {
-    return `kubectl -n ${this.store.namespace} create configmap ${name} --from-literal=${DIGESTS_KEY}=${stateDigest(text)}`;
+  resealCommand(name: string, text: string, workload: string): string {
+    const ns = this.store.namespace;
+    const labels = Object.entries(sealLabels(workload))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
+    // Labelled as the controller labels its seals, or it may not rewrite this one later.
+    return `kubectl -n ${ns} create configmap ${name} --from-literal=${DIGESTS_KEY}=${stateDigest(text)} && kubectl -n ${ns} label configmap ${name} ${labels}`;
   }
 
   /** Seals `next` before it is written; `current` (what the ConfigMap holds now) stays valid. */
   async seal(name: string, next: string, current: string, workload: string): Promise<void> {
     const digests = [stateDigest(next), ...(current ? [stateDigest(current)] : [])];
-    await this.store.write(
-      name,
-      { [DIGESTS_KEY]: digests.join(',') },
-      { labels: { 'queuesplit.dev/seal': 'true', 'queuesplit.dev/workload': workload } },
-    );
+    await this.store.write(name, { [DIGESTS_KEY]: digests.join(',') }, { labels: sealLabels(workload) });
   }
 
   remove(name: string): Promise<void> {

@@ -185,15 +185,18 @@ test('the controller uninstalled during a split and installed again acts on noth
   const unsealed = await degradedWith(split.metadata.name, 'StateUnsealed');
   assert.match(unsealed.status?.conditions?.[0]?.message ?? '', /has no seal/);
   const sealCommand = (unsealed.status?.nextAction ?? '').match(
-    new RegExp(`kubectl -n ${controllerNs} create configmap (\\S+) --from-literal=digests=([0-9a-f]{64})`),
+    new RegExp(
+      `kubectl -n ${controllerNs} create configmap (\\S+) --from-literal=digests=([0-9a-f]{64}) && kubectl -n ${controllerNs} label configmap \\S+ (.+?)\\. Otherwise`,
+    ),
   );
   assert.ok(sealCommand, unsealed.status?.nextAction);
   assert.equal(await containerEnv(), cutOver, 'nothing was acted on before the seal');
 
-  // The second step: the operator checked the state and seals it.
+  // The second step: the operator checked the state and seals it, exactly as the command says.
+  const labels = Object.fromEntries(sealCommand[3]!.split(' ').map((l) => l.split('=') as [string, string]));
   await core.createNamespacedConfigMap({
     namespace: controllerNs,
-    body: { metadata: { name: sealCommand[1] }, data: { digests: sealCommand[2]! } },
+    body: { metadata: { name: sealCommand[1], labels }, data: { digests: sealCommand[2]! } },
   });
   await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
   // Taken again: the ownership Leases went with the namespace.

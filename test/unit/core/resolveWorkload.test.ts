@@ -271,6 +271,51 @@ describe('workload stage', () => {
     assert.match(error.fix, /its own source and group env vars/);
   });
 
+  test('the same source declared twice is refused, naming both entries', () => {
+    // Two entries whose own env vars hold one topic and group (or one queue on one broker): each
+    // engine would copy the whole source, so every message would be split twice.
+    const annotation = `${ANNOTATION}  - name: orders-again
+    container: app
+    kafka: {brokersEnv: KAFKA_BROKERS, sourceEnv: ORDERS_TOPIC_2, groupEnv: KAFKA_GROUP_2, offsetReset: latest}
+  - name: invoices-again
+    container: app
+    rabbitmq: {urlEnv: AMQP_URL, managementUrlEnv: RABBITMQ_MANAGEMENT_URL, sourceEnv: INVOICE_QUEUE_2}
+`;
+    const list = errorsOf(
+      workload({
+        annotation,
+        containers: withEnv((env) => [
+          ...env,
+          { name: 'ORDERS_TOPIC_2', value: 'orders' },
+          { name: 'KAFKA_GROUP_2', value: 'order-service' },
+          { name: 'INVOICE_QUEUE_2', value: 'invoices' },
+        ]),
+      }),
+    );
+    const kafka = errorAt(list, 'queues[2].kafka.sourceEnv', /same source as queues\[0\] \("orders"\)/);
+    assert.match(kafka.problem, /topic "orders".*group "order-service"/);
+    assert.match(kafka.fix, /Declare the source once/);
+    errorAt(list, 'queues[3].rabbitmq.sourceEnv', /same source as queues\[1\] \("invoices"\)/);
+  });
+
+  test('one topic read by two groups is two sources, not a duplicate', () => {
+    const annotation = `${ANNOTATION}  - name: orders-audit
+    container: app
+    kafka: {brokersEnv: KAFKA_BROKERS, sourceEnv: AUDIT_TOPIC, groupEnv: AUDIT_GROUP, offsetReset: latest}
+`;
+    const result = resolveWorkload(
+      workload({
+        annotation,
+        containers: withEnv((env) => [
+          ...env,
+          { name: 'AUDIT_TOPIC', value: 'orders' },
+          { name: 'AUDIT_GROUP', value: 'order-audit' },
+        ]),
+      }),
+    );
+    assert.ok(result.ok, result.ok ? '' : result.errors.map(formatFieldError).join('\n'));
+  });
+
   test('literal values are checked: topic names, broker lists, URL schemes and amqps with tls', () => {
     const badTopic = errorsOf(
       workload({

@@ -5,6 +5,7 @@
 // (refuse) is possible, a missed one (two owners) is not for endpoints written with one host
 // name. Different bootstrap host lists for one Kafka cluster still give different keys.
 import { digest } from './hash';
+import type { ResolvedQueue } from './queueConfig/resolvedTypes';
 import { fail, fieldError, ok, type Result } from './result';
 
 const SCHEME = 'ownership-v1';
@@ -99,4 +100,31 @@ export function rabbitOwnershipKey(input: { url: string; queue: string }): Resul
   const endpoint = normaliseAmqpEndpoint(input.url);
   if (!endpoint.ok) return fail(endpoint.errors);
   return ok(key(['rabbitmq', endpoint.value.host, endpoint.value.vhost, input.queue]));
+}
+
+/**
+ * The ownership key of one resolved queue: the broker endpoint when it is a literal, else the
+ * Secret/ConfigMap reference it comes from (the controller never reads a Secret value), with the
+ * source (and the Kafka group). Two queues with one key consume one source the same way.
+ */
+export function sourceOwnershipKey(namespace: string, queue: ResolvedQueue): string {
+  const endpoint = queue.env.find((e) => e.role === (queue.provider === 'kafka' ? 'brokers' : 'url'));
+  const source = endpoint?.source;
+  if (source?.kind === 'value') {
+    const literal =
+      queue.provider === 'kafka'
+        ? kafkaOwnershipKey({ brokers: source.value, topic: queue.source, group: queue.group })
+        : rabbitOwnershipKey({ url: source.value, queue: queue.source });
+    if (literal.ok) return literal.value;
+  }
+  const ref =
+    source?.kind === 'secretKeyRef'
+      ? `secret:${namespace}/${source.secret}/${source.key}`
+      : source?.kind === 'configMapKeyRef'
+        ? `configmap:${namespace}/${source.configMap}/${source.key}`
+        : 'unknown';
+  return digest(
+    ['ownership-ref', queue.provider, ref, queue.source, queue.provider === 'kafka' ? queue.group : ''],
+    24,
+  );
 }

@@ -4,32 +4,10 @@
 // Secret/ConfigMap reference when it is not (the controller never reads a Secret value).
 import { AppsV1Api, CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { digest } from '../../core/hash';
-import { kafkaOwnershipKey, rabbitOwnershipKey } from '../../core/ownership';
+import { sourceOwnershipKey } from '../../core/ownership';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { isConflict, isNotFound } from '../kube/client';
 import type { Workload } from './workloads';
-
-export function ownershipKey(namespace: string, queue: ResolvedQueue): string {
-  const endpoint = queue.env.find((e) => e.role === (queue.provider === 'kafka' ? 'brokers' : 'url'));
-  const source = endpoint?.source;
-  if (source?.kind === 'value') {
-    const key =
-      queue.provider === 'kafka'
-        ? kafkaOwnershipKey({ brokers: source.value, topic: queue.source, group: queue.group })
-        : rabbitOwnershipKey({ url: source.value, queue: queue.source });
-    if (key.ok) return key.value;
-  }
-  const ref =
-    source?.kind === 'secretKeyRef'
-      ? `secret:${namespace}/${source.secret}/${source.key}`
-      : source?.kind === 'configMapKeyRef'
-        ? `configmap:${namespace}/${source.configMap}/${source.key}`
-        : 'unknown';
-  return digest(
-    ['ownership-ref', queue.provider, ref, queue.source, queue.provider === 'kafka' ? queue.group : ''],
-    24,
-  );
-}
 
 const leaseName = (key: string) => `qs-own-${digest(['lease', key], 24)}`;
 
@@ -51,7 +29,7 @@ export class OwnershipLeases {
   ) {
     const holder = `${namespace}/${workload.metadata?.name}/${workload.metadata?.uid}`;
     for (const queue of queues) {
-      const name = leaseName(ownershipKey(namespace, queue));
+      const name = leaseName(sourceOwnershipKey(namespace, queue));
       try {
         await this.leases.createNamespacedLease({
           namespace: controllerNamespace,

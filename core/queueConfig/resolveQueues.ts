@@ -11,7 +11,13 @@ import type { Container, PodTemplateSpec } from './podTemplate';
 import type { ResolveContext } from './resolveContext';
 import type { ResolvedKafkaQueue, ResolvedQueue, ResolvedRabbitQueue } from './resolvedTypes';
 import type { KafkaBlock, QueueConfig, QueueDeclaration, RabbitBlock } from './schema';
-import { checkLiteralBrokers, checkLiteralUrl, checkTlsSecret, overrideCollisions } from './workloadChecks';
+import {
+  checkLiteralBrokers,
+  checkLiteralUrl,
+  checkTlsSecret,
+  duplicateSources,
+  overrideCollisions,
+} from './workloadChecks';
 
 export type {
   CopiedEnv,
@@ -44,7 +50,7 @@ export function resolveQueues(
         : resolveRabbit(queue.name, queue.rabbitmq, context);
     if (queueResolved && errors.length === before) resolved.push(queueResolved);
   });
-  errors.push(...overrideCollisions(config.queues, resolved));
+  errors.push(...overrideCollisions(config.queues, resolved), ...duplicateSources(config.queues, resolved));
   return errors.length > 0 ? fail(errors) : ok(resolved);
 }
 

@@ -1,7 +1,7 @@
 // Checks of the workload stage beyond "where does the value come from": literal values that can
 // be verified without a broker, TLS Secrets the container already uses, and env vars two queues
 // would both need to override.
-import { normaliseKafkaBrokers } from '../ownership';
+import { normaliseKafkaBrokers, sourceOwnershipKey } from '../ownership';
 import { fieldError, type FieldError } from '../result';
 import { literalOf } from './envResolution';
 import type { Container, PodTemplateSpec } from './podTemplate';
@@ -113,6 +113,42 @@ export function overrideCollisions(
         owners.set(key, path);
       }
     }
+  }
+  return errors;
+}
+
+/**
+ * Two entries that consume one source the same way (one topic and group on one cluster, one
+ * queue on one broker: the same ownership key) would each get an engine copying the whole
+ * source, so every message would be split twice. The key compares endpoints as literals or as
+ * the Secret/ConfigMap reference they come from, as the controller's ownership Leases do.
+ */
+export function duplicateSources(
+  queues: readonly QueueDeclaration[],
+  resolved: readonly ResolvedQueue[],
+): FieldError[] {
+  const errors: FieldError[] = [];
+  const first = new Map<string, { index: number; queue: ResolvedQueue }>();
+  for (const queue of resolved) {
+    const index = queues.findIndex((q) => q.name === queue.name);
+    // One workload, one namespace: any constant serves the comparison.
+    const key = sourceOwnershipKey('', queue);
+    const earlier = first.get(key);
+    if (!earlier) {
+      first.set(key, { index, queue });
+      continue;
+    }
+    const what =
+      queue.provider === 'kafka'
+        ? `topic "${queue.source}" read by group "${queue.group}"`
+        : `queue "${queue.source}"`;
+    errors.push(
+      fieldError(
+        `queues[${index}].${queue.provider}.sourceEnv`,
+        `${queue.sourceEnv} makes "${queue.name}" the same source as queues[${earlier.index}] ("${earlier.queue.name}"): the ${what} on the same broker. Each entry would copy every message of it.`,
+        `Declare the source once: remove one of "${earlier.queue.name}" and "${queue.name}", or point it at its own topic/queue.`,
+      ),
+    );
   }
   return errors;
 }

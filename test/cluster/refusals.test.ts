@@ -6,9 +6,21 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
-import { AppsV1Api, AutoscalingV2Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  AutoscalingV2Api,
+  CoordinationV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { mergePatch } from '../../agent/kube/client';
-import { installController } from '../../deploy/install';
+import { leaseName } from '../../agent/controller/ownership';
+import { sourceOwnershipKey } from '../../core/ownership';
+import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
+import { resolveWorkload } from '../../core/queueConfig/resolveWorkload';
+import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
+import { installController, testInstall } from '../../deploy/install';
+import { fixtureDeployment } from '../support/kube';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { deployRabbitApp } from '../support/rabbitSplit';
 import {
@@ -121,6 +133,119 @@ test("a split's filter cannot be edited in place (the CRD's CEL rule): start a n
       return true;
     },
   );
+  await deleteSplit(kc, namespace, split.metadata.name);
+  await waitForSplitGone(kc, namespace, split.metadata.name, 60_000);
+});
+
+/** A RabbitMQ fixture app whose annotation declares `queues` (name → env var of its source). */
+async function deployTwoQueueApp(name: string, queues: [string, string][], env: Record<string, string>) {
+  const declaration = [
+    'queues:',
+    ...queues.flatMap(([queue, sourceEnv]) => [
+      `  - name: ${queue}`,
+      '    rabbitmq:',
+      '      urlEnv: AMQP_URL',
+      '      managementUrlEnv: RABBITMQ_MANAGEMENT_URL',
+      `      sourceEnv: ${sourceEnv}`,
+    ]),
+  ].join('\n');
+  const body = fixtureDeployment({
+    name,
+    image: 'queuesplit/fixture-rabbitmq-consumer',
+    replicas: 0, // refused before any pod matters; nothing waits for one
+    annotations: { [QUEUE_CONFIG_ANNOTATION]: declaration },
+    env: [
+      { name: 'AMQP_URL', valueFrom: { secretKeyRef: { name: 'amqp', key: 'url' } } },
+      { name: 'RABBITMQ_MANAGEMENT_URL', value: services.inCluster.rabbitManagementUrl },
+      ...Object.entries(env).map(([k, value]) => ({ name: k, value })),
+    ],
+  });
+  return kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body });
+}
+
+async function ownershipLeasesOf(uid: string) {
+  const list = await kc.makeApiClient(CoordinationV1Api).listNamespacedLease({
+    namespace: testInstall.namespace,
+    labelSelector: 'queuesplit.dev/ownership=true',
+  });
+  return list.items.filter((l) => l.spec?.holderIdentity?.endsWith(`/${uid}`));
+}
+
+test('ownership Leases taken before a conflict are released when the split is rejected', async () => {
+  // "mixed" declares a free source first and an owned one second: the controller takes the
+  // first Lease, meets the conflict on the second, and must give the first back, or an
+  // unrelated workload on the free source is refused later.
+  const free = uniqueName('free');
+  const owned = uniqueName('owned');
+  const ch = await conn.createChannel();
+  for (const q of [free, owned]) await ch.assertQueue(q, { durable: true });
+  await ch.close();
+  await deployRabbitApp(kc, services, namespace, 'holder', owned);
+  const holder = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'holder', namespace });
+  // The owner's claim as the controller writes it for a split workload (agent/controller/ownership.ts).
+  const resolved = resolveWorkload(holder as WorkloadLike);
+  assert.ok(resolved.ok);
+  await kc.makeApiClient(CoordinationV1Api).createNamespacedLease({
+    namespace: testInstall.namespace,
+    body: {
+      metadata: {
+        name: leaseName(sourceOwnershipKey(namespace, resolved.value.queues[0]!)),
+        labels: { 'queuesplit.dev/ownership': 'true' },
+      },
+      spec: { holderIdentity: `${namespace}/holder/${holder.metadata!.uid}` },
+    },
+  });
+  const mixed = await deployTwoQueueApp(
+    'mixed',
+    [
+      ['orders', 'FREE_QUEUE'],
+      ['refunds', 'OWNED_QUEUE'],
+    ],
+    { FREE_QUEUE: free, OWNED_QUEUE: owned },
+  );
+  const split = await createSplit(kc, namespace, {
+    workload: 'mixed',
+    queues: ['orders', 'refunds'],
+    filter: { 'x-queue-split-user': 'lee' },
+    owner: 'lee',
+  });
+  const rejected = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Rejected', 60_000);
+  assert.equal(rejected.status?.conditions?.[0]?.reason, 'SourceOwnedElsewhere');
+  assert.match(rejected.status?.conditions?.[0]?.message ?? '', /already split through workload/);
+  const left = await ownershipLeasesOf(mixed.metadata!.uid!);
+  assert.deepEqual(
+    left.map((l) => l.metadata?.name),
+    [],
+    'the rejected workload holds no ownership Lease',
+  );
+  await deleteSplit(kc, namespace, split.metadata.name);
+  await waitForSplitGone(kc, namespace, split.metadata.name, 60_000);
+});
+
+test('the same source declared twice in one workload is rejected naming both entries', async () => {
+  const source = uniqueName('twice');
+  const twice = await deployTwoQueueApp(
+    'twice',
+    [
+      ['orders', 'SOURCE_QUEUE'],
+      ['orders-copy', 'SOURCE_QUEUE_COPY'],
+    ],
+    { SOURCE_QUEUE: source, SOURCE_QUEUE_COPY: source },
+  );
+  const split = await createSplit(kc, namespace, {
+    workload: 'twice',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'lee' },
+    owner: 'lee',
+  });
+  const rejected = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Rejected', 60_000);
+  const condition = rejected.status?.conditions?.[0];
+  assert.equal(condition?.reason, 'InvalidDeclaration');
+  assert.match(condition?.message ?? '', /queues\[1\]\.rabbitmq\.sourceEnv/);
+  assert.match(condition?.message ?? '', /same source as queues\[0\] \("orders"\)/);
+  const afterwards = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'twice', namespace });
+  assert.equal(afterwards.metadata?.generation, twice.metadata?.generation, 'the spec was not changed');
+  assert.deepEqual(await ownershipLeasesOf(twice.metadata!.uid!), [], 'no ownership Lease');
   await deleteSplit(kc, namespace, split.metadata.name);
   await waitForSplitGone(kc, namespace, split.metadata.name, 60_000);
 });

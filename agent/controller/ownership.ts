@@ -9,7 +9,8 @@ import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { isConflict, isNotFound } from '../kube/client';
 import type { Workload } from './workloads';
 
-const leaseName = (key: string) => `qs-own-${digest(['lease', key], 24)}`;
+/** The ownership Lease of a source key (exported for the tests that read the Leases). */
+export const leaseName = (key: string) => `qs-own-${digest(['lease', key], 24)}`;
 
 export class OwnershipLeases {
   private readonly leases: CoordinationV1Api;
@@ -28,6 +29,19 @@ export class OwnershipLeases {
     queues: readonly ResolvedQueue[],
   ) {
     const holder = `${namespace}/${workload.metadata?.name}/${workload.metadata?.uid}`;
+    // Leases this call created or took over: given back when a later queue conflicts, so a
+    // rejected split leaves no claim that would refuse an unrelated workload on those sources.
+    const taken: string[] = [];
+    const conflict = async (message: string) => {
+      for (const name of taken) {
+        await this.leases
+          .deleteNamespacedLease({ name, namespace: controllerNamespace })
+          .catch((err: unknown) => {
+            if (!isNotFound(err)) throw err;
+          });
+      }
+      return message;
+    };
     for (const queue of queues) {
       const name = leaseName(sourceOwnershipKey(namespace, queue));
       try {
@@ -38,6 +52,7 @@ export class OwnershipLeases {
             spec: { holderIdentity: holder },
           },
         });
+        taken.push(name);
       } catch (err) {
         if (!isConflict(err)) throw err;
         const current = await this.leases.readNamespacedLease({ name, namespace: controllerNamespace });
@@ -49,10 +64,13 @@ export class OwnershipLeases {
             namespace: controllerNamespace,
             body: { ...current, spec: { ...current.spec, holderIdentity: holder } },
           });
+          taken.push(name);
           continue;
         }
         if (owner !== holder) {
-          return `Queue ${queue.name} (${queue.provider} source ${queue.source}) is already split through workload ${owner?.split('/').slice(0, 2).join('/')}. Stop that split first, or split that workload.`;
+          return conflict(
+            `Queue ${queue.name} (${queue.provider} source ${queue.source}) is already split through workload ${owner?.split('/').slice(0, 2).join('/')}. Stop that split first, or split that workload.`,
+          );
         }
       }
     }

@@ -6,6 +6,9 @@
 #
 #   test/env/k8s/node/node.sh up     build/reuse the kubelet and images, start the node, wait Ready
 #   test/env/k8s/node/node.sh down   drain it, stop everything it started, leave nothing behind
+#   test/env/k8s/node/node.sh images rebuild the images from this checkout's dist/ (after `npm run
+#                                    build`) and import them into the running node: a changed agent
+#                                    is then what the next controller install or queue-agent runs
 #
 # Environment: QS_ENV_DIR (the environment's run dir, default <repo>/.env-run) must hold a
 # running control plane (kubeconfig, k8s/pki). QS_REAL_NODE (default qs-node-1) names the node;
@@ -433,8 +436,19 @@ up() {
     log "up: $NODE_NAME Ready in $((SECONDS - t0))s"
 }
 
+# For a developer who changed the agent while the environment runs (the suites build before
+# env:up, so CI never needs it): pods started after this run the new image.
+images() {
+    [[ -S $SOCK ]] || die "the node is not running: npm run env:up"
+    local dir
+    dir="$("$HERE/images/build.sh" | tail -1)"
+    images_import "$dir"
+    log "images imported from $dir"
+}
+
 case "${1:-}" in
     up) up ;;
+    images) images ;;
     down) down ;;
-    *) die "usage: $0 up|down" ;;
+    *) die "usage: $0 up|down|images" ;;
 esac

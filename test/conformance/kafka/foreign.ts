@@ -19,16 +19,21 @@ export interface ForeignRecord {
   readonly headers: readonly ForeignHeader[];
 }
 
-const source = path.join(__dirname, 'java', 'ForeignProducer.java');
+/** The classpath of one program of ./java (`ForeignProducer`, `ForeignTransactions`,
+ * `ForeignConsumer`) with the client jars, compiled once per source version into the cache. */
+export function javaClasspath(program: string): string {
+  return `${compiled(program)}:${kafkaLibs}/*`;
+}
 
-function compiled(): string {
+function compiled(program: string): string {
+  const source = path.join(__dirname, 'java', `${program}.java`);
   const text = fs.readFileSync(source);
   const dir = path.join(
     cacheDir,
     'foreign-producer',
     createHash('sha256').update(text).digest('hex').slice(0, 16),
   );
-  if (!fs.existsSync(path.join(dir, 'ForeignProducer.class'))) {
+  if (!fs.existsSync(path.join(dir, `${program}.class`))) {
     if (!fs.existsSync(kafkaLibs))
       throw new Error(`the Kafka client jars are missing at ${kafkaLibs}: run \`npm run env:up\` first`);
     const tmp = `${dir}.tmp-${process.pid}`;
@@ -84,7 +89,7 @@ function invocation(
   return {
     args: [
       '-cp',
-      `${compiled()}:${kafkaLibs}/*`,
+      javaClasspath('ForeignProducer'),
       'ForeignProducer',
       brokers.join(','),
       topic,

@@ -14,7 +14,7 @@ import {
 } from './agentProtocol';
 import { parseFilter } from './filter';
 import { kafkaQueueNames, kafkaRouteNames, rabbitQueueNames, rabbitRouteNames } from './names';
-import { KAFKA_SASL_MECHANISMS, OFFSET_RESETS, tlsSchema } from './queueConfig/schema';
+import { ISOLATION_LEVELS, KAFKA_SASL_MECHANISMS, OFFSET_RESETS, tlsSchema } from './queueConfig/schema';
 import { fail, fieldError, guarded, ok, type FieldError, type Result } from './result';
 import { SECRET_HASH_PATTERN } from './sessionSecret';
 import { WORKLOAD_PHASES } from './state/phases';
@@ -81,6 +81,7 @@ const queuePlanSchema = z.object({
   source: name,
   group: name.optional(),
   offsetReset: z.enum(OFFSET_RESETS).optional(),
+  isolationLevel: z.enum(ISOLATION_LEVELS).optional(),
   saslMechanism: z.enum(KAFKA_SASL_MECHANISMS).optional(),
   tls: tlsSchema.optional(),
   allowPlainHttpManagement: z.literal(true).optional(),

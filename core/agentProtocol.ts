@@ -32,6 +32,8 @@ export interface AgentQueuePlan {
   /** Kafka: the application's consumer group and where a partition without offsets starts. */
   group?: string;
   offsetReset?: KafkaBlock['offsetReset'];
+  /** Kafka: the application's isolation.level, which the source is read at (absent: read_committed). */
+  isolationLevel?: NonNullable<KafkaBlock['isolationLevel']>;
   saslMechanism?: string;
   tls?: TlsBlock;
   /** RabbitMQ: plain http management next to TLS AMQP was accepted explicitly (README "Trust boundaries"). */

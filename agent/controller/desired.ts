@@ -83,6 +83,7 @@ export function desiredState(
           ? {
               group: r.group,
               offsetReset: r.offsetReset,
+              ...(r.isolationLevel ? { isolationLevel: r.isolationLevel } : {}),
               ...(r.saslMechanism ? { saslMechanism: r.saslMechanism } : {}),
             }
           : {}),

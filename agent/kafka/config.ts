@@ -48,6 +48,12 @@ export const MAX_PREFETCH = 10_000;
 /** Records held back for a missing destination before the pump stops fetching. */
 export const MAX_PARKED = 20_000;
 
+/** How a read treats transactions (the consumer's `isolation.level`): read_committed drops
+ * aborted records and stops at the last stable offset; read_uncommitted reads everything up to
+ * the high watermark, as an application configured so does. */
+export type IsolationLevel = 'read_committed' | 'read_uncommitted';
+export const ISOLATION_LEVELS: readonly IsolationLevel[] = ['read_committed', 'read_uncommitted'];
+
 export interface KafkaConnection {
   readonly brokers: readonly string[];
   /** `true` for the system CAs, or the CA bundle (PEM) of a private CA. */
@@ -66,6 +72,9 @@ export interface KafkaEngineConfig {
   readonly appGroup: string;
   /** Where a partition without a committed offset in `appGroup` starts. */
   readonly offsetReset: 'earliest' | 'latest';
+  /** The application's `isolation.level` on the source, which the pump reads it at (default
+   * read_committed: aborted records are never copied). */
+  readonly isolationLevel?: IsolationLevel;
   readonly appShadow: string;
   /** The group the redirected application consumes the app shadow with. */
   readonly appShadowGroup: string;
@@ -141,6 +150,13 @@ export function validateConfig(config: KafkaEngineConfig): FieldError[] {
       path: 'offsetReset',
       problem: `${String(config.offsetReset)} is unknown`,
       fix: 'use earliest or latest',
+    });
+  }
+  if (config.isolationLevel !== undefined && !ISOLATION_LEVELS.includes(config.isolationLevel)) {
+    errors.push({
+      path: 'isolationLevel',
+      problem: `${String(config.isolationLevel)} is unknown`,
+      fix: 'use read_committed or read_uncommitted',
     });
   }
   const prefetch = config.prefetch ?? DEFAULT_PREFETCH;

@@ -112,6 +112,7 @@ export class KafkaEngine implements Engine {
       admin: this.link.admin,
       txn: this.link.txn,
       sourceTopic: config.sourceTopic,
+      isolation: config.isolationLevel ?? 'read_committed',
       splitterGroup: config.splitterGroup,
       maxRecordsPerTxn: config.prefetch ?? DEFAULT_PREFETCH,
       messageIdHeader: config.messageIdHeader ?? DEFAULT_MESSAGE_ID_HEADER,

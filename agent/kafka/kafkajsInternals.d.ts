@@ -10,7 +10,13 @@ declare module 'kafkajs/src/cluster' {
       headers: Record<string, Buffer | null | (Buffer | null)[]>; // null: a null header value
       timestamp: string;
       isControlRecord?: boolean;
-      batchContext?: { producerId: string; inTransaction: boolean };
+      // One object per record batch, shared by its records (agent/kafka/aborted.ts groups by it).
+      batchContext?: {
+        producerId: string;
+        inTransaction: boolean;
+        firstOffset: string;
+        lastOffsetDelta: number;
+      };
     }
     export interface WireFetchPartition {
       partition: number;
@@ -84,14 +90,6 @@ declare module 'kafkajs/src/loggers' {
 declare module 'kafkajs/src/network/socketFactory' {
   function defaultSocketFactory(): unknown;
   export = defaultSocketFactory;
-}
-
-declare module 'kafkajs/src/consumer/filterAbortedMessages' {
-  function filterAbortedMessages<T>(input: {
-    messages: T[];
-    abortedTransactions: { producerId: string; firstOffset: string }[];
-  }): T[];
-  export = filterAbortedMessages;
 }
 
 declare module 'kafkajs/src/protocol/encoder' {

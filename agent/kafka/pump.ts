@@ -22,7 +22,7 @@ import type { EngineHooks } from '../engine/contract';
 import { describeError, type Logger } from '../engine/log';
 import type { PublishBarrier } from '../engine/publishBarrier';
 import { Backoff } from '../engine/timing';
-import { MAX_PARKED, type KafkaTiming } from './config';
+import { MAX_PARKED, type IsolationLevel, type KafkaTiming } from './config';
 import { errorName } from './kafkaErrors';
 import { KAFKAJS_TYPE } from '../../core/kafkaCodecs';
 import { chunks, codecRuns, messageIdOf, topicMessages } from './records';
@@ -41,6 +41,9 @@ export interface PumpDeps {
   readonly admin: Admin;
   readonly txn: TxnProducer;
   readonly sourceTopic: string;
+  /** How the source is read: as the application reads it (README, "Kafka shadows are written
+   * in transactions"). */
+  readonly isolation: IsolationLevel;
   readonly splitterGroup: string;
   readonly maxRecordsPerTxn: number;
   readonly messageIdHeader: string;
@@ -195,7 +198,7 @@ export class Pump {
     const positions = this.readPositions();
     const reads =
       this.parkedCount < MAX_PARKED && positions.size > 0
-        ? await this.deps.wire.read(this.deps.sourceTopic, positions)
+        ? await this.deps.wire.read(this.deps.sourceTopic, positions, { isolation: this.deps.isolation })
         : (await this.pause(this.deps.timing.fetchMaxWaitMs), []);
     this.sourceLost = undefined;
     const start = new Map(this.positions);

@@ -9,15 +9,21 @@
 // Both come from kafkajs 2.2.4's internal Cluster/Broker (frozen since 2023; declared in
 // kafkajsInternals.d.ts). A move to another client replaces this file.
 import Cluster from 'kafkajs/src/cluster';
-import filterAbortedMessages from 'kafkajs/src/consumer/filterAbortedMessages';
 import { createLogger, LEVELS } from 'kafkajs/src/loggers';
 import defaultSocketFactory from 'kafkajs/src/network/socketFactory';
 import type { ISocketFactory } from 'kafkajs';
+import { batchesOf, dropAborted } from './aborted';
 import { kafkaConfig } from './clients';
 import { CodecError, codecOf, type Codec } from '../../core/kafkaCodecs';
-import type { KafkaConnection, KafkaTiming } from './config';
+import type { IsolationLevel, KafkaConnection, KafkaTiming } from './config';
 
-const READ_COMMITTED = 1;
+const ISOLATION: Readonly<Record<IsolationLevel, number>> = { read_uncommitted: 0, read_committed: 1 };
+
+export interface ReadOptions {
+  /** Default read_committed: what the engine's own topics (shadows) are read at. */
+  readonly isolation?: IsolationLevel;
+  readonly maxBytesPerPartition?: number;
+}
 
 /** A header value as the broker carries it: bytes, or null (legal: the Java client's
  * `new RecordHeader(k, null)`; kafkajs decodes it as null). */
@@ -38,7 +44,7 @@ export interface FetchedRecord {
 
 export interface PartitionRead {
   readonly partition: number;
-  /** Committed data records (aborted records and transaction markers removed). */
+  /** Data records: transaction markers removed, and at read_committed aborted records too. */
   readonly records: readonly FetchedRecord[];
   /** Where the next read of this partition starts: past every record, marker and aborted
    * record this read covered. */
@@ -77,7 +83,7 @@ export class Wire {
       metadataMaxAge: 300_000,
       retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 },
       allowAutoTopicCreation: false,
-      isolationLevel: READ_COMMITTED,
+      isolationLevel: ISOLATION.read_committed,
     });
   }
 
@@ -95,16 +101,18 @@ export class Wire {
     return this.connected && this.cluster.isConnected();
   }
 
-  /** Reads committed records of `topic` from each partition's position. A batch that cannot
-   * be decompressed fails only its own partition's read, marked `undecodable` at the first
-   * offset of it not read (issue 13 case 9). */
-  async read(topic: string, positions: Offsets, maxBytesPerPartition = 1 << 20): Promise<PartitionRead[]> {
+  /** Reads records of `topic` from each partition's position, at `options.isolation`
+   * (default read_committed). A batch that cannot be decompressed fails only its own
+   * partition's read, marked `undecodable` at the first offset of it not read (issue 13 case 9). */
+  async read(topic: string, positions: Offsets, options: ReadOptions = {}): Promise<PartitionRead[]> {
     if (positions.size === 0) return [];
     await this.ensureTopic(topic);
+    const isolation = options.isolation ?? 'read_committed';
+    const maxBytes = options.maxBytesPerPartition ?? 1 << 20;
     const byLeader = this.cluster.findLeaderForPartitions(topic, [...positions.keys()]);
     const reads = await Promise.all(
       Object.entries(byLeader).map(([nodeId, partitions]) =>
-        this.readIsolating(nodeId, topic, partitions, positions, maxBytesPerPartition),
+        this.readIsolating(nodeId, topic, partitions, positions, isolation, maxBytes),
       ),
     );
     return reads.flat();
@@ -118,20 +126,21 @@ export class Wire {
     topic: string,
     partitions: number[],
     positions: Offsets,
+    isolation: IsolationLevel,
     maxBytes: number,
   ): Promise<PartitionRead[]> {
     try {
-      return await this.fetch(nodeId, topic, partitions, positions, maxBytes);
+      return await this.fetch(nodeId, topic, partitions, positions, isolation, maxBytes);
     } catch (err) {
       // A codec's decoder failed, or kafkajs has none for it ("… compression not implemented").
       if (!(err instanceof CodecError) && errorClass(err) !== 'KafkaJSNotImplemented') throw err;
       if (partitions.length > 1) {
         const each = await Promise.all(
-          partitions.map((p) => this.readIsolating(nodeId, topic, [p], positions, maxBytes)),
+          partitions.map((p) => this.readIsolating(nodeId, topic, [p], positions, isolation, maxBytes)),
         );
         return each.flat();
       }
-      if (maxBytes > 1) return this.readIsolating(nodeId, topic, partitions, positions, 1);
+      if (maxBytes > 1) return this.readIsolating(nodeId, topic, partitions, positions, isolation, 1);
       const partition = partitions[0]!;
       const at = positions.get(partition) ?? '0';
       const undecodable = err instanceof Error ? err.message : String(err);
@@ -144,12 +153,13 @@ export class Wire {
     topic: string,
     partitions: number[],
     positions: Offsets,
+    isolation: IsolationLevel,
     maxBytesPerPartition: number,
   ): Promise<PartitionRead[]> {
     const broker = await this.cluster.findBroker({ nodeId });
     const response = await broker.fetch({
       replicaId: -1,
-      isolationLevel: READ_COMMITTED,
+      isolationLevel: ISOLATION[isolation],
       maxWaitTime: this.timing.fetchMaxWaitMs,
       minBytes: 1,
       maxBytes: maxBytesPerPartition * partitions.length,
@@ -166,7 +176,7 @@ export class Wire {
     });
     return response.responses
       .flatMap((r) => r.partitions)
-      .map((p) => toPartitionRead(p, positions.get(p.partition) ?? '0'));
+      .map((p) => toPartitionRead(p, positions.get(p.partition) ?? '0', isolation));
   }
 
   /** Commits offsets as an outsider (generation -1): refused with UNKNOWN_MEMBER_ID while the
@@ -200,16 +210,25 @@ export class Wire {
 
 const errorClass = (err: unknown) => (err as { name?: unknown } | null)?.name;
 
-function toPartitionRead(p: Cluster.WireFetchPartition, fetchOffset: string): PartitionRead {
+/** One partition's fetch as the Java consumer would deliver it at `isolation`
+ * (agent/kafka/aborted.ts). */
+function toPartitionRead(
+  p: Cluster.WireFetchPartition,
+  fetchOffset: string,
+  isolation: IsolationLevel,
+): PartitionRead {
   const from = BigInt(fetchOffset);
-  // A fetch can start at the beginning of a record batch before the requested offset.
-  const within = p.messages.filter((m) => BigInt(m.offset) >= from);
-  const committed = filterAbortedMessages({ messages: within, abortedTransactions: p.abortedTransactions });
-  const last = within[within.length - 1];
+  const batches = batchesOf(p.messages);
+  // Whole batches: a fetch can start inside a batch (its earlier records are before `from`),
+  // and such a batch still counts for the aborted ranges.
+  const kept = isolation === 'read_committed' ? dropAborted(batches, p.abortedTransactions) : batches;
+  const last = batches[batches.length - 1];
+  const next = last && last.lastOffset + 1n > from ? last.lastOffset + 1n : from;
   return {
     partition: p.partition,
-    records: committed
-      .filter((m) => !m.isControlRecord)
+    records: kept
+      .flatMap((b) => b.records)
+      .filter((m) => !m.isControlRecord && BigInt(m.offset) >= from)
       .map((m) => ({
         partition: p.partition,
         offset: m.offset,
@@ -219,7 +238,8 @@ function toPartitionRead(p: Cluster.WireFetchPartition, fetchOffset: string): Pa
         timestamp: m.timestamp,
         codec: codecOf(m),
       })),
-    nextOffset: last ? (BigInt(last.offset) + 1n).toString() : fetchOffset,
+    // Past every batch read (markers and aborted batches included).
+    nextOffset: next.toString(),
     lastStableOffset: p.lastStableOffset,
   };
 }

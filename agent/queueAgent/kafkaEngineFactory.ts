@@ -19,6 +19,7 @@ export function createKafkaEngine(activationId: string, plan: AgentQueuePlan, lo
       sourceTopic: plan.source,
       appGroup: plan.group,
       offsetReset: plan.offsetReset ?? 'earliest',
+      isolationLevel: plan.isolationLevel ?? 'read_committed',
       appShadow: plan.names.appShadow,
       appShadowGroup,
       splitterGroup,

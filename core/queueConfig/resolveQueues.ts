@@ -120,6 +120,7 @@ function resolveKafka(name: string, block: KafkaBlock, ctx: ResolveContext): Res
     groupEnv: block.groupEnv,
     group,
     offsetReset: block.offsetReset,
+    ...(block.isolationLevel ? { isolationLevel: block.isolationLevel } : {}),
     env: dedupe(env),
     ...(block.tls ? { tls: block.tls } : {}),
     ...(block.sasl ? { saslMechanism: block.sasl.mechanism } : {}),

@@ -30,6 +30,8 @@ export interface ResolvedKafkaQueue extends ResolvedQueueCommon {
   groupEnv: string;
   group: string;
   offsetReset: KafkaBlock['offsetReset'];
+  /** Declared only; absent means read_committed. */
+  isolationLevel?: NonNullable<KafkaBlock['isolationLevel']>;
   saslMechanism?: NonNullable<KafkaBlock['sasl']>['mechanism'];
 }
 

@@ -7,6 +7,7 @@ export const QUEUE_CONFIG_ANNOTATION = 'telepresence.io/queue-config';
 
 export const KAFKA_SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
 export const OFFSET_RESETS = ['earliest', 'latest'] as const;
+export const ISOLATION_LEVELS = ['read_committed', 'read_uncommitted'] as const;
 export const MAX_QUEUES = 32;
 
 /** Patterns with the words an error uses for them; zod reports only the pattern that failed. */
@@ -77,6 +78,12 @@ export const kafkaBlockSchema = z
     offsetReset: z
       .enum(OFFSET_RESETS)
       .describe('Where a partition without a committed offset starts (the consumer auto.offset.reset).'),
+    isolationLevel: z
+      .enum(ISOLATION_LEVELS)
+      .describe(
+        "The consumer's isolation.level, which the split reads the topic at: read_committed (the default) never copies records of aborted transactions; read_uncommitted copies every record, as such a consumer reads it.",
+      )
+      .optional(),
     tls: tlsSchema.optional(),
     sasl: saslSchema.optional(),
   })

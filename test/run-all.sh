@@ -8,7 +8,7 @@ results=$(mktemp)
 # Each suite's whole output is kept; a failed suite's failure details are printed again after the
 # summary, so the end of a CI log (often all a reader gets) says why, not only which.
 logs=test-results/suite-logs
-rm -rf "$logs" && mkdir -p "$logs"
+rm -rf "$logs" test-results/timing && mkdir -p "$logs"
 status=0
 step() {
   local name=$1
@@ -74,5 +74,8 @@ for log in "$logs"/*.log; do
     sed -n '/^✖ failing tests:/,$p' "$log" | head -n 150
   fi
 done
+# Where the time went, across suites: the slowest files (each suite's log has its whole table).
+find test-results/timing -name '*.jsonl' ! -name all.jsonl -exec cat {} + >test-results/timing/all.jsonl 2>/dev/null || true
+npx --no-install tsx test/support/timingTable.ts test-results/timing/all.jsonl "all suites, slowest files" | head -n 28 || true
 echo "$passed passed, $failed failed"
 exit "$status"

@@ -13,4 +13,12 @@ fi
 # The timeout bounds each test file as well as each test: a hang fails by name instead of eating
 # CI's budget. The cluster suite's kill -9 file runs several split lives, so it sets a longer one.
 timeout_ms=${QS_TEST_TIMEOUT_MS:-600000}
-exec node --import tsx --test --test-force-exit --test-timeout="$timeout_ms" --test-reporter=spec "$@" "${files[@]}"
+# Each file's process appends its wall, wait and CPU times here (test/support/fileTiming.ts); the
+# table after the run shows where the suite's time goes.
+export QS_TIMING_FILE="test-results/timing/$suite.jsonl"
+mkdir -p test-results/timing && rm -f "$QS_TIMING_FILE"
+rc=0
+node --import tsx --import ./test/support/fileTiming.ts --test --test-force-exit --test-timeout="$timeout_ms" \
+  --test-reporter=spec "$@" "${files[@]}" || rc=$?
+npx --no-install tsx test/support/timingTable.ts "$QS_TIMING_FILE" "$suite" || true
+exit "$rc"

@@ -7,14 +7,13 @@
 // which never reaches the second restart in a row.)
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import * as amqp from 'amqplib';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Kafka, Producer } from 'kafkajs';
 import { deployShop } from '../support/shop';
 import { installController } from '../../deploy/install';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
-import { pollUntil } from '../support/poll';
+import { pollUntil, sleep } from '../support/poll';
 import { killQueueAgent } from '../support/processes';
 import { appReceived, publishTo } from '../support/rabbitSplit';
 import { connectProducer, consumeIds, kafkaClient, produceIds } from '../support/kafkaSplit';

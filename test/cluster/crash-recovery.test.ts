@@ -9,7 +9,6 @@
 // that kill is not counted, and another split's life tries again for the phases not yet hit.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import * as amqp from 'amqplib';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Kafka, Producer } from 'kafkajs';
@@ -19,7 +18,7 @@ import { installController, testInstall } from '../../deploy/install';
 import { podLogLines } from '../env/k8s/node/realNode';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { PhaseWatch } from '../support/phaseWatch';
-import { pollUntil } from '../support/poll';
+import { pollUntil, sleep } from '../support/poll';
 import { controllerLeader, listControllerPods, queueAgentPid } from '../support/processes';
 import { appReceived, deployRabbitApp, publishTo } from '../support/rabbitSplit';
 import { connectProducer, consumeIds, kafkaClient, produceIds } from '../support/kafkaSplit';

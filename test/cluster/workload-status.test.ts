@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AdmissionregistrationV1Api,
   AppsV1Api,
@@ -19,7 +18,7 @@ import { WORKLOAD_STATUS_ANNOTATION } from '../../core/workloadStatus';
 import { parseWorkloadStatus } from '../../core/workloadStatusParse';
 import { mergePatch } from '../../agent/kube/client';
 import { adminConfig, createNamespace, deleteNamespace, scale, waitForNoPods } from '../support/kube';
-import { pollUntil } from '../support/poll';
+import { pollUntil, sleep } from '../support/poll';
 import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
 import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
 import { readWorkloadStatus, waitForHandback } from '../support/handback';

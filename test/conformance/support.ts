@@ -2,10 +2,9 @@
 // the delivery-contract assertions (docs/design.md §5).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Checkpoint, Engine, Outcome } from '../../agent/engine/contract';
 import { jsonLogger, silentLogger, type Logger } from '../../agent/engine/log';
-import { pollUntil } from '../support/poll';
+import { pollUntil, sleep } from '../support/poll';
 import type { Observed, ProviderHarness, TestHeaderValue, TestMessage, Topology } from './harness';
 
 export const USER = 'x-queue-split-user';

@@ -1,10 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as timersSleep } from 'node:timers/promises';
+import { waiting } from './fileTiming';
 
-/**
- * Polls until `read` returns a value `accept` likes. Broker statistics (RabbitMQ management
- * counts in particular) lag the protocol state by seconds, so tests wait with a deadline and
- * report the last value seen when it passes.
- */
+/** A fixed wait, counted as waiting in the suite report (test/support/fileTiming.ts). */
+export function sleep(ms: number): Promise<void> {
+  return waiting(() => timersSleep(ms));
+}
+
 /** Waits until `read` answers 404: the object is gone (finalizers and all). */
 export function waitForGone(what: string, read: () => Promise<unknown>, timeoutMs: number): Promise<boolean> {
   return pollUntil(
@@ -19,11 +20,26 @@ export function waitForGone(what: string, read: () => Promise<unknown>, timeoutM
   );
 }
 
-export async function pollUntil<T>(
+/**
+ * Polls until `read` returns a value `accept` likes. Broker statistics (RabbitMQ management
+ * counts in particular) lag the protocol state by seconds, so tests wait with a deadline and
+ * report the last value seen when it passes.
+ */
+export function pollUntil<T>(
   what: string,
   read: () => Promise<T>,
   accept: (value: T) => boolean,
   timeoutMs = 20_000,
+): Promise<T> {
+  // All of it counts as waiting in the suite report: the condition is someone else's work.
+  return waiting(() => poll(what, read, accept, timeoutMs));
+}
+
+async function poll<T>(
+  what: string,
+  read: () => Promise<T>,
+  accept: (value: T) => boolean,
+  timeoutMs: number,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T | undefined;
@@ -35,7 +51,7 @@ export async function pollUntil<T>(
     } catch (err) {
       lastError = err;
     }
-    await sleep(250);
+    await timersSleep(250);
   }
   throw new Error(
     `${what}: not reached within ${timeoutMs / 1000}s; last value ${JSON.stringify(last)}` +

@@ -2,7 +2,7 @@
 // unroutable publish (shadow deleted behind the engine's back) neither acks nor loses.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../../support/poll';
 import type { Engine } from '../../../agent/engine/contract';
 import type { ProviderHarness } from '../harness';
 import {

@@ -2,7 +2,7 @@
 // application shadow, app drain and handback with unacked deliveries, and cleanup.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../../support/poll';
 import type { ProviderHarness } from '../harness';
 import {
   assertDelivery,

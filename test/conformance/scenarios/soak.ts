@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomInt } from 'node:crypto';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../../support/poll';
 import fc from 'fast-check';
 import type { RouteSpec } from '../../../agent/engine/contract';
 import type { ConsumerHandle, ProviderHarness } from '../harness';

@@ -4,11 +4,11 @@
 // them to the shipped sidecar bundle, which is given no broker address and may not read the
 // workload's Secrets. The port-forward leg (sidecar/agentPortForward.ts) is proven on the real
 // node by the cluster suite (test/cluster/session-stream.test.ts); here the sidecar connects with
-// --agent-url, through a TCP relay the tests can cut.
+// --agent-url, through a fault proxy (test/support/faultProxy.ts) the tests can cut; the agent's
+// own broker links can go through one too (a slow connect, a stalled or cut link).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
-import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -30,6 +30,7 @@ import {
   type AgentFrame,
 } from '../../core/sessionStream';
 import { runDir } from '../env/paths';
+import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { pollUntil } from '../support/poll';
 import { getQueue } from '../support/rabbitManagement';
@@ -125,46 +126,44 @@ async function startAgent(): Promise<{
   server.attach(httpServer);
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
   const agentPort = (httpServer.address() as AddressInfo).port;
-  const sockets = new Set<net.Socket>();
-  let accepted = 0;
-  const relay = net.createServer((client) => {
-    accepted++;
-    const upstream = net.connect(agentPort, '127.0.0.1');
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => undefined);
-      s.on('close', () => {
-        sockets.delete(s);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  const relayPort = (relay.address() as AddressInfo).port;
+  const relay = await startFaultProxy({ host: '127.0.0.1', port: agentPort });
   cleanups.push(async () => {
     await server.close();
-    for (const s of sockets) s.destroy();
-    relay.close();
+    await relay.close();
     httpServer.close();
   });
   return {
     server,
     url: `ws://127.0.0.1:${agentPort}${SESSION_PATH}`,
-    agentUrl: `ws://127.0.0.1:${relayPort}${SESSION_PATH}`,
-    cut: () => {
-      for (const s of sockets) s.destroy();
-    },
-    connections: () => accepted,
+    agentUrl: `ws://127.0.0.1:${relay.port}${SESSION_PATH}`,
+    cut: () => relay.cut(),
+    connections: () => relay.connections(),
   };
 }
 
-/** The desired document the controller would write for one active route of `split`. */
+let proxiedEnv = 0;
+/**
+ * The agent's links to one broker through a fault proxy: the name of an env var holding the
+ * proxied address, for a plan's env (the agent reads connections from env, as in its pod).
+ */
+async function brokerProxy(broker: 'kafka' | 'amqp'): Promise<{ proxy: FaultProxy; env: string }> {
+  const target =
+    broker === 'amqp' ? new URL(services.amqpUrl) : new URL(`kafka://${services.kafkaBrokers[0]!}`);
+  const port = Number(target.port || (broker === 'amqp' ? 5672 : 9092));
+  const proxy = await startFaultProxy({ host: target.hostname, port });
+  cleanups.push(() => proxy.close());
+  const env = `QS_STREAM_TEST_PROXIED_${++proxiedEnv}`;
+  process.env[env] = broker === 'amqp' ? proxy.url(services.amqpUrl) : `${proxy.host}:${proxy.port}`;
+  return { proxy, env };
+}
+
+/** The desired document the controller would write for one active route of `split`;
+ * `env` names other env vars for the agent's broker connections (brokerProxy). */
 function desiredFor(
   split: QueueSplit,
   shadows: AgentRoute['shadows'],
   phase: AgentRoute['phase'] = 'ACTIVE',
+  env: { brokers?: string; amqp?: string } = {},
 ): DesiredState {
   return {
     apiVersion: DESIRED_API_VERSION,
@@ -177,7 +176,7 @@ function desiredFor(
         provider: 'kafka',
         source: workload.ordersTopic,
         group: workload.kafkaGroup,
-        env: { brokers: 'QS_STREAM_TEST_BROKERS' },
+        env: { brokers: env.brokers ?? 'QS_STREAM_TEST_BROKERS' },
         epoch: 0,
         names: { appShadow: 'unused' },
       },
@@ -185,7 +184,7 @@ function desiredFor(
         name: 'invoices',
         provider: 'rabbitmq',
         source: workload.invoiceQueue,
-        env: { url: 'QS_STREAM_TEST_AMQP', managementUrl: 'QS_STREAM_TEST_MGMT' },
+        env: { url: env.amqp ?? 'QS_STREAM_TEST_AMQP', managementUrl: 'QS_STREAM_TEST_MGMT' },
         epoch: 0,
         names: { appShadow: 'unused' },
       },
@@ -594,3 +593,296 @@ test('a route leaving ACTIVE ends its stream and the agent stops reading its sha
   assert.equal(consumers, 0);
   await sidecar.ensureDead();
 });
+
+/** A raw session client: every frame it got, and how its WebSocket closed. */
+async function rawClient(url: string) {
+  const ws = new WebSocket(url, SESSION_SUBPROTOCOL);
+  const frames: AgentFrame[] = [];
+  ws.on('message', (data: Buffer) => {
+    const decoded = decodeAgentFrame(data);
+    if (decoded.ok) frames.push(decoded.frame);
+  });
+  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    ws.on('open', () => resolve());
+    ws.on('error', reject);
+  });
+  cleanups.push(() => ws.terminate());
+  return {
+    ws,
+    frames,
+    closed,
+    hello: (routeId: string, secret: string, window = 8) =>
+      ws.send(encodeFrame({ type: 'hello', routeId, secret, window })),
+    welcomed: () => frames.some((f) => f.type === 'welcome'),
+    refusal: () => frames.find((f): f is Extract<AgentFrame, { type: 'refused' }> => f.type === 'refused'),
+    messages: () => frames.filter((f): f is Extract<AgentFrame, { type: 'message' }> => f.type === 'message'),
+  };
+}
+
+/** A route the test serves without a sidecar (no QueueSplit): its id, secret and spec. */
+function rawRoute(queues: string[]): { split: QueueSplit; secret: string } {
+  const secret = newSessionSecret();
+  const split = {
+    spec: {
+      routeId: `r-${uniqueName('raw')
+        .replace(/[^a-z0-9]/g, '')
+        .slice(-14)}`,
+      filter: { 'x-queue-split-user': 'alice' },
+      queues,
+      session: { secretHash: secretHash(secret) },
+    },
+  } as unknown as QueueSplit;
+  return { split, secret };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What the route's drain waits for on the RabbitMQ shadow: no consumer (live, not statistics). */
+async function shadowConsumers(queue: string): Promise<number> {
+  return (await channel.checkQueue(queue)).consumerCount;
+}
+
+/** Plays the route's drain on a RabbitMQ shadow: takes every message in it (none held elsewhere). */
+async function drainRabbit(queue: string): Promise<string[]> {
+  const got: string[] = [];
+  for (;;) {
+    const msg = await channel.get(queue, { noAck: true });
+    if (msg === false) return got;
+    got.push(msg.content.toString('utf8'));
+  }
+}
+
+async function groupMembers(group: string): Promise<number> {
+  const { groups } = await kadmin.describeGroups([group]);
+  return groups[0]?.members.length ?? 0;
+}
+
+test('a session reader outlives its stream: a stream closed 300 ms after hello, while the agent is still connecting to the broker, leaves no consumer on the RabbitMQ shadow and no member in the Kafka session group, and the route drains', async () => {
+  const agent = await startAgent();
+  const CONNECT_DELAY_MS = 2_000;
+  const amqpLink = await brokerProxy('amqp');
+  const kafkaLink = await brokerProxy('kafka');
+  amqpLink.proxy.delayConnect(CONNECT_DELAY_MS);
+  kafkaLink.proxy.delayConnect(CONNECT_DELAY_MS);
+  const queue = uniqueName('stream-late-q');
+  await channel.assertQueue(queue, { durable: true });
+  await publishAmqp(queue, ids('late', 5));
+  const topic = await kafkaTopic('stream-late-k', 1);
+  await produce(topic, 0, ids('late-k', 5));
+  const group = uniqueName('stream-late-g');
+  const env = { amqp: amqpLink.env, brokers: kafkaLink.env };
+
+  // One route per broker: the server starts a route's readers one after the other.
+  for (const [name, shadows] of [
+    ['invoices', { invoices: { shadow: queue } }],
+    ['orders', { orders: { shadow: topic, sessionGroup: group } }],
+  ] as const) {
+    const { split, secret } = rawRoute([name]);
+    await agent.server.update(desiredFor(split, shadows, 'ACTIVE', env));
+    const client = await rawClient(agent.url);
+    client.hello(split.spec.routeId, secret);
+    await pollUntil(`${name}: welcomed`, async () => client.welcomed(), Boolean, 10_000);
+    await sleep(300);
+    client.ws.close();
+    await pollUntil(
+      `${name}: session.closed`,
+      async () => agent.server.streamingRoutes(),
+      (routes) => !routes.includes(split.spec.routeId),
+      40_000,
+    );
+    // By now a reader started anyway would be attached: the delayed connect is long over.
+    await sleep(CONNECT_DELAY_MS + 3_000);
+    if (name === 'invoices') {
+      assert.equal(await shadowConsumers(queue), 0, 'no consumer left on the RabbitMQ session shadow');
+    } else {
+      assert.equal(await groupMembers(group), 0, 'no member left in the Kafka session group');
+    }
+    await agent.server.update(desiredFor(split, shadows, 'DRAINING', env));
+  }
+  // The drain: everything is still in the shadows, nothing held by a reader of ours.
+  assert.deepEqual((await drainRabbit(queue)).sort(), ids('late', 5).sort(), 'the drain takes every message');
+  const c = await committed(group, topic);
+  assert.ok(Number(c[0] ?? '-1') <= 0, `nothing committed for the session group: ${JSON.stringify(c)}`);
+  assert.equal(await groupMembers(group), 0, 'the drain finds the session group empty');
+});
+
+test('two streams can serve one route: of two hellos with the same secret in one tick exactly one is served and the other refused as replaced, the stream they replace is told so, and the route drains with no reader left', async () => {
+  const agent = await startAgent();
+  const queue = uniqueName('stream-twice-q');
+  await channel.assertQueue(queue, { durable: true });
+  await publishAmqp(queue, ids('twice', 20));
+  const { split, secret } = rawRoute(['invoices']);
+  const shadows = { invoices: { shadow: queue } };
+  await agent.server.update(desiredFor(split, shadows));
+  const first = await rawClient(agent.url);
+  first.hello(split.spec.routeId, secret);
+  await pollUntil('first stream welcomed', async () => first.welcomed(), Boolean, 10_000);
+  await pollUntil(
+    'first stream receives',
+    async () => first.messages().length,
+    (n) => n > 0,
+    10_000,
+  );
+
+  const [a, b] = await Promise.all([rawClient(agent.url), rawClient(agent.url)]);
+  a.hello(split.spec.routeId, secret);
+  b.hello(split.spec.routeId, secret);
+  await pollUntil(
+    'both answered',
+    async () => [a, b].filter((c) => c.welcomed() || c.refusal()).length,
+    (n) => n === 2,
+    20_000,
+  );
+  await sleep(1_000);
+  const served = [a, b].filter((c) => c.welcomed() && !c.refusal());
+  assert.equal(served.length, 1, 'exactly one of the two hellos is served');
+  const other = served[0] === a ? b : a;
+  assert.equal(other.refusal()?.code, 'replaced', 'the other is refused as replaced');
+  assert.equal(await other.closed, 4409);
+  assert.equal(first.refusal()?.code, 'replaced', 'the replaced stream is told why it ends');
+  assert.equal(await first.closed, 4409);
+  assert.deepEqual(agent.server.streamingRoutes(), [split.spec.routeId]);
+
+  await agent.server.update(desiredFor(split, shadows, 'DRAINING'));
+  assert.equal(await shadowConsumers(queue), 0, 'no reader of ours left on the session shadow');
+  assert.deepEqual(
+    (await drainRabbit(queue)).sort(),
+    ids('twice', 20).sort(),
+    'the drain takes every message',
+  );
+});
+
+/** The session secret a running sidecar keeps in its state file. */
+function sidecarSecret(): string {
+  for (const file of fs.readdirSync(stateDir)) {
+    if (!file.endsWith('.json')) continue;
+    const state = JSON.parse(fs.readFileSync(path.join(stateDir, file), 'utf8')) as {
+      sessionSecret?: string;
+    };
+    if (state.sessionSecret) return state.sessionSecret;
+  }
+  throw new Error('no session secret in the state files');
+}
+
+test('two streams can serve one route: a sidecar whose stream another client took over reports the refusal once and does not take the route back', async () => {
+  for (const file of fs.readdirSync(stateDir)) fs.rmSync(path.join(stateDir, file), { force: true });
+  const agent = await startAgent();
+  const queue = uniqueName('stream-taken-q');
+  await channel.assertQueue(queue, { durable: true });
+  const target = await httpTarget();
+  const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url], agent.agentUrl);
+  const split = await activateWhenAsked(admin, sidecar, [
+    { name: 'invoices', phase: 'Active', shadow: { source: queue } },
+  ]);
+  await agent.server.update(desiredFor(split, { invoices: { shadow: queue } }));
+  await sidecar.waitFor('ready');
+  const other = await rawClient(agent.url);
+  other.hello(split.spec.routeId, sidecarSecret());
+  await pollUntil('the other client served', async () => other.welcomed(), Boolean, 10_000);
+  const refused = await sidecar.waitFor('error', (e) => e.code === 'session-refused', 10_000);
+  assert.match(refused.message, /another client/);
+  await sleep(3_000);
+  assert.equal(other.refusal(), undefined, 'the other client keeps the route');
+  assert.equal(agent.connections(), 1, 'the sidecar did not reconnect');
+  assert.equal(sidecar.of('error').length, 1, 'reported once');
+  assert.equal(
+    sidecar.of('warning').filter((w) => w.code === 'stream-interrupted').length,
+    0,
+    'not taken for a dropped stream',
+  );
+  assert.deepEqual(agent.server.streamingRoutes(), [split.spec.routeId]);
+  await sidecar.ensureDead();
+});
+
+test('RabbitMQ settles before the broker has the ack: with the agent’s broker link stalled and then cut right after acks, no message reported delivered is delivered again', async () => {
+  const agent = await startAgent();
+  const amqpLink = await brokerProxy('amqp');
+  const queue = uniqueName('stream-ackcut-q');
+  await channel.assertQueue(queue, { durable: true });
+  const all = ids('ackcut', 300);
+  await publishAmqp(queue, all);
+  const target = await httpTarget(5);
+  const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url], agent.agentUrl);
+  const split = await activateWhenAsked(admin, sidecar, [
+    { name: 'invoices', phase: 'Active', shadow: { source: queue } },
+  ]);
+  await agent.server.update(
+    desiredFor(split, { invoices: { shadow: queue } }, 'ACTIVE', { amqp: amqpLink.env }),
+  );
+  await pollUntil(
+    'some delivered',
+    async () => sidecar.of('delivered').length,
+    (n) => n >= 20,
+    30_000,
+  );
+  // The agent's acks from now on never reach the broker; deliveries of what it prefetched go on.
+  amqpLink.proxy.stall();
+  const atStall = target.received.length;
+  await pollUntil(
+    'deliveries acked while the link is stalled',
+    async () => target.received.length,
+    (n) => n >= atStall + 10,
+    30_000,
+  );
+  await sleep(1_000);
+  const reportedBeforeCut = new Set(sidecar.of('delivered').map((d) => d.messageId));
+  const receivedBeforeCut = target.received.length;
+  amqpLink.proxy.cut();
+  await pollUntil(
+    'every message reported delivered',
+    async () => new Set(sidecar.of('delivered').map((d) => d.messageId)).size,
+    (n) => n >= all.length,
+    90_000,
+  );
+  const again = target.received.slice(receivedBeforeCut).filter((r) => reportedBeforeCut.has(r.body));
+  assert.deepEqual(
+    again.map((r) => r.body),
+    [],
+    'a message reported delivered before the cut is never delivered again',
+  );
+  const reported = sidecar.of('delivered').map((d) => d.messageId);
+  assert.equal(new Set(reported).size, reported.length, 'each message reported delivered once');
+  assert.equal((await channel.checkQueue(queue)).messageCount, 0, 'nothing left for the drain');
+  sidecar.kill('SIGTERM');
+  await sidecar.waitFor('detached');
+});
+
+for (const queueType of ['classic', 'quorum'] as const) {
+  test(`one message stalls a route forever (${queueType}): an AMQP timestamp of 2**53 is carried with its time normalised, the messages after it flow, and the stream never reconnects`, async () => {
+    const agent = await startAgent();
+    const queue = uniqueName(`stream-ts-${queueType}`);
+    await channel.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': queueType } });
+    const values = ids(`ts-${queueType}`, 5);
+    for (const [i, value] of values.entries())
+      channel.sendToQueue(queue, Buffer.from(value), {
+        persistent: true,
+        messageId: value,
+        headers: { 'x-queue-split-user': 'alice' },
+        ...(i === 1 ? { timestamp: 2 ** 53 } : {}),
+      });
+    await channel.waitForConfirms();
+    const target = await httpTarget();
+    const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url], agent.agentUrl);
+    const split = await activateWhenAsked(admin, sidecar, [
+      { name: 'invoices', phase: 'Active', shadow: { source: queue } },
+    ]);
+    await agent.server.update(desiredFor(split, { invoices: { shadow: queue } }));
+    await pollUntil(
+      'every message reported delivered',
+      async () => sidecar.of('delivered').length,
+      (n) => n >= values.length,
+      30_000,
+    );
+    assert.deepEqual(
+      target.received.map((r) => r.body),
+      values,
+      'each once, in order',
+    );
+    assert.equal(agent.connections(), 1, 'no reconnect');
+    assert.equal(sidecar.of('warning').filter((w) => w.code === 'stream-interrupted').length, 0);
+    assert.equal((await channel.checkQueue(queue)).messageCount, 0);
+    sidecar.kill('SIGTERM');
+    await sidecar.waitFor('detached');
+  });
+}

@@ -158,3 +158,42 @@ function decodeWith<T>(schema: z.ZodType<T>, data: Uint8Array): Decoded<T> {
 
 export const decodeClientFrame = (data: Uint8Array) => decodeWith(clientFrameSchema, data);
 export const decodeAgentFrame = (data: Uint8Array) => decodeWith(agentFrameSchema, data);
+
+/** A message frame the schema refused, as far as it names its message. */
+export interface UnreadableMessage {
+  tag: number;
+  queue: string;
+  id: string;
+  partition?: number;
+}
+
+/**
+ * Which message an unreadable frame carried, when it says so: the sidecar parks that one message
+ * (not acked, it stays in the shadow) instead of dropping the stream, which would bring the same
+ * message first again on every resume.
+ */
+export function unreadableMessage(data: Uint8Array): UnreadableMessage | undefined {
+  let value: unknown;
+  try {
+    value = decode(data);
+  } catch {
+    return undefined;
+  }
+  const parsed = z
+    .object({
+      type: z.literal('message'),
+      tag: z.int().min(0),
+      queue: z.string(),
+      message: z.object({
+        id: z.string(),
+        kafka: z
+          .object({ partition: z.int().min(0) })
+          .optional()
+          .catch(undefined),
+      }),
+    })
+    .safeParse(value);
+  if (!parsed.success) return undefined;
+  const { tag, queue, message } = parsed.data;
+  return { tag, queue, id: message.id, ...(message.kafka ? { partition: message.kafka.partition } : {}) };
+}

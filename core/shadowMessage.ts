@@ -56,6 +56,18 @@ export interface AmqpProperties {
   appId?: string;
 }
 
+/**
+ * A broker's timestamp as a Date, or the receipt time when no Date can hold it (beyond ±8.64e15
+ * ms: an AMQP timestamp written in microseconds, or garbage). The field is informational, and
+ * an invalid Date would reach the wire as NaN, which the stream refuses: a timestamp must never
+ * make a message undeliverable (docs/design.md §5, "no silent loss"). The broker's own value stays
+ * in the carried properties (`amqp.properties.timestamp`, `kafka.timestamp`).
+ */
+export function brokerTime(ms: number): Date {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? new Date() : date;
+}
+
 function headerEntries(headers: KafkaRawHeaders | undefined): CarriedHeader[] {
   const out: CarriedHeader[] = [];
   for (const [name, value] of Object.entries(headers ?? {})) {
@@ -74,7 +86,7 @@ export function kafkaShadowMessage(queue: string, partition: number, message: Ka
     queue,
     id: `${partition}-${message.offset}`,
     body: message.value ?? Buffer.alloc(0),
-    time: Number.isFinite(timestamp) && timestamp > 0 ? new Date(timestamp) : new Date(),
+    time: timestamp > 0 ? brokerTime(timestamp) : new Date(), // -1: the record has none
     ...(contentType !== undefined ? { contentType } : {}),
     headers: headerEntries(raw),
     filterHeaders,
@@ -130,7 +142,7 @@ function fromAmqpProperties(
         ? properties.messageId
         : randomUUID()),
     body,
-    time: properties.timestamp !== undefined ? new Date(properties.timestamp * 1000) : new Date(),
+    time: properties.timestamp !== undefined ? brokerTime(properties.timestamp * 1000) : new Date(),
     ...(properties.contentType !== undefined ? { contentType: properties.contentType } : {}),
     headers: Object.entries(properties.headers ?? {}).map(([name, value]) => ({ name, value })),
     filterHeaders: amqpHeaders(properties.headers),
@@ -147,7 +159,7 @@ export function toWireMessage(m: ShadowMessage): WireMessage {
   return {
     id: m.id,
     body: m.body,
-    time: m.time.getTime(),
+    time: brokerTime(m.time.getTime()).getTime(),
     ...(m.contentType !== undefined ? { contentType: m.contentType } : {}),
     headers: m.headers,
     ...(m.kafka
@@ -189,7 +201,7 @@ export function fromWireMessage(queue: string, w: WireMessage): ShadowMessage {
   if (w.amqp) {
     const properties = withBuffers(w.amqp.properties) as AmqpProperties;
     const message = fromAmqpProperties(queue, properties, asBuffer(w.body), w.amqp.redelivered, w.id);
-    return { ...message, time: new Date(w.time) };
+    return { ...message, time: brokerTime(w.time) };
   }
   const rawHeaders: KafkaRawHeaders = {};
   for (const [k, v] of Object.entries(w.kafka?.headers ?? {}))
@@ -202,7 +214,7 @@ export function fromWireMessage(queue: string, w: WireMessage): ShadowMessage {
     queue,
     id: w.id,
     body: asBuffer(w.body),
-    time: new Date(w.time),
+    time: brokerTime(w.time),
     ...(w.contentType !== undefined ? { contentType: w.contentType } : {}),
     headers: headerEntries(rawHeaders),
     filterHeaders: kafkaHeaders(rawHeaders as KafkaMessage['headers']),

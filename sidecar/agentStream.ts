@@ -11,6 +11,14 @@
 //   2. A message is reported delivered only after `settled` for its tag on that stream.
 //   3. Messages of one lane (queue, partition) are delivered one at a time in stream order,
 //      across reconnects too (a resumed stream's messages wait behind the old in-flight one).
+//   4. A message this sidecar cannot carry (its delivery failed other than by the sidecar
+//      stopping, or its frame is unreadable) is parked: never acked, so it stays in the shadow
+//      and goes to the app when the split ends, and reported once (`message-parked`, naming
+//      queue and message id). The stream goes on: a RabbitMQ queue's other messages flow; what
+//      follows it on its Kafka partition waits, since that partition commits only a prefix
+//      (docs/design.md §5.7). Never a reconnect, which would bring it first again, forever.
+//   5. A refusal after the welcome (another sidecar took the route over) ends the stream for
+//      good: no resume, which would take the route back and start a replace loop.
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { fromWireMessage, type ShadowMessage } from '../core/shadowMessage';
@@ -22,10 +30,11 @@ import {
   encodeFrame,
   type AgentFrame,
   type ClientFrame,
+  unreadableMessage,
 } from '../core/sessionStream';
 import type { AgentEndpoint } from './agentPortForward';
 import type { DeliveryHandler } from './consumers/types';
-import { SidecarError, errorText } from './errors';
+import { SidecarError, errorText, isAbort } from './errors';
 import type { Reporter } from './output';
 
 /** Agent frames carry message bodies: as large as the brokers allow. */
@@ -64,6 +73,8 @@ interface Connection {
   unsettled: Map<number, Unsettled>;
   acks: number[];
   draining: boolean;
+  /** Kafka lanes behind a parked message: what follows it waits in the shadow (invariant 4). */
+  parkedLanes: Set<string>;
 }
 
 type Welcome = Extract<AgentFrame, { type: 'welcome' }>;
@@ -77,6 +88,12 @@ export class AgentStream {
   private loop: Promise<void> | undefined;
   /** Acked on a stream that dropped before their settlement arrived: asked about on resuming. */
   private carried = new Map<string, Unsettled>();
+  /** Refused after the welcome: the stream is over for good (invariant 5). */
+  private refused = false;
+  /** Messages parked so far (queue, id): each is reported once, however often it comes again. */
+  private readonly parked = new Set<string>();
+  /** What the stream made visible, for the stop's summary. */
+  readonly counts = { unreadableFrames: 0, parked: 0, replaced: 0 };
 
   constructor(private readonly options: AgentStreamOptions) {}
 
@@ -159,6 +176,7 @@ export class AgentStream {
       unsettled: new Map(),
       acks: [],
       draining: false,
+      parkedLanes: new Set(),
     };
     let closeReason = 'the connection closed';
     const closed = new Promise<string>((resolve) => ws.on('close', () => resolve(closeReason)));
@@ -198,6 +216,17 @@ export class AgentStream {
           ? decodeAgentFrame(Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]))
           : { ok: false as const, problem: 'a text frame' };
         if (!decoded.ok) {
+          this.counts.unreadableFrames++;
+          const raw = Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]);
+          const unreadable = welcomed && isBinary ? unreadableMessage(raw) : undefined;
+          if (unreadable && this.options.handlers.has(unreadable.queue)) {
+            // One message this sidecar cannot read: parked in its lane's order (invariant 4).
+            const lane = laneOf(unreadable.queue, unreadable.partition);
+            this.enqueue(lane, () =>
+              this.park(conn, lane, unreadable.queue, unreadable.id, unreadable.partition, decoded.problem),
+            );
+            return;
+          }
           closeReason = `the queue-agent sent an unreadable frame (${decoded.problem})`;
           conn.close();
           return;
@@ -247,11 +276,8 @@ export class AgentStream {
         const handler = this.options.handlers.get(frame.queue);
         if (!handler) return; // not a queue of this split: never acked, so the agent keeps it
         const message = fromWireMessage(frame.queue, frame.message);
-        const lane = `${frame.queue}#${message.kafka?.partition ?? ''}`;
-        const next = (this.lanes.get(lane) ?? Promise.resolve()).then(() =>
-          this.deliver(conn, frame.tag, message, handler),
-        );
-        this.lanes.set(lane, next);
+        const lane = laneOf(frame.queue, message.kafka?.partition);
+        this.enqueue(lane, () => this.deliver(conn, lane, frame.tag, message, handler));
         return;
       }
       case 'settled':
@@ -275,6 +301,8 @@ export class AgentStream {
         this.options.reporter.log(`queue-agent: ${frame.message}`);
         return;
       case 'refused':
+        this.refused = true;
+        if (frame.code === 'replaced') this.counts.replaced++;
         this.options.onFatal(refusal(frame.code, frame.message));
         return;
       case 'welcome':
@@ -282,19 +310,58 @@ export class AgentStream {
     }
   }
 
-  private async deliver(conn: Connection, tag: number, message: ShadowMessage, handler: DeliveryHandler) {
+  private enqueue(lane: string, work: () => Promise<void>): void {
+    this.lanes.set(lane, (this.lanes.get(lane) ?? Promise.resolve()).then(work));
+  }
+
+  private async deliver(
+    conn: Connection,
+    lane: string,
+    tag: number,
+    message: ShadowMessage,
+    handler: DeliveryHandler,
+  ) {
     // Not begun when its stream is gone or the sidecar stops: it stays in the shadow.
     if (this.stopping || conn !== this.current || conn.ws.readyState !== WebSocket.OPEN) return;
+    if (conn.parkedLanes.has(lane)) return; // behind a parked message: waits in the shadow
     let attempts: number;
     try {
       attempts = await handler.deliver(message);
-    } catch {
-      return; // stopping: not acked, it stays in the shadow
+    } catch (err) {
+      if (this.stopping || isAbort(err)) return; // stopping: not acked, it stays in the shadow
+      await this.park(conn, lane, message.queue, message.id, message.kafka?.partition, failureKind(err));
+      return;
     }
     if (conn !== this.current || conn.ws.readyState !== WebSocket.OPEN) return; // comes again
     conn.unsettled.set(tag, { message, attempts, handler });
     conn.acks.push(tag);
     if (conn.acks.length === 1) setImmediate(() => this.flushAcks(conn));
+  }
+
+  /** Invariant 4: not acked, reported once; a Kafka lane waits behind it on this stream. */
+  private async park(
+    conn: Connection,
+    lane: string,
+    queue: string,
+    id: string,
+    partition: number | undefined,
+    why: string,
+  ): Promise<void> {
+    if (partition !== undefined) conn.parkedLanes.add(lane);
+    const key = refKey(queue, id);
+    if (this.parked.has(key)) return;
+    this.parked.add(key);
+    this.counts.parked++;
+    const waits =
+      partition !== undefined ? `; what follows it on partition ${partition} waits behind it` : '';
+    this.options.reporter.emit({
+      type: 'warning',
+      code: 'message-parked',
+      queue,
+      message: `DEGRADED: message ${id} of ${queue} cannot be delivered by this sidecar (${why}). It is parked: not acked, it stays in the session shadow and goes to the app when the split ends${waits}.`,
+      suggestedAction:
+        'Report this with the message id; nothing is lost. Stop the split to hand the message to the app.',
+    });
   }
 
   /** Keeps what `conn` acked but never saw settled, to ask about on the next hello. */
@@ -313,7 +380,7 @@ export class AgentStream {
   /** After a drop: reconnect with backoff until the sidecar stops or the route drains. */
   private async resume(closed: Promise<string>): Promise<void> {
     let reason = await closed;
-    for (let attempt = 0; !this.stopping; attempt++) {
+    for (let attempt = 0; !this.stopping && !this.refused; attempt++) {
       const conn = this.current;
       if (conn?.draining) return; // the split monitor ends the session
       if (attempt === 0 && conn) this.carry(conn);
@@ -330,7 +397,7 @@ export class AgentStream {
         });
       }
       await sleep(backoff(attempt));
-      if (this.stopping) return;
+      if (this.stopping || this.refused) return;
       try {
         // Deliveries of the dropped stream still under way finish first: what they ack is carried.
         await Promise.all(this.lanes.values());
@@ -353,6 +420,16 @@ export class AgentStream {
       }
     }
   }
+}
+
+const laneOf = (queue: string, partition: number | undefined) => `${queue}#${partition ?? ''}`;
+
+/** What kind of failure ended a delivery: its name and code only, since an error's text may
+ * quote a header value. */
+function failureKind(err: unknown): string {
+  if (!(err instanceof Error)) return 'an unexpected failure';
+  const code = (err as { code?: unknown }).code;
+  return `${err.name}${typeof code === 'string' ? ` ${code}` : ''}`;
 }
 
 function backoff(attempt: number): number {

@@ -110,7 +110,10 @@ export type WarningCode =
   /** The queue-agent restarted while the split was active or draining (duplicates possible). */
   | 'agent-restarted'
   /** The session stream to the queue-agent dropped (port-forward, agent restart); resuming. */
-  | 'stream-interrupted';
+  | 'stream-interrupted'
+  /** A message this sidecar cannot deliver: not acked, it stays in the session shadow (for the
+   * app at the split's end); names queue and message id; the rest of the stream goes on. */
+  | 'message-parked';
 
 export interface WarningMessage {
   type: 'warning';

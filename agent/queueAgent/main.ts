@@ -17,7 +17,7 @@ import { loadKubeConfig } from '../kube/client';
 import { AgentMetrics } from './metrics';
 import { portOf, startServer } from './server';
 import { statisticsTiming } from '../rabbitmq/config';
-import { SessionServer } from '../session/sessionServer';
+import { brokerReaders, SessionServer } from '../session/sessionServer';
 import { StepRunner } from './stepRunner';
 
 /** How often the shadow lag gauges are read from the brokers. */
@@ -67,7 +67,7 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
     ready: () => reconciledOnce,
   });
   // Session streams to the routes' sidecars, on the same port (core/sessionStream.ts).
-  const sessions = new SessionServer(log.child({ component: 'session' }));
+  const sessions = new SessionServer(log.child({ component: 'session' }), brokerReaders, metrics);
   sessions.attach(server);
   log.info('agent.started', { metricsPort: portOf(server) });
 

@@ -2,8 +2,9 @@
 // (app | session), never route ids or filter values: those are unbounded and header values.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EngineStatus, ShadowLag } from '../engine/contract';
+import type { SessionMetrics } from '../session/sessionServer';
 
-export class AgentMetrics {
+export class AgentMetrics implements SessionMetrics {
   readonly registry = new Registry();
   private readonly published = new Gauge({
     name: 'queuesplit_messages_published',
@@ -64,8 +65,28 @@ export class AgentMetrics {
     registers: [this.registry],
   });
 
+  private readonly streamsReplaced = new Counter({
+    name: 'queuesplit_session_streams_replaced_total',
+    help: "Session streams ended because another client presented their route's secret (a split's sidecar running twice).",
+    registers: [this.registry],
+  });
+  private readonly framesRefused = new Counter({
+    name: 'queuesplit_session_frames_refused_total',
+    help: 'Session hellos and client frames the agent refused, by refusal code (bad-frame: unreadable).',
+    labelNames: ['code'],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  streamReplaced(): void {
+    this.streamsReplaced.inc();
+  }
+
+  frameRefused(code: string): void {
+    this.framesRefused.inc({ code });
   }
 
   observeLag(queue: string, lag: ShadowLag): void {

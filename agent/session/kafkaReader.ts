@@ -3,7 +3,9 @@
 // parallel, each partition's records sent in order. An offset is committed only once every
 // record before it was acked by the sidecar, and only then settled, so a record the sidecar
 // reports delivered is never drained to the app, and a record it never confirmed stays in the
-// shadow (a resumed stream gets it again; a drain moves it to the app).
+// shadow (a resumed stream gets it again; a drain moves it to the app). A stop that comes while
+// the reader is still connecting or joining waits for it and then leaves the group, so no member
+// outlives its stream (docs/design.md §8, "Before a drain").
 import { type Consumer, type EachBatchPayload } from 'kafkajs';
 import { kafkaShadowMessage } from '../../core/shadowMessage';
 // Shadows keep their source's codec (snappy, lz4, zstd too), which kafkajs alone cannot read.
@@ -30,10 +32,17 @@ export interface KafkaReaderConfig {
 export class KafkaSessionReader implements SessionReader {
   private consumer: Consumer | undefined;
   private stopping = false;
+  private starting: Promise<void> | undefined;
+  private stopped: Promise<void> | undefined;
 
   constructor(private readonly config: KafkaReaderConfig) {}
 
-  async start(stream: RouteStream, onFailure: (err: unknown) => void): Promise<void> {
+  start(stream: RouteStream, onFailure: (err: unknown) => void): Promise<void> {
+    this.starting ??= this.open(stream, onFailure);
+    return this.starting;
+  }
+
+  private async open(stream: RouteStream, onFailure: (err: unknown) => void): Promise<void> {
     const { queue, connection, topic, group } = this.config;
     const consumer = kafkaClient(connection, `queue-split-session-${queue}`, defaultTiming).consumer({
       groupId: group,
@@ -45,10 +54,14 @@ export class KafkaSessionReader implements SessionReader {
     });
     this.consumer = consumer;
     await consumer.connect();
+    // A stop() that came meanwhile waits for this start: run() now would join the group after
+    // the disconnect (kafkajs 2.2.4 reconnects in run), holding partitions nobody reads.
+    if (this.stopping) return;
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     consumer.on(consumer.events.CRASH, (event) => {
       if (!this.stopping && !event.payload.restart) onFailure(event.payload.error);
     });
+    if (this.stopping) return;
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -120,9 +133,13 @@ export class KafkaSessionReader implements SessionReader {
     }
   }
 
-  async stop(): Promise<void> {
-    this.stopping = true;
-    // Leaves the group: the route's drain waits for an empty session group.
-    await this.consumer?.disconnect().catch(() => undefined);
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.stopping = true;
+      await this.starting?.catch(() => undefined);
+      // Leaves the group: the route's drain waits for an empty session group.
+      await this.consumer?.disconnect().catch(() => undefined);
+    })();
+    return this.stopped;
   }
 }

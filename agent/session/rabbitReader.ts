@@ -1,8 +1,10 @@
 // Reads one route's RabbitMQ session shadow for its session stream: one consumer with a
 // prefetch of the stream's window, so the broker never pushes the backlog into our unacked set;
 // deliveries are sent in queue order, each acked on the broker only once the sidecar acked it,
-// and then settled. Stopping cancels the consumer before the channel closes, so what the
-// sidecar never confirmed is requeued for a resumed stream or the route's drain.
+// and settled only once the broker provably has that ack. Stopping cancels the consumer before
+// the channel closes, so what the sidecar never confirmed is requeued for a resumed stream or the
+// route's drain; a stop that comes while the reader is still connecting waits for it and closes
+// what it opened, so no consumer outlives its stream (docs/design.md §8, "Before a drain").
 import * as amqp from 'amqplib';
 import { amqpShadowMessage } from '../../core/shadowMessage';
 import type { RouteStream } from './routeStream';
@@ -19,11 +21,21 @@ export class RabbitSessionReader implements SessionReader {
   private channel: amqp.Channel | undefined;
   private consumerTag: string | undefined;
   private stopping = false;
+  private starting: Promise<void> | undefined;
+  private stopped: Promise<void> | undefined;
   private order = Promise.resolve();
+  /** Tags acked on the channel whose acks the broker has not yet been proven to hold. */
+  private unproven: number[] = [];
+  private proving: Promise<void> | undefined;
 
   constructor(private readonly config: RabbitReaderConfig) {}
 
-  async start(stream: RouteStream, onFailure: (err: unknown) => void): Promise<void> {
+  start(stream: RouteStream, onFailure: (err: unknown) => void): Promise<void> {
+    this.starting ??= this.open(stream, onFailure);
+    return this.starting;
+  }
+
+  private async open(stream: RouteStream, onFailure: (err: unknown) => void): Promise<void> {
     const { queue, amqpUrl, shadow } = this.config;
     const connection = await amqp.connect(amqpUrl, {
       clientProperties: { connection_name: `queue-split session ${queue}` },
@@ -34,10 +46,14 @@ export class RabbitSessionReader implements SessionReader {
     connection.on('close', () => {
       if (!this.stopping) onFailure(new Error(`the AMQP connection of session shadow ${shadow} closed`));
     });
+    // A stop() that came meanwhile waits for this start and closes what it opened.
+    if (this.stopping) return;
     const channel = await connection.createChannel();
     this.channel = channel;
     channel.on('error', () => undefined);
+    if (this.stopping) return;
     await channel.prefetch(stream.window);
+    if (this.stopping) return;
     const { consumerTag } = await channel.consume(
       shadow,
       (msg) => {
@@ -60,23 +76,64 @@ export class RabbitSessionReader implements SessionReader {
     } catch {
       return; // the stream closed first
     }
+    const { tag } = sent;
     sent.acked.then(
       () => {
         try {
           channel.ack(msg);
-          stream.settle([sent.tag]);
         } catch {
-          // The channel is gone: the broker requeued it, so it is not settled.
+          return; // the channel is gone: the broker requeued it, so it is not settled
         }
+        this.prove(tag, stream, channel);
       },
       () => undefined,
     );
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Settles `tag` once the broker provably has its ack. AMQP 0-9-1 never answers a basic.ack,
+   * but the broker processes a channel's methods in order, so the reply to a synchronous method
+   * sent after the acks proves it has them (a connection lost before would requeue the
+   * messages, and one already reported delivered would be delivered again). One round trip
+   * covers every ack made while the previous one was under way.
+   */
+  private prove(tag: number, stream: RouteStream, channel: amqp.Channel): void {
+    this.unproven.push(tag);
+    if (this.proving) return;
+    const run = async () => {
+      for (;;) {
+        const batch = this.unproven;
+        this.unproven = [];
+        try {
+          await channel.checkQueue(this.config.shadow);
+        } catch {
+          // The channel closed: what the broker did not get is requeued, so nothing is settled.
+          this.unproven = [];
+          this.proving = undefined;
+          return;
+        }
+        stream.settle(batch);
+        if (this.unproven.length === 0) {
+          this.proving = undefined;
+          return;
+        }
+      }
+    };
+    this.proving = run();
+  }
+
+  stop(): Promise<void> {
+    this.stopped ??= this.close();
+    return this.stopped;
+  }
+
+  private async close(): Promise<void> {
     this.stopping = true;
+    await this.starting?.catch(() => undefined);
     if (this.channel && this.consumerTag) await this.channel.cancel(this.consumerTag).catch(() => undefined);
     await this.order;
+    // The last acks proven and settled before the stream finishes (the sidecar reports them).
+    while (this.proving) await this.proving;
     await this.channel?.close().catch(() => undefined);
     await this.connection?.close().catch(() => undefined);
   }

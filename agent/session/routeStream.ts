@@ -139,11 +139,13 @@ export class RouteStream {
     this.resolveClosed();
   }
 
-  /** Second half: the last settlements, then the WebSocket close. */
-  finish(reason: string, wsCode = 1000): void {
+  /** Second half: the last settlements, then the refusal if any (why the stream ends for good),
+   * then the WebSocket close. */
+  finish(reason: string, wsCode = 1000, refusal?: Extract<AgentFrame, { type: 'refused' }>): void {
     this.stop(reason);
     if (this.finished) return;
     this.flushSettled();
+    if (refusal) this.frame(refusal);
     this.finished = true;
     if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING)
       this.ws.close(wsCode, reason.slice(0, 120));

@@ -5,11 +5,15 @@
 // before the agent drains it, so the drain finds the session shadow without consumers.
 //
 // Invariants:
-//   1. At most one stream per route: a second authenticated hello replaces the first (a sidecar
-//      resuming after a dropped connection must not wait for the old one to time out), and the
-//      new readers start only after the old ones stopped.
+//   1. At most one stream per route: the latest authenticated hello of a route wins (a sidecar
+//      resuming after a dropped connection must not wait for the old one to time out). The
+//      stream it replaces is sent refused{replaced} and closed with 4409, so that client stops
+//      instead of resuming and replacing it in turn; an earlier hello still waiting for the old
+//      stream to end is refused the same way. The new readers start only after the old ones
+//      stopped.
 //   2. A reader runs only while its stream is open and its route is ACTIVE in the last desired
-//      document given to update().
+//      document given to update(): ending a stream stops its readers, also one still connecting
+//      (its stop waits for the start and undoes it, ./reader.ts), and resolves only then.
 //   3. No secret, header value or body is logged.
 import type * as http from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -39,6 +43,8 @@ import { TestPublisher, type PublishOutcome } from './testPublisher';
 const MAX_CLIENT_FRAME_BYTES = 4 * 1024 * 1024;
 /** How long stopping a stream's readers may take before the server goes on without them. */
 const READER_STOP_MS = 30_000;
+const REPLACED_MESSAGE =
+  "another client presented this route's secret and now receives its messages (is the split's sidecar running twice?)";
 
 /** A route as the server serves it: the desired route and the plans of its queues. */
 interface ServedRoute {
@@ -47,11 +53,22 @@ interface ServedRoute {
 }
 
 interface OpenStream {
+  ws: WebSocket;
   stream: RouteStream;
   readers: SessionReader[];
   /** Resolves once the readers stopped (set when the stream ends). */
   ended?: Promise<void>;
 }
+
+/** What the server counts for the agent's metrics (agent/queueAgent/metrics.ts). */
+export interface SessionMetrics {
+  /** A stream ended because another client presented its route's secret. */
+  streamReplaced(): void;
+  /** A hello or a client frame refused, by the refusal code (`bad-frame`: an unreadable frame). */
+  frameRefused(code: (typeof REFUSAL_CODES)[number] | 'bad-frame'): void;
+}
+
+const noMetrics: SessionMetrics = { streamReplaced: () => undefined, frameRefused: () => undefined };
 
 /** Builds a reader for one queue of a route (tests and the agent use the brokers' own). */
 export type ReaderFactory = (plan: AgentQueuePlan, route: AgentRoute) => SessionReader;
@@ -85,12 +102,15 @@ export class SessionServer {
   private served = new Map<string, ServedRoute>();
   private readonly open = new Map<string, OpenStream>();
   private readonly memories = new Map<string, SettledMemory>();
+  /** Per route, the client of its latest authenticated hello: the one to serve (invariant 1). */
+  private readonly claims = new Map<string, WebSocket>();
   private readonly publisher = new TestPublisher();
   private closing = false;
 
   constructor(
     private readonly log: Logger,
     private readonly readers: ReaderFactory = brokerReaders,
+    private readonly metrics: SessionMetrics = noMetrics,
   ) {}
 
   /** Serves SESSION_PATH upgrades on `server` (the agent's health and metrics server). */
@@ -163,8 +183,9 @@ export class SessionServer {
   }
 
   private refuse(ws: WebSocket, code: (typeof REFUSAL_CODES)[number], message: string): void {
+    this.metrics.frameRefused(code);
     if (ws.readyState === ws.OPEN) ws.send(encodeFrame({ type: 'refused', code, message }));
-    ws.close(code === 'unauthorized' ? 4401 : 4400, code);
+    ws.close(code === 'unauthorized' ? 4401 : code === 'replaced' ? 4409 : 4400, code);
   }
 
   private async start(ws: WebSocket, hello: Extract<ClientFrame, { type: 'hello' }>): Promise<void> {
@@ -183,9 +204,17 @@ export class SessionServer {
           : 'this route has no session secret (it was created for env delivery)',
       );
     }
+    // Claimed before any wait: of hellos that arrive together, the last one is served and the
+    // others see they were overtaken once the old stream ended (invariant 1).
+    this.claims.set(hello.routeId, ws);
     const previous = this.open.get(hello.routeId);
     if (previous) await this.end(previous, 'replaced', 4409);
+    if (this.claims.get(hello.routeId) !== ws) {
+      this.log.warn('session.refused', { route: hello.routeId, why: 'replaced' });
+      return this.refuse(ws, 'replaced', REPLACED_MESSAGE);
+    }
     if (ws.readyState !== ws.OPEN || this.served.get(hello.routeId) !== served) {
+      this.claims.delete(hello.routeId);
       if (ws.readyState === ws.OPEN)
         this.refuse(ws, 'route-not-active', `route ${hello.routeId} is no longer active`);
       return;
@@ -194,7 +223,7 @@ export class SessionServer {
     let memory = this.memories.get(hello.routeId);
     if (!memory) this.memories.set(hello.routeId, (memory = new SettledMemory()));
     const stream = new RouteStream(ws, hello.routeId, window, memory);
-    const open: OpenStream = { stream, readers: [] };
+    const open: OpenStream = { ws, stream, readers: [] };
     this.open.set(hello.routeId, open);
     ws.on('message', (data: RawData, isBinary: boolean) => this.onFrame(open, served, data, isBinary));
     ws.on('close', () => void this.end(open, 'client gone'));
@@ -239,6 +268,7 @@ export class SessionServer {
       : { ok: false as const, problem: 'a text frame' };
     if (!decoded.ok) {
       this.log.warn('session.bad_frame', { route: open.stream.routeId, problem: decoded.problem });
+      this.metrics.frameRefused('bad-frame');
       void this.end(open, 'protocol error', 4400);
       return;
     }
@@ -287,8 +317,14 @@ export class SessionServer {
       ]);
       clearTimeout(timer);
       if (late) this.log.warn('session.reader_stop_slow', { route: open.stream.routeId });
-      open.stream.finish(reason, wsCode);
+      if (wsCode === 4409) this.metrics.streamReplaced();
+      open.stream.finish(
+        reason,
+        wsCode,
+        wsCode === 4409 ? { type: 'refused', code: 'replaced', message: REPLACED_MESSAGE } : undefined,
+      );
       if (this.open.get(open.stream.routeId) === open) this.open.delete(open.stream.routeId);
+      if (this.claims.get(open.stream.routeId) === open.ws) this.claims.delete(open.stream.routeId);
       this.log.info('session.closed', { route: open.stream.routeId, reason, ...open.stream.counts });
     })();
     return open.ended;

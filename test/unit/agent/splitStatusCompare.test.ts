@@ -1,0 +1,43 @@
+// A status the API server hands back has its keys sorted: it is still the status the controller
+// wrote, or a waiting split is rewritten on every pass (about once a second while Degraded).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { QueueSplitStatus } from '../../../core/crd/queueSplitSchema';
+import { sameStatus } from '../../../agent/controller/splitStatus';
+
+const sortedKeys = (value: unknown): unknown =>
+  Array.isArray(value)
+    ? value.map(sortedKeys)
+    : value !== null && typeof value === 'object'
+      ? Object.fromEntries(
+          Object.entries(value)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([k, v]) => [k, sortedKeys(v)]),
+        )
+      : value;
+
+test('a status read back with sorted keys (and a newer timestamp) is the same status', () => {
+  const written: QueueSplitStatus = {
+    phase: 'Degraded',
+    observedGeneration: 1,
+    queues: [{ name: 'orders', phase: 'Degraded', shadow: { source: 'qs-rses-orders-x' } }],
+    delivered: 0,
+    nextAction: 'retry',
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'Degraded',
+        message: 'm',
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      },
+    ],
+  };
+  const readBack = sortedKeys({
+    ...written,
+    conditions: [{ ...written.conditions![0]!, lastTransitionTime: '2026-01-01T00:00:09Z' }],
+  }) as QueueSplitStatus;
+  assert.ok(sameStatus(readBack, written));
+  assert.ok(!sameStatus(readBack, { ...written, phase: 'Failed' }));
+  assert.ok(!sameStatus(undefined, written));
+});

@@ -138,7 +138,7 @@ const outcomeSchema = z.discriminatedUnion('kind', [
   }),
   z.object({ kind: z.literal('pending'), reason: z.string() }),
   z.object({ kind: z.literal('degraded'), reason: z.string(), safeAction: z.string() }),
-  z.object({ kind: z.literal('rejected'), reason: z.string() }),
+  z.object({ kind: z.literal('rejected'), reason: z.string(), nothingChanged: z.literal(true).optional() }),
 ]);
 
 export const observedStateSchema = z.object({

@@ -90,7 +90,9 @@ export type StepOutcome =
     }
   | { kind: 'pending'; reason: string }
   | { kind: 'degraded'; reason: string; safeAction: string }
-  | { kind: 'rejected'; reason: string };
+  /** `nothingChanged`: the engine refused its input before it touched the broker, and no agent
+   * ever reported the queue prepared in this activation (docs/design.md §6 "Refused activations"). */
+  | { kind: 'rejected'; reason: string; nothingChanged?: true };
 
 export interface ObservedQueue {
   /** The step the outcome belongs to, and the desired generation it was run under. */

@@ -597,6 +597,8 @@ export class Coordinator {
                 }
               : { type: 'stepSucceeded', phase, queue, checkpoint },
           );
+        } else if (o.kind === 'rejected' && o.nothingChanged) {
+          events.push({ type: 'stepFailed', phase, queue, reason: o.reason, nothingChanged: true });
         } else if (o.kind === 'degraded' || o.kind === 'rejected') {
           events.push({ type: 'stepFailed', phase, queue, reason: o.reason });
         } else {

@@ -159,11 +159,25 @@ function conditionFor(
   };
 }
 
-/** Statuses are compared without timestamps so an unchanged status is not rewritten every pass. */
+/**
+ * Statuses are compared without timestamps and whatever the order of their keys, so an unchanged
+ * status is not rewritten every pass: the API server returns a custom resource's fields sorted,
+ * and comparing text in the order the controller builds them rewrote a waiting split's status
+ * on every pass (about once a second while Degraded).
+ */
 export function sameStatus(a: QueueSplitStatus | undefined, b: QueueSplitStatus): boolean {
   const strip = (s: QueueSplitStatus | undefined) =>
-    JSON.stringify({ ...s, conditions: s?.conditions?.map((c) => ({ ...c, lastTransitionTime: '' })) });
+    canonical({ ...s, conditions: s?.conditions?.map((c) => ({ ...c, lastTransitionTime: '' })) });
   return strip(a) === strip(b);
+}
+
+/** JSON text with every object's keys sorted; undefined members are left out, as JSON does. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      : v,
+  );
 }
 
 /** The status of an object the controller's validator refused: nothing of it was acted on. */

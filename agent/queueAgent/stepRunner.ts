@@ -27,6 +27,10 @@ import { createEngine, type EngineSettings } from './engineFactory';
 /** Phases in which the pump runs and the route table is kept current. */
 const PUMPING: readonly WorkloadPhase[] = ['STARTING_PUMP', 'REDIRECTING_APP', 'ACTIVE', 'DEGRADED'];
 
+/** A failure that persists is logged again at most this often: a DEGRADED split waits for an
+ * operator, and the same line once a pass buried everything else in the log. */
+const REPEAT_LOG_MS = 60_000;
+
 /** What a restarted agent takes from the observed document its predecessor wrote. */
 export interface AgentSeed {
   activationId?: string;
@@ -39,6 +43,8 @@ export class StepRunner {
   private readonly acked = new Map<string, number>();
   private readonly drained = new Map<string, ObservedRoute['drained']>();
   private readonly failed = new Map<string, string>();
+  /** The last failure logged per queue and kind, with when: a repeat is logged at most every REPEAT_LOG_MS. */
+  private readonly logged = new Map<string, { reason: string; at: number }>();
   private activationId = '';
   /** Latest checkpoint per queue, from any done outcome; seeded from the last observed document. */
   private readonly latest = new Map<string, unknown>();
@@ -70,7 +76,8 @@ export class StepRunner {
         await this.reconcileQueue(desired, plan);
       } catch (err) {
         const reason = describeError(err);
-        this.log.error('queue.failed', { queue: plan.name, reason });
+        if (this.firstTime(`queue.failed/${plan.name}`, reason))
+          this.log.error('queue.failed', { queue: plan.name, reason });
         if (plan.step)
           this.record(plan, desired.generation, this.neverBuilt(plan, err) ?? { kind: 'rejected', reason });
       }
@@ -132,6 +139,7 @@ export class StepRunner {
     this.acked.clear();
     this.drained.clear();
     this.failed.clear();
+    this.logged.clear();
     if (activationId !== this.seedActivation) this.carried.clear();
     this.activationId = activationId;
   }
@@ -212,7 +220,9 @@ export class StepRunner {
         this.record(plan, desired.generation, outcome);
       }
     }
-    if (pumping) {
+    // An engine that never prepared has no pump and no table to install (a DEGRADED split whose
+    // activation was refused asked it again on every pass, and logged the refusal each time).
+    if (pumping && engine.status().phase !== 'new') {
       if (step !== 'STARTING_PUMP' && desired.phase === 'ACTIVE') await ensureRunning(engine);
       await this.installRoutes(engine, desired, plan);
     }
@@ -227,7 +237,8 @@ export class StepRunner {
     } else if (outcome.kind === 'rejected') {
       const reason = outcome.errors.map((e) => `${e.path}: ${e.problem} ${e.fix}`).join('; ');
       for (const r of specs) this.failed.set(r.routeId, reason);
-      this.log.warn('routes.rejected', { queue: plan.name, reason });
+      if (this.firstTime(`routes.rejected/${plan.name}`, reason))
+        this.log.warn('routes.rejected', { queue: plan.name, reason });
     }
   }
 
@@ -261,20 +272,26 @@ export class StepRunner {
 
   private async runStep(engine: Engine, step: WorkloadPhase, plan: AgentQueuePlan): Promise<StepOutcome> {
     switch (step) {
-      case 'PREPARING':
-        return toStep(
-          await engine.prepare(),
-          (v) => `prepared ${v.sourceKind} source; shadows ${v.shadows.length}`,
-        );
+      case 'PREPARING': {
+        const prepared = await engine.prepare();
+        // An engine refuses before it touches the broker (agent/engine/contract.ts, `rejected`):
+        // said so, the controller rejects the split instead of rolling back what never existed.
+        if (prepared.kind === 'rejected' && this.neverPrepared(engine, plan)) {
+          const reason = prepared.errors.map((e) => `${e.problem}; ${e.fix}`).join('; ');
+          return { kind: 'rejected', reason, nothingChanged: true };
+        }
+        return toStep(prepared, (v) => `prepared ${v.sourceKind} source; shadows ${v.shadows.length}`);
+      }
       case 'STARTING_PUMP':
         return toStep(await engine.start(), () => 'pump consuming the source');
       case 'ABORTING_ACTIVATION': {
-        if (engine.status().phase === 'new' && !this.latest.has(plan.name) && plan.checkpoint === undefined) {
+        if (this.neverPrepared(engine, plan)) {
           // No agent ever reported this queue prepared (e.g. the agent could not start until an
           // operator fixed it), so no pump ran and no message moved. Preparing declares the
           // deterministic shadows again (idempotent), so the rollback and CLEANING_UP can prove
           // them empty and delete them instead of refusing an abort from `new`.
           const prepared = await engine.prepare();
+          if (prepared.kind === 'rejected') return nothingDeclared(plan, prepared, 'roll back');
           if (prepared.kind !== 'done') return toStep(prepared, () => 'prepared for the rollback');
         }
         await engine.stop().catch(() => undefined);
@@ -306,6 +323,15 @@ export class StepRunner {
           return { kind: 'rejected', reason: 'no handoff data recorded for this queue' };
         return toStep(await engine.commitHandoff(plan.handoff), (v) => `handoff committed; ${v.moved} moved`);
       case 'CLEANING_UP': {
+        if (this.neverPrepared(engine, plan)) {
+          // The rollback found nothing declared (above); a source fixed since then is prepared
+          // and rolled back first, so what that declares is proven empty and deleted too.
+          const prepared = await engine.prepare();
+          if (prepared.kind === 'rejected') return nothingDeclared(plan, prepared, 'delete');
+          if (prepared.kind !== 'done') return toStep(prepared, () => '');
+          const aborted = await engine.abort();
+          if (aborted.kind !== 'done') return toStep(aborted, () => '');
+        }
         const ready = await engine.verifyCleanupReady();
         if (ready.kind !== 'done') return toStep(ready, () => '');
         const cleaned = await engine.cleanup();
@@ -317,6 +343,20 @@ export class StepRunner {
       default:
         return { kind: 'rejected', reason: `${step} is not a queue-agent step` };
     }
+  }
+
+  /** No agent of this activation ever reported the queue prepared, and this engine has not either. */
+  private neverPrepared(engine: Engine, plan: AgentQueuePlan): boolean {
+    return engine.status().phase === 'new' && !this.latest.has(plan.name) && plan.checkpoint === undefined;
+  }
+
+  /** Whether `reason` is new for `key`, or was last logged long enough ago to be logged again. */
+  private firstTime(key: string, reason: string): boolean {
+    const last = this.logged.get(key);
+    const now = Date.now();
+    if (last?.reason === reason && now - last.at < REPEAT_LOG_MS) return false;
+    this.logged.set(key, { reason, at: now });
+    return true;
   }
 
   private record(plan: AgentQueuePlan, generation: number, outcome: StepOutcome): void {
@@ -410,6 +450,24 @@ function toStep<T>(outcome: Outcome<T>, evidence: (value: T) => string): StepOut
         reason: outcome.errors.map((e) => `${e.path}: ${e.problem} ${e.fix}`).join('; '),
       };
   }
+}
+
+/**
+ * A queue no agent ever prepared in this activation, whose preflight refuses it before anything
+ * is declared (agent/engine/contract.ts, `rejected`): no shadow of it exists, so there is
+ * nothing to roll back or delete, and that is the step's proof.
+ */
+function nothingDeclared(
+  plan: AgentQueuePlan,
+  refused: Extract<Outcome<unknown>, { kind: 'rejected' }>,
+  what: string,
+): StepOutcome {
+  const reason = refused.errors.map((e) => `${e.path}: ${e.problem}`).join('; ');
+  return {
+    kind: 'done',
+    kept: [],
+    evidence: `nothing to ${what} for ${plan.name}: no engine ever prepared it in this activation, and its preflight refuses it before declaring anything (${reason})`,
+  };
 }
 
 function summary(outcome: Outcome<unknown>): string {

@@ -48,7 +48,9 @@ export type SplitEvent =
       kept?: readonly KeptResource[];
       checkpoint?: unknown;
     }
-  | { type: 'stepFailed'; phase: WorkloadPhase; queue?: string; reason: string }
+  /** `nothingChanged`: the queue-agent refused the queue before touching the broker (PREPARING's
+   * preflight, core/agentProtocol.ts): the split is refused, nothing of the queue needs a rollback. */
+  | { type: 'stepFailed'; phase: WorkloadPhase; queue?: string; reason: string; nothingChanged?: true }
   | { type: 'stepTimedOut'; phase: WorkloadPhase; queue?: string }
   // agent, operator, controller
   | { type: 'faultReported'; queue?: string; reason: string }

@@ -11,6 +11,7 @@ import {
   failWorkflow,
   ignored,
   invalid,
+  refuseQueue,
   result,
   type Step,
   type TransitionResult,
@@ -172,11 +173,26 @@ export function stepFailure(
   phase: string,
   queue: string | undefined,
   reason: string,
+  nothingChanged = false,
 ): TransitionResult {
   if (phase !== state.phase) return ignored(state, `stale failure for ${phase}; now ${state.phase}`);
   const spec = STEPS[state.phase];
   if (!spec) return ignored(state, `${state.phase} has no step that could fail`);
   const where = queue ? ` for ${queue}` : '';
+  if (
+    nothingChanged &&
+    state.phase === 'PREPARING' &&
+    queue !== undefined &&
+    state.workflow?.kind === 'activation' &&
+    state.workflow.queues.includes(queue) &&
+    state.queues[queue]?.done !== true
+  ) {
+    return result(
+      state,
+      refuseQueue(state, queue, reason),
+      `${queue} refused by its preflight; split rejected`,
+    );
+  }
   return result(
     state,
     failWorkflow(state, spec.onFailure, `${state.phase} failed${where}: ${reason}`, queue),

@@ -70,7 +70,7 @@ export function transition(state: SplitState, event: SplitEvent): TransitionResu
         checkpoint: event.checkpoint,
       });
     case 'stepFailed':
-      return stepFailure(state, event.phase, event.queue, event.reason);
+      return stepFailure(state, event.phase, event.queue, event.reason, event.nothingChanged === true);
     case 'stepTimedOut':
       return stepFailure(state, event.phase, event.queue, 'timed out');
     case 'faultReported':

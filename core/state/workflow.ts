@@ -224,6 +224,64 @@ function finishWorkflow(state: SplitState): Step {
   };
 }
 
+/**
+ * PREPARING's preflight refused `queue` before the queue-agent touched the broker (docs/design.md
+ * §6 "Refused activations"): the split cannot be, so every route that needs the queue is
+ * rejected with the reason, and the queue leaves the activation with its inventory — none of
+ * it was ever created, so there is nothing to roll back, delete or record. Queues that did
+ * prepare are rolled back as any aborted activation; with none, the activation ends here and
+ * the workload is released (queue-agent, Lease; the finalizer and the state go in finishIfIdle).
+ */
+export function refuseQueue(state: SplitState, queue: string, reason: string): Step {
+  const workflow = state.workflow;
+  if (workflow === null) return { state, actions: [] };
+  const refused = state.routes.filter((r) => r.queues.includes(queue));
+  const actions: SplitAction[] = refused.map((r) => ({
+    type: 'rejectRoute',
+    routeId: r.routeId,
+    reason: 'SourceNotSplittable',
+    errors: [
+      {
+        path: `queue ${queue}`,
+        problem: `the queue-agent's preflight refused its source: ${reason}.`,
+        fix: 'Nothing was cut over and nothing was changed: the application keeps consuming its source. Split a source the preflight accepts (docs/design.md §3); a new split is evaluated afresh.',
+      },
+    ],
+  }));
+  const remaining = workflow.queues.filter((q) => q !== queue);
+  const next: SplitState = {
+    ...state,
+    routes: state.routes.filter((r) => !refused.includes(r)),
+    inventory: state.inventory.filter((r) => !(r.queue === queue && r.routeId === undefined)),
+    checkpoints: Object.fromEntries(Object.entries(state.checkpoints).filter(([q]) => q !== queue)),
+    queues: mapQueues(state.queues, (name, q) =>
+      name === queue ? { ...q, phase: 'INACTIVE', done: false } : q,
+    ),
+    workflow: remaining.length > 0 ? { ...workflow, queues: remaining } : null,
+  };
+  if (remaining.length > 0) {
+    const aborted = failWorkflow(next, 'ABORTING_ACTIVATION', `${queue} refused by its preflight: ${reason}`);
+    return { state: aborted.state, actions: [...actions, ...aborted.actions] };
+  }
+  // Nothing of this activation exists: the workload is where it was before it began.
+  const settled: SplitState = { ...next, preActivationReplicas: null, preActivationResourceVersion: null };
+  if (settled.activeQueues.length > 0) {
+    const active = settleActive({ ...settled, phase: 'ACTIVE' });
+    return { state: active.state, actions: [...actions, ...active.actions] };
+  }
+  if (settled.routes.length > 0) {
+    const restart = startActivation(
+      { ...settled, phase: 'IDLE' },
+      settled.routes.flatMap((r) => r.queues),
+    );
+    return { state: restart.state, actions: [...actions, ...restart.actions] };
+  }
+  return {
+    state: { ...settled, phase: 'IDLE' },
+    actions: [...actions, { type: 'reapQueueAgent' }, { type: 'releaseLease' }],
+  };
+}
+
 /** A failure, a timeout or a missing proof: abort the activation, or hold in DEGRADED. */
 export function failWorkflow(
   state: SplitState,

@@ -44,7 +44,9 @@ export class ClusterService implements vscode.Disposable {
       this.watchChanged,
       this.ownerChanged,
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (affectsTarget(e)) this.fireTargetChanged();
+        if (!affectsTarget(e)) return;
+        this.log.info('a setting that chooses the cluster, namespace or owner changed: looking again');
+        this.fireTargetChanged();
       }),
     );
   }

@@ -76,6 +76,6 @@ for log in "$logs"/*.log; do
 done
 # Where the time went, across suites: the slowest files (each suite's log has its whole table).
 find test-results/timing -name '*.jsonl' ! -name all.jsonl -exec cat {} + >test-results/timing/all.jsonl 2>/dev/null || true
-npx --no-install tsx test/support/timingTable.ts test-results/timing/all.jsonl "all suites, slowest files" | head -n 28 || true
+npx --no-install tsx test/support/timingTable.ts test-results/timing/all.jsonl "all suites, slowest files" --top 25 || true
 echo "$passed passed, $failed failed"
 exit "$status"

@@ -38,6 +38,13 @@ export function loadKubeConfig(kubeconfigPath: string): KubeConfig {
   return kc;
 }
 
+/** Which kubeconfig was read, for messages: the setting's file, else $KUBECONFIG or ~/.kube/config. */
+export function kubeconfigSource(kubeconfigPath: string): string {
+  if (kubeconfigPath !== '') return `${kubeconfigPath} (queueSplit.kubeconfig)`;
+  const env = process.env.KUBECONFIG;
+  return env !== undefined && env !== '' ? `${env} ($KUBECONFIG)` : '~/.kube/config';
+}
+
 export function listContexts(kubeconfigPath: string): ContextInfo[] {
   const kc = loadKubeConfig(kubeconfigPath);
   const current = kc.getCurrentContext();
@@ -60,7 +67,7 @@ export function connect(
     if (!kc.getContexts().some((c) => c.name === wanted)) {
       const known = kc.getContexts().map((c) => c.name);
       throw new KubeProblem(
-        `Context "${wanted}" is not in the kubeconfig (it has ${known.length > 0 ? known.join(', ') : 'no contexts'}).`,
+        `Context "${wanted}" is not in the kubeconfig ${kubeconfigSource(kubeconfigPath)} (it has ${known.length > 0 ? known.join(', ') : 'no contexts'}).`,
         'Run "Queue Split: Select Context/Namespace…" to pick one.',
         'config',
       );

@@ -1,8 +1,9 @@
 // Prints the suite report's per-file table from the lines test/support/fileTiming.ts wrote:
 // each file's wall time, the part spent in explicit waits (polls, rollouts, grace periods), the
 // event loop's idle time and the test process's own CPU, slowest first.
-//   tsx test/support/timingTable.ts <timing.jsonl> <suite>
+//   tsx test/support/timingTable.ts <timing.jsonl> <suite> [--top N]
 import * as fs from 'node:fs';
+import { parseArgs } from 'node:util';
 
 interface FileTiming {
   file: string;
@@ -13,7 +14,10 @@ interface FileTiming {
   cpuMs: number;
 }
 
-const [input, suite = ''] = process.argv.slice(2);
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string' } } });
+const [input, suite = ''] = positionals;
+// Cut here rather than by `| head`, which closes the pipe under a process still writing (EPIPE).
+const top = values.top !== undefined ? Number(values.top) : Infinity;
 if (!input || !fs.existsSync(input)) {
   console.log(`(no per-file timing for ${suite}: ${input ?? 'no file named'} is missing)`);
   process.exit(0);
@@ -24,9 +28,10 @@ const rows = fs
   .filter((l) => l.trim() !== '')
   .map((l) => JSON.parse(l) as FileTiming)
   .sort((a, b) => b.wallMs - a.wallMs);
+const shown = rows.slice(0, top);
 const s = (ms: number) => (ms / 1000).toFixed(1);
 const pct = (part: number, whole: number) => (whole > 0 ? `${Math.round((100 * part) / whole)}%` : '-');
-const table = rows.map((r) => [
+const table = shown.map((r) => [
   r.file,
   s(r.wallMs),
   s(r.waitMs),

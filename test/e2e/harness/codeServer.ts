@@ -28,6 +28,8 @@ export interface CodeServerOptions {
   keepLogsIn?: string;
   /** Merged into the fresh User/settings.json. */
   settings?: Record<string, unknown>;
+  /** Over this process's environment, for the server and its extension hosts. */
+  env?: Record<string, string>;
 }
 
 /** Settings that keep a test's workbench quiet and deterministic. */
@@ -86,7 +88,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
     detached: true, // its own process group: stop() reaches the extension host and watchers too
     stdio: ['ignore', out, out],
     // code-server keeps its own state (last opened folder, heartbeat) under XDG_DATA_HOME.
-    env: { ...process.env, XDG_DATA_HOME: path.join(state, 'xdg-data') },
+    env: { ...process.env, ...options.env, XDG_DATA_HOME: path.join(state, 'xdg-data') },
   });
   fs.closeSync(out);
   const pid = child.pid;
@@ -103,6 +105,10 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
     while (Date.now() < deadline && groupAlive(pid)) await sleep(100);
     if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
     if (options.keepLogsIn && fs.existsSync(logs)) fs.cpSync(logs, options.keepLogsIn, { recursive: true });
+    // The settings as the workbench left them (it rewrites the file when it changes a setting).
+    const userSettings = path.join(userDataDir, 'User', 'settings.json');
+    if (options.keepLogsIn && fs.existsSync(userSettings))
+      fs.copyFileSync(userSettings, path.join(options.keepLogsIn, 'settings.json'));
     removeTempDir(state);
   };
 

@@ -30,6 +30,8 @@ export interface SessionOptions {
   workspaceFiles?: Record<string, string>;
   /** User settings for this test, over the harness's quiet defaults. */
   settings?: Record<string, unknown>;
+  /** Environment of the server, so of every extension host it starts (e.g. KUBECONFIG). */
+  env?: Record<string, string>;
   /** Receives each automation log line as it arrives (e.g. to stream host-test output). */
   echo?: (line: string) => void;
   /** How long the workbench may take to appear. */
@@ -56,6 +58,7 @@ export async function withWorkbench<T>(
       logFile: path.join(resultsDir, 'code-server.log'),
       keepLogsIn: path.join(resultsDir, 'server-logs'),
       ...(options.settings ? { settings: options.settings } : {}),
+      ...(options.env ? { env: options.env } : {}),
     });
     cleanups.push(server.stop);
     const browser = await launchBrowser();

@@ -5,7 +5,8 @@
 // and a change to one of them, or to the workload itself (a watch), makes its workload due at
 // once. A workload that is moving (anything but a steady ACTIVE) is due every tick; a steady one
 // at its next lease expiry, or after QUIET_RESYNC_MS at the latest (level-triggered: a missed
-// event costs at most that long).
+// event costs at most that long). Nothing is acted on until the QueueSplit and state caches have
+// listed once: an empty cache is "not known yet", never "no splits" (docs/design.md §6, "Caches").
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CoreV1Api,
@@ -25,7 +26,7 @@ import {
 } from '../../core/crd/queueSplitSchema';
 import { parseState } from '../../core/state/stateDocument';
 import { describeError, type Logger } from '../engine/log';
-import { InformerCache, type WatchedPath } from '../kube/informers';
+import { InformerCache, type CacheObserver, type WatchedPath } from '../kube/informers';
 import { AgentObjects, type AgentSettings } from './agentObjects';
 import { Coordinator, type CoordinatorSettings } from './coordinator';
 import { OwnershipLeases } from './ownership';
@@ -59,6 +60,9 @@ export class Controller {
   private readonly agentCache: InformerCache<V1ConfigMap>;
   /** The last pass found no QueueSplit API (logged once per change). */
   private apiMissing = false;
+  /** The caches the last pass waited for (logged once per change, and once a minute while so). */
+  private waitingFor = '';
+  private waitingLoggedAt = 0;
   private readonly splits: SplitObjects;
   private readonly deps: ConstructorParameters<typeof Coordinator>[4];
   private wake: (() => void) | undefined;
@@ -70,6 +74,7 @@ export class Controller {
     private readonly kc: KubeConfig,
     private readonly settings: ControllerSettings,
     private readonly log: Logger,
+    cacheObserver?: CacheObserver,
   ) {
     this.splits = new SplitObjects(kc, settings.watchNamespaces);
     const namespaces = settings.watchNamespaces;
@@ -91,13 +96,21 @@ export class Controller {
             ? core.listNamespacedConfigMap({ namespace, labelSelector })
             : core.listConfigMapForAllNamespaces({ labelSelector }),
       }));
-    this.splitCache = new InformerCache(kc, 'queuesplits', splitPaths, log, (object) => {
-      const split = object as unknown as QueueSplit;
-      const spec = split.spec as Partial<QueueSplit['spec']> | undefined;
-      if (spec?.workload)
-        this.touch(split.metadata.namespace ?? 'default', spec.workload.kind, spec.workload.name);
-      else this.wake?.();
-    });
+    this.splitCache = new InformerCache(
+      kc,
+      QUEUE_SPLIT_PLURAL,
+      splitPaths,
+      log,
+      (object) => {
+        const split = object as unknown as QueueSplit;
+        const spec = split.spec as Partial<QueueSplit['spec']> | undefined;
+        if (spec?.workload)
+          this.touch(split.metadata.namespace ?? 'default', spec.workload.kind, spec.workload.name);
+        else this.wake?.();
+      },
+      undefined,
+      cacheObserver,
+    );
     this.stateCache = new InformerCache(
       kc,
       'state configmaps',
@@ -109,6 +122,7 @@ export class Controller {
           this.touch(parsed.value.workload.namespace, parsed.value.workload.kind, parsed.value.workload.name);
       },
       STATE_SELECTOR,
+      cacheObserver,
     );
     this.agentCache = new InformerCache(
       kc,
@@ -122,6 +136,7 @@ export class Controller {
           for (const kind of ['Deployment', 'StatefulSet']) this.touch(namespace, kind, workload);
       },
       AGENT_SELECTOR,
+      cacheObserver,
     );
     this.deps = {
       kc,
@@ -164,7 +179,52 @@ export class Controller {
     await Promise.all([this.splitCache.stop(), this.stateCache.stop(), this.agentCache.stop()]);
   }
 
+  /**
+   * The caches a pass must not run without, with why they have not listed; empty once both
+   * have. A missing QueueSplit API (404) is an answer, not a gap: every split is gone.
+   */
+  private unsyncedCaches(): { caches: string[]; reasons: string[] } {
+    const caches: string[] = [];
+    const reasons: string[] = [];
+    for (const [name, cache] of [
+      [QUEUE_SPLIT_PLURAL, this.splitCache],
+      ['state configmaps', this.stateCache],
+    ] as const) {
+      if (cache.hasSynced || (cache === this.splitCache && cache.apiMissing)) continue;
+      caches.push(name);
+      reasons.push(...cache.unsyncedReasons.map((r) => `${name}: ${r}`));
+    }
+    return { caches, reasons };
+  }
+
+  /** True (and said) while a cache the pass reads has never listed. */
+  private waitForCaches(): boolean {
+    const { caches, reasons } = this.unsyncedCaches();
+    const key = caches.join(',');
+    const now = Date.now();
+    if (key === '') {
+      if (this.waitingFor !== '') this.log.info('controller.caches_synced', { waitedFor: this.waitingFor });
+      this.waitingFor = '';
+      return false;
+    }
+    // A first list in progress is normal at start: say it only once it failed.
+    if (reasons.every((r) => r.endsWith('not listed yet'))) return true;
+    if (key !== this.waitingFor || now - this.waitingLoggedAt >= 60_000) {
+      this.waitingLoggedAt = now;
+      this.log.warn('controller.caches_not_synced', {
+        caches: key,
+        reasons: reasons.join('; '),
+        effect: 'nothing is acted on (no split started, drained or handed back) until these caches list',
+        safeAction:
+          'grant the controller list and watch on them (README "Install": its ClusterRole or namespaced Roles), or wait for the API server; /metrics queuesplit_controller_cache_synced says when',
+      });
+    }
+    this.waitingFor = key;
+    return true;
+  }
+
   private async pass(): Promise<void> {
+    if (this.waitForCaches()) return;
     const apiMissing = this.splitCache.apiMissing;
     const { valid, invalid } = apiMissing
       ? { valid: [], invalid: [] }

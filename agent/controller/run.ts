@@ -7,6 +7,7 @@ import { jsonLogger } from '../engine/log';
 import { portOf, startServer } from '../queueAgent/server';
 import { isConflict, loadKubeConfig } from '../kube/client';
 import type { AgentPlacement } from './agentDeployment';
+import { cacheMetrics } from './cacheMetrics';
 import { Controller } from './controller';
 import { LeaderElection } from './leaderElection';
 
@@ -115,6 +116,7 @@ export async function runController(options: ControllerOptions): Promise<void> {
       ...(options.watchNamespaces ? { watchNamespaces: options.watchNamespaces } : {}),
     },
     log,
+    cacheMetrics(registry),
   );
   election.keepRenewing((why) => {
     log.error('leader.lost', { why });

@@ -2,7 +2,9 @@
 // informer), so a pass reads memory instead of the API server, and a change wakes the workload
 // it concerns. One cache may span several namespaces (a namespaced install watches each).
 // client-node's informer stops on an error: this restarts it with backoff, and says whether the
-// API exists at all (a 404: the CRD is gone).
+// API exists at all (a 404: the CRD is gone). A cache that has never listed is empty, not "there
+// are none": `synced` (client-go's HasSynced) says whether it ever listed, and the controller
+// acts on nothing until it has (docs/design.md §6, "Caches").
 import {
   makeInformer,
   type KubeConfig,
@@ -22,40 +24,69 @@ export interface WatchedPath<T extends KubernetesObject> {
 
 const RESTART_MIN_MS = 500;
 const RESTART_MAX_MS = 10_000;
+/** While a cache keeps failing, its warning is repeated at most this often. */
+const FAILING_LOG_EVERY_MS = 60_000;
+
+/** What a cache reports about itself (the controller's metrics). */
+export interface CacheObserver {
+  synced(cache: string, synced: boolean): void;
+  failed(cache: string): void;
+}
 
 export class InformerCache<T extends KubernetesObject> {
   private readonly informers: Informer<T>[];
   private readonly synced: boolean[];
   private readonly missing: boolean[];
   private readonly failures: number[];
+  /** Listed at least once (stays true through later watch errors: the contents are stale, not empty). */
+  private readonly everSynced: boolean[];
+  private readonly lastError: (string | undefined)[];
+  private readonly lastWarnedAt: number[];
   private stopped = false;
 
   constructor(
     kc: KubeConfig,
     private readonly what: string,
-    paths: readonly WatchedPath<T>[],
+    private readonly paths: readonly WatchedPath<T>[],
     private readonly log: Logger,
     /** Every add, update and delete (after the cache has it). */
     onChange: (obj: T) => void,
     labelSelector?: string,
+    private readonly observer?: CacheObserver,
   ) {
     this.informers = paths.map((p) => makeInformer<T>(kc, p.path, p.list, labelSelector));
     this.synced = paths.map(() => false);
     this.missing = paths.map(() => false);
     this.failures = paths.map(() => 0);
+    this.everSynced = paths.map(() => false);
+    this.lastError = paths.map(() => undefined);
+    this.lastWarnedAt = paths.map(() => 0);
+    this.observer?.synced(what, false);
     this.informers.forEach((informer, i) => {
       for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, onChange);
       informer.on('error', (err: unknown) => {
         this.synced[i] = false;
         this.missing[i] = isNotFound(err);
         this.failures[i] = (this.failures[i] ?? 0) + 1;
+        this.lastError[i] = describe(err);
+        this.observer?.failed(what);
         if (this.stopped) return;
         const backoff = Math.min(
           RESTART_MAX_MS,
           RESTART_MIN_MS * 2 ** Math.min((this.failures[i] ?? 1) - 1, 5),
         );
-        if (!this.missing[i])
-          this.log.warn('cache.restart', { cache: this.what, reason: String(err), inMs: backoff });
+        const now = Date.now();
+        if (!this.missing[i] && now - (this.lastWarnedAt[i] ?? 0) >= FAILING_LOG_EVERY_MS) {
+          this.lastWarnedAt[i] = now;
+          this.log.warn('cache.restart', {
+            cache: this.what,
+            path: this.pathOf(i),
+            reason: this.lastError[i],
+            failures: this.failures[i],
+            everSynced: this.everSynced[i],
+            inMs: backoff,
+          });
+        }
         setTimeout(() => void this.run(i), backoff).unref();
       });
     });
@@ -69,11 +100,25 @@ export class InformerCache<T extends KubernetesObject> {
     if (this.stopped) return;
     const before = this.failures[i];
     await this.informers[i]!.start().catch(() => undefined);
-    if (this.failures[i] === before) {
+    if (this.failures[i] === before && !this.stopped) {
+      if ((this.failures[i] ?? 0) > 0)
+        this.log.info('cache.recovered', {
+          cache: this.what,
+          path: this.pathOf(i),
+          afterFailures: this.failures[i],
+        });
       this.synced[i] = true;
+      this.everSynced[i] = true;
       this.missing[i] = false;
       this.failures[i] = 0;
+      this.lastError[i] = undefined;
+      this.lastWarnedAt[i] = 0;
+      if (this.synced.every(Boolean)) this.observer?.synced(this.what, true);
     }
+  }
+
+  private pathOf(i: number): string {
+    return this.paths[i]?.path ?? '';
   }
 
   /** Starts every informer; resolves once each has listed once (or failed: it keeps retrying). */
@@ -84,6 +129,16 @@ export class InformerCache<T extends KubernetesObject> {
   /** Every informer has listed and watches. */
   get ready(): boolean {
     return this.synced.every(Boolean);
+  }
+
+  /** Every informer has listed at least once: its contents mean something (maybe stale). */
+  get hasSynced(): boolean {
+    return this.everSynced.every(Boolean);
+  }
+
+  /** Why the collections that never listed could not (for the controller's report). */
+  get unsyncedReasons(): string[] {
+    return this.everSynced.flatMap((ok, i) => (ok ? [] : [this.lastError[i] ?? 'not listed yet']));
   }
 
   /** Some collection answered 404: its API (a CRD) is not installed. */
@@ -107,4 +162,21 @@ export class InformerCache<T extends KubernetesObject> {
     this.stopped = true;
     await Promise.all(this.informers.map((i) => i.stop().catch(() => undefined)));
   }
+}
+
+/** An API error as one short line (status code and the server's message, never a body). */
+function describe(err: unknown): string {
+  const e = err as { code?: unknown; statusCode?: unknown; body?: unknown; message?: unknown };
+  const code =
+    typeof e?.code === 'number' ? e.code : typeof e?.statusCode === 'number' ? e.statusCode : undefined;
+  let message = err instanceof Error ? err.message : String(err);
+  if (typeof e?.body === 'string') {
+    try {
+      const status = JSON.parse(e.body) as { message?: unknown };
+      if (typeof status.message === 'string') message = status.message;
+    } catch {
+      // not a Status object: keep the message
+    }
+  }
+  return `${code !== undefined ? `${code} ` : ''}${message.split('\n')[0]!.slice(0, 300)}`;
 }

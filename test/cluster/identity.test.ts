@@ -31,7 +31,7 @@ import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { deployRabbitApp, publishTo } from '../support/rabbitSplit';
 import { loadServices, uniqueName } from '../support/services';
 import { pollUntil } from '../support/poll';
-import { createSplit, getSplit, queueSplitApi, waitForSplitGone } from '../support/splits';
+import { createSplit, getSplit, queueSplitApi, waitForSplitGone, waitForSplitPhase } from '../support/splits';
 import { SidecarProcess, sidecarBundle } from '../sidecar/support';
 import { ClusterApi } from '../../extension/kube/cluster';
 import { connect } from '../../extension/kube/connection';
@@ -207,6 +207,40 @@ test("the extension's owner is the Kubernetes user: B's Stop All My Splits and a
     assert.match(e.suggestedAction, /ask its owner/i);
     return true;
   });
+});
+
+test("B's own split carrying A's routeId is Rejected (RouteIdTaken); deleting it neither ends nor pins A's route", async () => {
+  assert.ok(split, 'the first test created A’s split');
+  // Nothing in the API makes a routeId unique: B, with the developer role only, copies A's.
+  const copy = await createSplit(devB, namespace, {
+    workload: 'orders-app',
+    queues: split.spec.queues,
+    filter: { 'x-queue-split-user': userB },
+    owner: userB,
+    routeId: split.spec.routeId,
+  });
+  const rejected = await waitForSplitPhase(admin, namespace, copy.metadata.name, 'Rejected', 60_000);
+  const condition = rejected.status?.conditions?.[0];
+  assert.equal(condition?.reason, 'RouteIdTaken', JSON.stringify(rejected.status));
+  assert.match(condition?.message ?? '', new RegExp(`spec\\.routeId.*${split.metadata.name}`));
+  assert.ok(
+    (rejected.status?.queues ?? []).every((q) => q.shadow === undefined && q.envOverrides === undefined),
+    `the copy is shown nothing of A’s route: ${JSON.stringify(rejected.status?.queues)}`,
+  );
+  // B stops its copy: gone at once (the controller holds no finalizer on it) ...
+  await devB
+    .makeApiClient(CustomObjectsApi)
+    .deleteNamespacedCustomObject({ ...queueSplitApi, namespace, name: copy.metadata.name });
+  await waitForSplitGone(admin, namespace, copy.metadata.name, 60_000);
+  // ... and A's route is still the one delivering A's messages.
+  await publishTo(ch, source, [`${source}-after-copy`], userA);
+  await pollUntil(
+    'A still receives what is sent to A',
+    async () => received.some((r) => r.includes(`${source}-after-copy`)),
+    (got) => got,
+    60_000,
+  );
+  assert.equal((await getSplit(admin, namespace, split.metadata.name))?.status?.phase, 'Active');
 });
 
 test('a refused SelfSubjectReview names the missing permission and the fix, in the sidecar and the extension', async () => {

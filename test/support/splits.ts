@@ -28,9 +28,11 @@ export async function createSplit(
     filter: Record<string, string>;
     owner: string;
     leaseSeconds?: number;
+    /** Another split's route id, as someone copying it would (default: a fresh one). */
+    routeId?: string;
   },
 ): Promise<QueueSplit> {
-  const routeId = routeIdFromRandomBytes(randomBytes(16));
+  const routeId = spec.routeId ?? routeIdFromRandomBytes(randomBytes(16));
   const body: QueueSplit = {
     apiVersion: QUEUE_SPLIT_API_VERSION,
     kind: QUEUE_SPLIT_KIND,

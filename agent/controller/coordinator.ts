@@ -36,6 +36,7 @@ import { OwnershipLeases } from './ownership';
 import type { SplitObjects } from './splitObjects';
 import { sameStatus, splitStatus } from './splitStatus';
 import { StateSeals } from './stateSeal';
+import { bindRoutes } from './routeBinding';
 import {
   FINALIZER,
   overrideDrift,
@@ -157,18 +158,20 @@ export class Coordinator {
   }
 
   /** One level-triggered pass over this workload. */
-  async pass(splits: readonly QueueSplit[]): Promise<void> {
+  async pass(all: readonly QueueSplit[]): Promise<void> {
     const workload = await this.deps.workloads.read(this.kind, this.namespace, this.name);
-    if (await this.namespaceDeleted(workload, splits)) return;
+    if (await this.namespaceDeleted(workload, all)) return;
     if (!this.state) {
       const loaded = await this.load(workload);
-      if (loaded === 'unreadable') return this.writeHaltedStatuses(splits);
+      if (loaded === 'unreadable') return this.writeHaltedStatuses(all);
       if (loaded === 'absent') {
         this.recovered = true;
-        await this.startIfWanted(workload, splits);
+        await this.startIfWanted(workload, await this.bind(all));
         if (!this.state) return;
       }
     }
+    // From here on, one object per routeId: a copy of another split's routeId is refused.
+    const splits = await this.bind(all);
     const state = this.state!;
     if (workload) this.resolve(workload);
     if (!this.recovered) {
@@ -505,6 +508,7 @@ export class Coordinator {
           filter: filter.value,
           leaseExpiresAt: leaseExpiry(split),
           ...(split.spec.session ? { secretHash: split.spec.session.secretHash } : {}),
+          ...(split.metadata.uid ? { splitUid: split.metadata.uid } : {}),
         },
       });
     }
@@ -1001,6 +1005,28 @@ export class Coordinator {
       // A deleted split is released once its route is drained (or was never accepted).
       if (split.metadata.deletionTimestamp && !inState) await this.deps.splits.removeFinalizer(split);
     }
+  }
+
+  /** The splits this workload reads, one per routeId; the copies get a Rejected status. */
+  private async bind(splits: readonly QueueSplit[]): Promise<QueueSplit[]> {
+    const { accepted, copies } = bindRoutes(this.state?.routes ?? [], splits);
+    for (const { split, holder } of copies) {
+      const verdict: Verdict = {
+        phase: 'Rejected',
+        reason: 'RouteIdTaken',
+        message:
+          `spec.routeId "${split.spec.routeId}" is the route of another QueueSplit (${holder}); a route id belongs to the split made with it. ` +
+          'Fix: delete this QueueSplit and start the split again from the extension or sidecar, which choose a fresh route id.',
+      };
+      const status = splitStatus(split, { state: undefined, observed: undefined, resolved: [], verdict });
+      if (!sameStatus(split.status, status)) {
+        this.log.warn('split.route_id_taken', { split: split.metadata.name, holder });
+        await this.deps.splits.writeStatus(split, status);
+      }
+      // Never this coordinator's to hold: a finalizer (added before routes were bound) goes.
+      if (split.metadata.deletionTimestamp) await this.deps.splits.removeFinalizer(split);
+    }
+    return accepted;
   }
 
   private async setVerdict(split: QueueSplit, verdict: Verdict): Promise<void> {

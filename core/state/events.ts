@@ -11,6 +11,8 @@ export interface RouteRequest {
   leaseExpiresAt: string;
   /** The QueueSplit's session secret hash, passed on to the queue-agent (core/sessionStream.ts). */
   secretHash?: string;
+  /** The QueueSplit's metadata.uid: the route belongs to that object only. */
+  splitUid?: string;
 }
 
 /** A resource a step had to keep (no loss-proof delete, or not verifiably empty). */

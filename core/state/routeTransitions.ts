@@ -75,6 +75,7 @@ export function routeRequested(state: SplitState, request: RouteRequest): Transi
     generation: state.generation,
     leaseExpiresAt: request.leaseExpiresAt,
     ...(request.secretHash !== undefined ? { secretHash: request.secretHash } : {}),
+    ...(request.splitUid !== undefined ? { splitUid: request.splitUid } : {}),
   };
   const added: SplitState = { ...state, routes: [...state.routes, route] };
   if (state.phase === 'IDLE') {

@@ -48,6 +48,9 @@ export const routeStateSchema = z.object({
   lastError: z.string().optional(),
   /** The QueueSplit's spec.session.secretHash (core/sessionStream.ts); absent: no session stream. */
   secretHash: z.string().regex(SECRET_HASH_PATTERN).optional(),
+  /** The metadata.uid of the QueueSplit the route belongs to (agent/controller/routeBinding.ts);
+   * absent in state written before routes were bound. */
+  splitUid: z.string().min(1).optional(),
 });
 
 export const workflowSchema = z.object({

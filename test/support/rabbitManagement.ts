@@ -10,6 +10,8 @@ export interface QueueInfo {
   messages_ready?: number;
   messages_unacknowledged?: number;
   consumer_details?: { consumer_tag: string }[];
+  policy?: string | null;
+  effective_policy_definition?: Record<string, unknown> | null;
 }
 
 interface ConnectionInfo {
@@ -17,16 +19,59 @@ interface ConnectionInfo {
   client_properties?: { connection_name?: string };
 }
 
-async function call(managementUrl: string, method: 'GET' | 'DELETE', path: string): Promise<Response> {
+async function call(
+  managementUrl: string,
+  method: 'GET' | 'DELETE' | 'PUT',
+  path: string,
+  body?: unknown,
+): Promise<Response> {
   const url = new URL(managementUrl);
   const auth = Buffer.from(
     `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`,
   ).toString('base64');
   return fetch(`${url.origin}${path}`, {
     method,
-    headers: { authorization: `Basic ${auth}` },
+    headers: {
+      authorization: `Basic ${auth}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     signal: AbortSignal.timeout(5000),
   });
+}
+
+/** Sets a policy for queues whose names match `pattern`, as an operator would. */
+export async function putPolicy(
+  managementUrl: string,
+  name: string,
+  pattern: string,
+  definition: Record<string, unknown>,
+  vhost = '/',
+): Promise<void> {
+  const res = await call(
+    managementUrl,
+    'PUT',
+    `/api/policies/${encodeURIComponent(vhost)}/${encodeURIComponent(name)}`,
+    {
+      pattern,
+      definition,
+      'apply-to': 'queues',
+      priority: 10,
+    },
+  );
+  await res.body?.cancel();
+  if (!res.ok) throw new Error(`management API PUT policy ${name}: HTTP ${res.status}`);
+}
+
+export async function deletePolicy(managementUrl: string, name: string, vhost = '/'): Promise<void> {
+  const res = await call(
+    managementUrl,
+    'DELETE',
+    `/api/policies/${encodeURIComponent(vhost)}/${encodeURIComponent(name)}`,
+  );
+  await res.body?.cancel();
+  if (!res.ok && res.status !== 404)
+    throw new Error(`management API DELETE policy ${name}: HTTP ${res.status}`);
 }
 
 export async function getQueue(managementUrl: string, queue: string, vhost = '/'): Promise<QueueInfo> {

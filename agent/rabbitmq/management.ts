@@ -17,6 +17,9 @@ export interface ManagementQueue {
   readonly exclusive: boolean;
   readonly arguments: Readonly<Record<string, unknown>>;
   readonly policy?: string | null;
+  readonly operator_policy?: string | null;
+  /** The policy and operator policy merged, as the broker applies them to this queue. */
+  readonly effective_policy_definition?: Readonly<Record<string, unknown>> | null;
   readonly consumers?: number;
   readonly messages_ready?: number;
   readonly messages_unacknowledged?: number;

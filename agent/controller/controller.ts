@@ -29,6 +29,7 @@ import { describeError, type Logger } from '../engine/log';
 import { InformerCache, type CacheObserver, type WatchedPath } from '../kube/informers';
 import { AgentObjects, type AgentSettings } from './agentObjects';
 import { Coordinator, type CoordinatorSettings } from './coordinator';
+import { DueTimes } from './dueTimes';
 import { OwnershipLeases } from './ownership';
 import { SplitObjects, classifySplits } from './splitObjects';
 import { invalidSplitStatus, sameStatus } from './splitStatus';
@@ -51,8 +52,8 @@ const AGENT_SELECTOR = 'queuesplit.dev/component=queue-agent';
 
 export class Controller {
   private readonly coordinators = new Map<string, Coordinator>();
-  /** When each workload's next pass is due (epoch ms); absent: at once. */
-  private readonly due = new Map<string, number>();
+  /** When each workload's next pass is due. */
+  private readonly due = new DueTimes();
   /** QueueSplits as the custom-objects API returns them (JSON: timestamps are strings, which
    * client-node's KubernetesObject types as Date), read back through `cachedSplits()`. */
   private readonly splitCache: InformerCache<KubernetesObject>;
@@ -153,7 +154,7 @@ export class Controller {
 
   /** Something of this workload changed: pass it at the next tick. */
   private touch(namespace: string, kind: string, name: string): void {
-    this.due.delete(workloadKey(namespace, kind, name));
+    this.due.touch(workloadKey(namespace, kind, name));
     this.wake?.();
   }
 
@@ -224,6 +225,8 @@ export class Controller {
   }
 
   private async pass(): Promise<void> {
+    // The caches are read now: a change from here on is one this pass may not have seen.
+    const passStarted = Date.now();
     if (this.waitForCaches()) return;
     const apiMissing = this.splitCache.apiMissing;
     const { valid, invalid } = apiMissing
@@ -256,7 +259,7 @@ export class Controller {
 
     const now = Date.now();
     for (const [key, splits] of groups) {
-      if ((this.due.get(key) ?? 0) > now) continue;
+      if (!this.due.isDue(key, now)) continue;
       let coordinator = this.coordinators.get(key);
       if (!coordinator) {
         const [namespace, kind, name] = key.split('/') as [string, WorkloadKind, string];
@@ -272,9 +275,9 @@ export class Controller {
       }
       if (coordinator.finished && splits.length === 0) {
         this.coordinators.delete(key);
-        this.due.delete(key);
+        this.due.forget(key);
       } else {
-        this.due.set(key, Date.now() + (failed ? 0 : coordinator.nextPassInMs(QUIET_RESYNC_MS)));
+        this.due.passed(key, passStarted, failed ? 0 : coordinator.nextPassInMs(QUIET_RESYNC_MS));
       }
     }
   }

@@ -2,25 +2,35 @@
 // state, queue-agent document, the workload itself) makes it due at once; after a pass it is
 // due again when its coordinator says (at once while it moves, at the next lease expiry or the
 // quiet resync when steady).
+//
+// A pass reads the caches when it begins: a change that arrives after that (while this or an
+// earlier workload is passed) may not have been seen, so it keeps the workload due at once
+// instead of being overwritten by the due time the pass ends with.
 export class DueTimes {
   /** Epoch ms; absent: at once. */
   private readonly at = new Map<string, number>();
+  /** When each workload last changed. */
+  private readonly touchedAt = new Map<string, number>();
 
   /** Something of this workload changed. */
   touch(key: string): void {
     this.at.delete(key);
+    this.touchedAt.set(key, Date.now());
   }
 
   isDue(key: string, now: number): boolean {
     return (this.at.get(key) ?? 0) <= now;
   }
 
-  /** A pass of `key` that began at `startedAt` ended; the coordinator wants the next in `nextInMs`. */
-  passed(key: string, _startedAt: number, nextInMs: number): void {
-    this.at.set(key, Date.now() + nextInMs);
+  /** A pass that read the caches at `startedAt` is done with `key`; its coordinator wants the
+   * next pass in `nextInMs`. */
+  passed(key: string, startedAt: number, nextInMs: number): void {
+    if ((this.touchedAt.get(key) ?? -Infinity) >= startedAt) this.at.delete(key);
+    else this.at.set(key, Date.now() + nextInMs);
   }
 
   forget(key: string): void {
     this.at.delete(key);
+    this.touchedAt.delete(key);
   }
 }

@@ -21,8 +21,24 @@ export function redact(text: string): string {
 
 /** A loggable description of any thrown value, credentials removed. */
 export function describeError(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return redact(text);
+  return redact(apiStatusLine(err) ?? (err instanceof Error ? err.message : String(err)));
+}
+
+/**
+ * A Kubernetes API error (client-node's ApiException: a code and the server's Status as the
+ * body) as "409 Operation cannot be fulfilled on …": its message without the response headers
+ * and the JSON around it. Undefined for any other error.
+ */
+function apiStatusLine(err: unknown): string | undefined {
+  const e = err as { code?: unknown; body?: unknown } | null;
+  if (typeof e?.code !== 'number' || typeof e.body !== 'string') return undefined;
+  try {
+    const status = JSON.parse(e.body) as { message?: unknown };
+    if (typeof status.message === 'string') return `${e.code} ${status.message}`;
+  } catch {
+    // not a Status object
+  }
+  return undefined;
 }
 
 export function jsonLogger(

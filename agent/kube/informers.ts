@@ -11,7 +11,7 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import type { Logger } from '../engine/log';
+import { describeError, type Logger } from '../engine/log';
 import { isNotFound } from './client';
 
 type Informer<T extends KubernetesObject> = ReturnType<typeof makeInformer<T>>;
@@ -68,7 +68,7 @@ export class InformerCache<T extends KubernetesObject> {
         this.synced[i] = false;
         this.missing[i] = isNotFound(err);
         this.failures[i] = (this.failures[i] ?? 0) + 1;
-        this.lastError[i] = describe(err);
+        this.lastError[i] = describeError(err).split('\n')[0]!.slice(0, 300);
         this.observer?.failed(what);
         if (this.stopped) return;
         const backoff = Math.min(
@@ -162,21 +162,4 @@ export class InformerCache<T extends KubernetesObject> {
     this.stopped = true;
     await Promise.all(this.informers.map((i) => i.stop().catch(() => undefined)));
   }
-}
-
-/** An API error as one short line (status code and the server's message, never a body). */
-function describe(err: unknown): string {
-  const e = err as { code?: unknown; statusCode?: unknown; body?: unknown; message?: unknown };
-  const code =
-    typeof e?.code === 'number' ? e.code : typeof e?.statusCode === 'number' ? e.statusCode : undefined;
-  let message = err instanceof Error ? err.message : String(err);
-  if (typeof e?.body === 'string') {
-    try {
-      const status = JSON.parse(e.body) as { message?: unknown };
-      if (typeof status.message === 'string') message = status.message;
-    } catch {
-      // not a Status object: keep the message
-    }
-  }
-  return `${code !== undefined ? `${code} ` : ''}${message.split('\n')[0]!.slice(0, 300)}`;
 }

@@ -26,13 +26,23 @@ export async function applyObjects(kc: KubeConfig, objects: readonly KubernetesO
     const object = forClient(plain);
     try {
       await api.create(object);
+      continue;
     } catch (err) {
       if (code(err) !== 409) throw err;
+    }
+    // Exists: replaced at the version just read. Someone else writing it between the read and
+    // the replace (another install run, its controller) is a 409 too: read again and retry.
+    for (let attempt = 1; ; attempt++) {
       const current = await api.read(object as KubernetesObject & { metadata: { name: string } });
-      await api.replace({
-        ...object,
-        metadata: { ...object.metadata, resourceVersion: current.metadata?.resourceVersion },
-      });
+      try {
+        await api.replace({
+          ...object,
+          metadata: { ...object.metadata, resourceVersion: current.metadata?.resourceVersion },
+        });
+        break;
+      } catch (err) {
+        if (code(err) !== 409 || attempt >= 5) throw err;
+      }
     }
   }
 }

@@ -17,8 +17,31 @@ timeout_ms=${QS_TEST_TIMEOUT_MS:-600000}
 # table after the run shows where the suite's time goes.
 export QS_TIMING_FILE="test-results/timing/$suite.jsonl"
 mkdir -p test-results/timing && rm -f "$QS_TIMING_FILE"
+# A file that must have the environment to itself (it installs, upgrades, restarts, kills or
+# uninstalls the controller, or changes cluster-wide objects) says so on a line of its own:
+#   // test-group: serial (why)
+# Those run one at a time after the others, which run side by side as the flags say
+# (--test-concurrency); the declaration lives in the file, so no list can drift.
+parallel=()
+serial=()
+for f in "${files[@]}"; do
+  if grep -qE '^// test-group: serial' "$f"; then serial+=("$f"); else parallel+=("$f"); fi
+done
+serial_flags=()
+for flag in "$@"; do
+  case "$flag" in --test-concurrency=*) ;; *) serial_flags+=("$flag") ;; esac
+done
+run_files() {
+  node --import tsx --import ./test/support/fileTiming.ts --test --test-force-exit --test-timeout="$timeout_ms" \
+    --test-reporter=spec "$@"
+}
 rc=0
-node --import tsx --import ./test/support/fileTiming.ts --test --test-force-exit --test-timeout="$timeout_ms" \
-  --test-reporter=spec "$@" "${files[@]}" || rc=$?
+if [ ${#parallel[@]} -gt 0 ]; then
+  run_files "$@" "${parallel[@]}" || rc=$?
+fi
+if [ ${#serial[@]} -gt 0 ]; then
+  echo "=== $suite: ${#serial[@]} file(s) of the serial group, one at a time"
+  run_files "${serial_flags[@]}" --test-concurrency=1 "${serial[@]}" || rc=$?
+fi
 npx --no-install tsx test/support/timingTable.ts "$QS_TIMING_FILE" "$suite" || true
 exit "$rc"

@@ -1,3 +1,4 @@
+// test-group: serial (reinstalls the shared controller with other agent settings)
 // A queue-agent that cannot start is never silent (issue 14): an image that cannot be pulled, a
 // pod the namespace refuses, a crash loop and a failing readiness probe each take the split to
 // Degraded within a bounded time (the app was never quiesced: it keeps its messages), with the

@@ -1,3 +1,4 @@
+// test-group: serial (upgrades the shared controller)
 // A controller upgrade during a split (issue 16 item 9): the new controller, installed with
 // another agent image, brings the running queue-agent to it (its Deployment is replaced; the
 // agent restarts from its checkpoints as after a crash) while traffic flows. Nothing is lost,

@@ -1,3 +1,4 @@
+// test-group: serial (kills the leading controller replica)
 // kill -9 in every phase (docs/design.md §6 recovery): a split's whole life — activation, ACTIVE with a
 // teammate's route attaching and draining, handback — runs while the test watches the state document and, the moment each phase is
 // persisted, SIGKILLs the process under test: the leading controller replica (two run, so this

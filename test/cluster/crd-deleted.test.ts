@@ -1,3 +1,4 @@
+// test-group: serial (deletes the QueueSplit CRD)
 // The QueueSplit CRD deleted while a split is Active (issue 16 item 7). Deleting a CRD deletes
 // its objects: the split's finalizer holds it while its route drains, and once the last object
 // is gone the CRD (and with it the QueueSplit API) disappears. The workload's handback goes on

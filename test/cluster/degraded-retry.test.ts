@@ -1,3 +1,4 @@
+// test-group: serial (reinstalls the shared controller with other settings)
 // A route that cannot drain does not wait silently: a developer whose consumer stays attached to
 // the session shadow stops the split; after a step's time the route turns Degraded with the
 // reason and the exact retry command. Once the consumer lets go, an operator's retry annotation

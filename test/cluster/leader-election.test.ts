@@ -1,3 +1,4 @@
+// test-group: serial (times leases on a private API server; a loaded machine would stretch them)
 // Leader election when the API server hangs (docs/design.md, "Leader election"): two controller
 // replicas run against a private etcd + kube-apiserver (the shared one serves everybody else's
 // tests and is never paused), the API server is SIGSTOPped for 20 s — longer than the lease — and

@@ -1,3 +1,4 @@
+// test-group: serial (reinstalls the shared controller namespaced)
 // Issue 16 item 1: a namespaced install (README "Install"). The controller is installed with
 // `watchNamespaces` = one namespace: a split there activates; a split in a namespace it does
 // not serve is never touched (its workload keeps its spec, no finalizer, no state), and RBAC

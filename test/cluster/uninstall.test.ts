@@ -1,3 +1,4 @@
+// test-group: serial (uninstalls the controller and the CRD)
 // Uninstalling Queue Split (README "Uninstall", issue 16 item 7), one split through both tests.
 //
 // First in the wrong order: `kubectl delete -f controller.yaml` while a split is Active. That

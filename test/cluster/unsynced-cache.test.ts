@@ -1,3 +1,4 @@
+// test-group: serial (changes the controller's ClusterRole and restarts it)
 // A QueueSplit cache that never synced must not read as "no splits" (docs/design.md §6,
 // "Caches"): a controller that restarts while the API server refuses to list QueueSplits (here
 // RBAC without list/watch, as a namespaced install misconfigured or a 403 would) acts on nobody.

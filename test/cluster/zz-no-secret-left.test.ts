@@ -1,3 +1,4 @@
+// test-group: serial (scans what every other file left behind, so it runs last)
 // The last file of the cluster suite (named to sort last): greps everything the suites left behind
 // — the controller and queue-agent pod logs the real node keeps, the sidecar suite's
 // transcripts, test-results/, and every QueueSplit, Event, ConfigMap and workload annotation in

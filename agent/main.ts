@@ -11,6 +11,15 @@ import { runController } from './controller/run';
 import { runQueueAgent } from './queueAgent/main';
 import { DEFAULT_STATISTICS_INTERVAL_SECONDS } from './rabbitmq/config';
 
+function sealRef(value: string): { namespace: string; name: string } {
+  const [namespace, name, ...rest] = value.split('/');
+  if (!namespace || !name || rest.length > 0)
+    throw new InvalidArgumentError(
+      `"${value}" is not <namespace>/<configmap>; e.g. queuesplit-system/qs-seal-app-1a2b3c`,
+    );
+  return { namespace, name };
+}
+
 const integer = (name: string, min: number) => (value: string) => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < min)
@@ -149,6 +158,11 @@ program
   .requiredOption('--namespace <ns>', 'namespace of the workload')
   .requiredOption('--desired <configmap>', 'ConfigMap with the desired document')
   .requiredOption('--observed <configmap>', 'ConfigMap to write the observed document to')
+  .requiredOption(
+    '--seal <namespace/configmap>',
+    "the desired document's seal, in the controller's namespace",
+    sealRef,
+  )
   .option(
     '--metrics-port <port>',
     'metrics and health port (0: any free port)',
@@ -162,6 +176,7 @@ program
       namespace: string;
       desired: string;
       observed: string;
+      seal: { namespace: string; name: string };
       metricsPort: number;
       intervalMs: number;
       rabbitmqStatisticsInterval: number;
@@ -170,6 +185,7 @@ program
         namespace: opts.namespace,
         desiredConfigMap: opts.desired,
         observedConfigMap: opts.observed,
+        seal: opts.seal,
         metricsPort: opts.metricsPort,
         intervalMs: opts.intervalMs,
         rabbitmqStatisticsIntervalSeconds: opts.rabbitmqStatisticsInterval,

@@ -5,7 +5,9 @@
 //  - ServiceAccounts, Roles, RoleBindings, ConfigMaps it does not own (named qs-*, labelled
 //    queuesplit.dev/workload; plus its install-id ConfigMap in its own namespace); its Roles
 //    grant only get/update on named ConfigMaps and its RoleBindings bind only its qs-* Roles to
-//    qs-* ServiceAccounts;
+//    qs-* ServiceAccounts of the same namespace; in its own namespace, a qs-seal-* Role grants
+//    only get on qs-seal-* ConfigMaps and may be bound to a queue-agent's ServiceAccount in
+//    another namespace (the agent reads its seal there, and nothing else);
 //  - creating or deleting any Deployment but its queue-agent's, and a queue-agent Deployment
 //    that runs another image than the one it was installed with or another ServiceAccount
 //    than its qs-sa-* one;
@@ -122,14 +124,12 @@ export function controllerAdmissionPolicy(options: {
             message: `The Queue Split controller may create, change and delete only its own ServiceAccounts, Roles, RoleBindings and ConfigMaps: named qs-* and labelled ${OWNED_LABEL} (admission policy ${ADMISSION_POLICY_NAME}).`,
           },
           {
-            expression:
-              "request.resource.resource != 'roles' || request.operation == 'DELETE' || object.rules.all(r, r.?apiGroups.orValue([]) == [''] && r.?resources.orValue([]) == ['configmaps'] && r.?resourceNames.orValue([]).size() > 0 && r.verbs.all(v, v in ['get', 'update']))",
-            message: `A Role the Queue Split controller creates may grant only get and update on named ConfigMaps (admission policy ${ADMISSION_POLICY_NAME}).`,
+            expression: `request.resource.resource != 'roles' || request.operation == 'DELETE' || object.rules.all(r, r.?apiGroups.orValue([]) == [''] && r.?resources.orValue([]) == ['configmaps'] && r.?resourceNames.orValue([]).size() > 0 && (request.namespace == ${cel(namespace)} ? (object.metadata.name.startsWith('qs-seal-') && r.verbs == ['get'] && r.resourceNames.all(n, n.startsWith('qs-seal-'))) : r.verbs.all(v, v in ['get', 'update'])))`,
+            message: `A Role the Queue Split controller creates may grant only get and update on named ConfigMaps, and in its own namespace only get on its qs-seal-* ConfigMaps (admission policy ${ADMISSION_POLICY_NAME}).`,
           },
           {
-            expression:
-              "request.resource.resource != 'rolebindings' || request.operation == 'DELETE' || (object.roleRef.kind == 'Role' && object.roleRef.name.startsWith('qs-') && object.subjects.all(s, s.kind == 'ServiceAccount' && s.name.startsWith('qs-') && s.?namespace.orValue(request.namespace) == request.namespace))",
-            message: `A RoleBinding the Queue Split controller creates may bind only its qs-* Role to its qs-* ServiceAccount in the same namespace (admission policy ${ADMISSION_POLICY_NAME}).`,
+            expression: `request.resource.resource != 'rolebindings' || request.operation == 'DELETE' || (object.roleRef.kind == 'Role' && object.roleRef.name.startsWith('qs-') && object.subjects.all(s, s.kind == 'ServiceAccount' && s.name.startsWith('qs-') && (s.?namespace.orValue(request.namespace) == request.namespace || (request.namespace == ${cel(namespace)} && object.roleRef.name.startsWith('qs-seal-')))))`,
+            message: `A RoleBinding the Queue Split controller creates may bind only its qs-* Role to its qs-* ServiceAccount in the same namespace, or in its own namespace a qs-seal-* Role to a queue-agent's (admission policy ${ADMISSION_POLICY_NAME}).`,
           },
           {
             expression:

@@ -24,6 +24,8 @@ export interface AgentPlacement {
 
 export interface AgentSettings {
   image: string;
+  /** Where the seals are (agent/controller/stateSeal.ts): the agent checks its desired document there. */
+  controllerNamespace: string;
   placement?: AgentPlacement;
   /** 0 lets the agent pick a free port (pods that share a host network); probes then use the default. */
   metricsPort: number;
@@ -87,6 +89,7 @@ export function queueAgentDeployment(
                 'queue-agent',
                 `--namespace=${namespace}`,
                 `--desired=${names.stateConfigMap}`,
+                `--seal=${settings.controllerNamespace}/${names.stateSeal}`,
                 `--observed=${names.agentStatusConfigMap}`,
                 `--metrics-port=${settings.metricsPort}`,
                 ...(settings.rabbitmqStatisticsIntervalSeconds !== undefined &&

@@ -1,5 +1,5 @@
-// The per-workload queue-agent: a ServiceAccount that may read only its desired ConfigMap and
-// write only its status ConfigMap, and a one-replica Recreate Deployment in the workload's
+// The per-workload queue-agent: a ServiceAccount that may read only its desired ConfigMap (and,
+// in the controller's namespace, that document's seal) and write only its status ConfigMap, and a one-replica Recreate Deployment in the workload's
 // namespace whose env copies (as references) exactly the connection variables the validated
 // declaration names. The controller never reads a Secret value.
 import {
@@ -110,6 +110,7 @@ export class AgentObjects {
         },
       }),
     );
+    await this.ensureSealReader(namespace, names, workload);
     const body = queueAgentDeployment(this.settings, namespace, names, labels, resolved);
     if (restart) body.spec!.template.metadata!.annotations = { [RESTARTED_AT]: new Date().toISOString() };
     try {
@@ -122,6 +123,47 @@ export class AgentObjects {
       if (!isNotFound(err)) throw err;
       await this.apps.createNamespacedDeployment({ namespace, body });
     }
+  }
+
+  /**
+   * A Role and RoleBinding in the controller's namespace that let this queue-agent get its seal
+   * (and nothing else there): it refuses a desired document the seal does not list.
+   */
+  private async ensureSealReader(namespace: string, names: KubernetesObjectNames, workload: string) {
+    const home = this.settings.controllerNamespace;
+    const labels = {
+      [AGENT_LABEL]: 'seal-reader',
+      'queuesplit.dev/workload': workload,
+      'queuesplit.dev/workload-namespace': namespace,
+    };
+    await ignoreConflict(() =>
+      this.rbac.createNamespacedRole({
+        namespace: home,
+        body: {
+          metadata: { name: names.stateSeal, labels },
+          rules: [
+            { apiGroups: [''], resources: ['configmaps'], resourceNames: [names.stateSeal], verbs: ['get'] },
+          ],
+        },
+      }),
+    );
+    await ignoreConflict(() =>
+      this.rbac.createNamespacedRoleBinding({
+        namespace: home,
+        body: {
+          metadata: { name: names.stateSeal, labels },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: names.stateSeal },
+          subjects: [{ kind: 'ServiceAccount', name: names.agentServiceAccount, namespace }],
+        },
+      }),
+    );
+  }
+
+  /** The seal reader goes with the agent, and with a namespace deleted during a split. */
+  async removeSealReader(names: KubernetesObjectNames): Promise<void> {
+    const namespace = this.settings.controllerNamespace;
+    await gone(this.rbac.deleteNamespacedRoleBinding({ name: names.stateSeal, namespace }));
+    await gone(this.rbac.deleteNamespacedRole({ name: names.stateSeal, namespace }));
   }
 
   async agentReady(namespace: string, names: KubernetesObjectNames): Promise<boolean> {
@@ -172,18 +214,20 @@ export class AgentObjects {
   }
 
   async reap(namespace: string, names: KubernetesObjectNames): Promise<void> {
-    const gone = (p: Promise<unknown>) =>
-      p.then(
-        () => undefined,
-        (err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)),
-      );
     await gone(this.apps.deleteNamespacedDeployment({ name: names.agentDeployment, namespace }));
     await gone(this.rbac.deleteNamespacedRoleBinding({ name: names.agentServiceAccount, namespace }));
     await gone(this.rbac.deleteNamespacedRole({ name: names.agentServiceAccount, namespace }));
     await gone(this.core.deleteNamespacedServiceAccount({ name: names.agentServiceAccount, namespace }));
     await gone(this.core.deleteNamespacedConfigMap({ name: names.agentStatusConfigMap, namespace }));
+    await this.removeSealReader(names);
   }
 }
+
+const gone = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)),
+  );
 
 async function ignoreConflict(create: () => Promise<unknown>): Promise<void> {
   try {

@@ -35,7 +35,7 @@ import { activationIdOf, AGENT_STEPS, desiredState, queueNames, storedCheckpoint
 import { OwnershipLeases } from './ownership';
 import type { SplitObjects } from './splitObjects';
 import { sameStatus, splitStatus } from './splitStatus';
-import { StateSeals } from './stateSeal';
+import { StateSeals, stateDigest } from './stateSeal';
 import { bindRoutes } from './routeBinding';
 import {
   FINALIZER,
@@ -92,6 +92,8 @@ export class Coordinator {
   /** When each route entered its current ATTACHING/DRAINING phase (restarts begin afresh). */
   private readonly routeEntered = new Map<string, { phase: string; at: number }>();
   private lastDesired = '';
+  /** The digest of the desired document the ConfigMap holds as sealed; undefined: read the seal. */
+  private sealedDesired: string | undefined;
   /** The state text last written or loaded: a different one in the ConfigMap was not ours. */
   private lastState = '';
   /** Set while a document cannot be trusted (docs/design.md §6: when in doubt, stop and say why). */
@@ -251,6 +253,7 @@ export class Coordinator {
         earlier?.data[CLEANUP_KEY],
       );
       await this.deps.ownership.release(this.settings.controllerNamespace, this.state.workload.uid);
+      await this.deps.agents.removeSealReader(this.names);
     } else if (workload?.metadata?.finalizers?.includes(FINALIZER)) {
       await this.namespaceDeletion.stateLost(`${this.namespace}/${this.kind}/${this.name}`);
     }
@@ -259,6 +262,7 @@ export class Coordinator {
     this.state = undefined;
     this.stateVersion = undefined;
     this.lastDesired = '';
+    this.sealedDesired = undefined;
     this.recovered = true;
     return true;
   }
@@ -565,8 +569,10 @@ export class Coordinator {
     const doc = await this.store.read(this.names!.stateConfigMap);
     if (!doc || !this.state) return;
     const desired = JSON.stringify(desiredState(this.state, this.resolved, await this.gated(workload)));
-    if (doc.data[DESIRED_KEY] === desired && doc.data[STATE_KEY] === this.lastState) return;
-    this.log.warn('state.tampered', { configMap: this.names!.stateConfigMap });
+    const intact = doc.data[DESIRED_KEY] === desired && doc.data[STATE_KEY] === this.lastState;
+    // Intact but unsealed (a seal from before desired documents were sealed): seal it again.
+    if (intact && (await this.seals.listsDesired(this.names!.stateSeal, desired))) return;
+    if (!intact) this.log.warn('state.tampered', { configMap: this.names!.stateConfigMap });
     this.lastDesired = desired;
     this.stateVersion = doc.resourceVersion;
     await this.persist();
@@ -937,8 +943,14 @@ export class Coordinator {
   private async persist(): Promise<void> {
     const names = this.names!;
     const text = serializeState(this.state!);
-    // Sealed first: a crash between the two writes leaves a state the seal still lists.
-    await this.seals.seal(names.stateSeal, text, this.lastState, this.name);
+    // Sealed first: a crash between the two writes leaves a state (and a desired document) the
+    // seal still lists.
+    this.sealedDesired ??= await this.seals.newestDesired(names.stateSeal);
+    await this.seals.seal(
+      names.stateSeal,
+      { next: text, current: this.lastState, desired: this.lastDesired, sealedDesired: this.sealedDesired },
+      this.name,
+    );
     const write = () =>
       this.store.write(
         names.stateConfigMap,
@@ -965,6 +977,7 @@ export class Coordinator {
       this.stateVersion = await write();
     }
     this.lastState = text;
+    this.sealedDesired = this.lastDesired ? stateDigest(this.lastDesired) : '';
   }
 
   /** The agent's step gates: a rollback or the handback check needs the app at zero pods. */
@@ -1080,6 +1093,7 @@ export class Coordinator {
     this.state = undefined;
     this.stateVersion = undefined;
     this.lastDesired = '';
+    this.sealedDesired = undefined;
     this.lastState = '';
     return false;
   }

@@ -108,6 +108,7 @@ export async function runController(options: ControllerOptions): Promise<void> {
       agentStartTimeoutMs: options.agentStartTimeoutSeconds * 1000,
       agent: {
         image: options.agentImage,
+        controllerNamespace: options.namespace,
         metricsPort: options.agentMetricsPort,
         ...(options.agentPlacement ? { placement: options.agentPlacement } : {}),
         rabbitmqStatisticsIntervalSeconds: options.rabbitmqStatisticsIntervalSeconds,

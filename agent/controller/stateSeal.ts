@@ -4,13 +4,19 @@
 // namespace, which tenants cannot write; a state whose digest the seal does not list is not
 // loaded. The seal is written before the state and lists the previous digest too, so a
 // controller killed between the two writes still finds the state it left.
-import { createHash } from 'node:crypto';
+// The desired document, which shares the state's ConfigMap, is sealed the same way under its
+// own key, and the queue-agent refuses one its seal does not list (agent/queueAgent/main.ts).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ConfigMapStore } from '../kube/configMaps';
+import {
+  DESIRED_DIGESTS_KEY,
+  documentDigest,
+  sealDigests,
+  sealLists,
+  STATE_DIGESTS_KEY as DIGESTS_KEY,
+} from '../kube/sealDocument';
 
-const DIGESTS_KEY = 'digests';
-
-export const stateDigest = (text: string): string => createHash('sha256').update(text).digest('hex');
+export const stateDigest = documentDigest;
 
 /** The controller's admission policy lets it change only ConfigMaps labelled with their workload. */
 const sealLabels = (workload: string) => ({
@@ -33,7 +39,19 @@ export class StateSeals {
   async verify(name: string, text: string): Promise<'sealed' | 'unlisted' | 'absent'> {
     const seal = await this.store.read(name);
     if (!seal) return 'absent';
-    return (seal.data[DIGESTS_KEY] ?? '').split(',').includes(stateDigest(text)) ? 'sealed' : 'unlisted';
+    return sealLists(seal.data, DIGESTS_KEY, text) ? 'sealed' : 'unlisted';
+  }
+
+  /** Whether the seal lists `desired` (a document the queue-agent will accept). */
+  async listsDesired(name: string, desired: string): Promise<boolean> {
+    const seal = await this.store.read(name);
+    return seal !== undefined && sealLists(seal.data, DESIRED_DIGESTS_KEY, desired);
+  }
+
+  /** The digest of the newest desired document the seal lists ('' when none). */
+  async newestDesired(name: string): Promise<string> {
+    const seal = await this.store.read(name);
+    return seal ? (sealDigests(seal.data, DESIRED_DIGESTS_KEY)[0] ?? '') : '';
   }
 
   /** The command an operator runs to seal a state they have checked (README "Uninstall"). */
@@ -46,10 +64,24 @@ export class StateSeals {
     return `kubectl -n ${ns} create configmap ${name} --from-literal=${DIGESTS_KEY}=${stateDigest(text)} && kubectl -n ${ns} label configmap ${name} ${labels}`;
   }
 
-  /** Seals `next` before it is written; `current` (what the ConfigMap holds now) stays valid. */
-  async seal(name: string, next: string, current: string, workload: string): Promise<void> {
-    const digests = [stateDigest(next), ...(current ? [stateDigest(current)] : [])];
-    await this.store.write(name, { [DIGESTS_KEY]: digests.join(',') }, { labels: sealLabels(workload) });
+  /**
+   * Seals `next` state and `desired` document before they are written; what the ConfigMap holds
+   * now (`current` state, the desired document whose digest is `sealedDesired`) stays valid.
+   */
+  async seal(
+    name: string,
+    doc: { next: string; current: string; desired: string; sealedDesired: string },
+    workload: string,
+  ): Promise<void> {
+    const list = (...digests: string[]) => [...new Set(digests.filter((d) => d !== ''))].join(',');
+    await this.store.write(
+      name,
+      {
+        [DIGESTS_KEY]: list(stateDigest(doc.next), doc.current ? stateDigest(doc.current) : ''),
+        [DESIRED_DIGESTS_KEY]: list(doc.desired ? documentDigest(doc.desired) : '', doc.sealedDesired),
+      },
+      { labels: sealLabels(workload) },
+    );
   }
 
   remove(name: string): Promise<void> {

@@ -19,6 +19,7 @@ import { portOf, startServer } from './server';
 import { statisticsTiming } from '../rabbitmq/config';
 import { brokerReaders, SessionServer } from '../session/sessionServer';
 import { StepRunner } from './stepRunner';
+import { DesiredSeal } from './desiredSeal';
 
 /** How often the shadow lag gauges are read from the brokers. */
 const LAG_PROBE_MS = 5_000;
@@ -27,6 +28,8 @@ export interface QueueAgentOptions {
   namespace: string;
   desiredConfigMap: string;
   observedConfigMap: string;
+  /** The desired document's seal in the controller's namespace (agent/controller/stateSeal.ts). */
+  seal: { namespace: string; name: string };
   metricsPort: number;
   intervalMs: number;
   /** The RabbitMQ brokers' `collect_statistics_interval`, which bounds how stale management figures are. */
@@ -35,7 +38,9 @@ export interface QueueAgentOptions {
 
 export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
   const log = jsonLogger().child({ component: 'queue-agent', namespace: options.namespace });
-  const store = new ConfigMapStore(loadKubeConfig(), options.namespace);
+  const kc = loadKubeConfig();
+  const store = new ConfigMapStore(kc, options.namespace);
+  const seal = new DesiredSeal(new ConfigMapStore(kc, options.seal.namespace), options.seal.name);
   // What this agent (or the one before it) last observed: the freshest engine checkpoints.
   const previous = await store.read(options.observedConfigMap).catch(() => undefined);
   const seedDoc = previous?.data[OBSERVED_KEY] ? parseObserved(previous.data[OBSERVED_KEY]) : undefined;
@@ -84,12 +89,18 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
   while (!stopping) {
     lastPass = Date.now();
     try {
-      const doc = await store.read(options.desiredConfigMap);
-      const text = doc?.data[DESIRED_KEY];
-      const parsed = text ? parseDesired(text) : undefined;
-      if (parsed && !parsed.ok) {
+      const read = async () => (await store.read(options.desiredConfigMap))?.data[DESIRED_KEY];
+      const text = await read();
+      const unsealed = text ? await seal.check(text, read) : undefined;
+      if (unsealed === 'changed') continue; // rewritten while checked: read it again
+      const parsed = text && !unsealed ? parseDesired(text) : undefined;
+      if (unsealed || (parsed && !parsed.ok)) {
         // A document this agent cannot trust is acted on in no part; the controller reports it.
-        const refused = parsed.errors.map(formatFieldError).join(' | ');
+        const refused = unsealed
+          ? unsealed.refused
+          : parsed && !parsed.ok
+            ? parsed.errors.map(formatFieldError).join(' | ')
+            : '';
         const observed: Omit<ObservedState, 'updatedAt'> = {
           apiVersion: OBSERVED_API_VERSION,
           activationId: lastObserved?.activationId ?? '',

@@ -195,6 +195,73 @@ describe('the controller ServiceAccount is confined by the admission policy', ()
     });
   });
 
+  test("in its own namespace: a seal reader may only get qs-seal-* ConfigMaps, and only there may it bind another namespace's queue-agent", async () => {
+    const labels = { [OWNED_LABEL]: 'shop' };
+    const home = testInstall.namespace;
+    // Its own name: the Role in the controller's namespace outlives this test's namespace.
+    const seal = `qs-seal-shop-${Date.now().toString(36)}`;
+    const sealRule = (verbs: string[], names = [seal]) => [
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: names, verbs },
+    ];
+    const narrow = /in its own namespace only get on its qs-seal-\* ConfigMaps/;
+    await refused(
+      'a seal reader that may update the seal',
+      () =>
+        rbac.createNamespacedRole({
+          namespace: home,
+          body: { metadata: { name: seal, labels }, rules: sealRule(['get', 'update']) },
+        }),
+      narrow,
+    );
+    await refused(
+      'a seal reader for the install-id ConfigMap',
+      () =>
+        rbac.createNamespacedRole({
+          namespace: home,
+          body: {
+            metadata: { name: seal, labels },
+            rules: sealRule(['get'], ['queuesplit-install']),
+          },
+        }),
+      narrow,
+    );
+    await rbac.createNamespacedRole({
+      namespace: home,
+      dryRun: DRY,
+      body: { metadata: { name: seal, labels }, rules: sealRule(['get']) },
+    });
+    // RBAC looks the Role up before admission runs: it exists (made by the admin) in both.
+    const adminRbac = admin.makeApiClient(RbacAuthorizationV1Api);
+    for (const ns of [namespace, home])
+      await adminRbac.createNamespacedRole({
+        namespace: ns,
+        body: { metadata: { name: seal, labels }, rules: sealRule(['get']) },
+      });
+    await refused(
+      'in a tenant namespace, a binding of another namespace’s ServiceAccount',
+      () =>
+        rbac.createNamespacedRoleBinding({
+          namespace,
+          body: {
+            metadata: { name: seal, labels },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: seal },
+            subjects: [{ kind: 'ServiceAccount', name: 'qs-sa-shop-x', namespace: 'kube-system' }],
+          },
+        }),
+      /may bind only its qs-\* Role to its qs-\* ServiceAccount/,
+    );
+    await rbac.createNamespacedRoleBinding({
+      namespace: home,
+      dryRun: DRY,
+      body: {
+        metadata: { name: seal, labels },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: seal },
+        subjects: [{ kind: 'ServiceAccount', name: 'qs-sa-shop-x', namespace }],
+      },
+    });
+    await adminRbac.deleteNamespacedRole({ namespace: home, name: seal });
+  });
+
   test('Deployments: only its queue-agent, only with the installed image and its qs-sa-* ServiceAccount', async () => {
     await refused(
       'create Deployment miner',

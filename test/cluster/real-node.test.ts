@@ -30,6 +30,7 @@ import { repoRoot, runDir } from '../env/paths';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { pollUntil } from '../support/poll';
 import { loadServices } from '../support/services';
+import { DESIRED_DIGESTS_KEY, documentDigest } from '../../agent/kube/sealDocument';
 
 const run = promisify(execFile);
 const services = loadServices();
@@ -159,13 +160,23 @@ test('the queue-agent image runs on a real node under PodSecurity restricted, pr
     queues: [],
     routes: [],
   };
+  const desiredText = JSON.stringify(desired);
   await core.createNamespacedConfigMap({
     namespace,
-    body: { metadata: { name: names.stateConfigMap }, data: { [DESIRED_KEY]: JSON.stringify(desired) } },
+    body: { metadata: { name: names.stateConfigMap }, data: { [DESIRED_KEY]: desiredText } },
+  });
+  // Its seal, as the controller writes it (here in the test's namespace, standing in for the
+  // controller's): the agent acts only on a desired document the seal lists.
+  await core.createNamespacedConfigMap({
+    namespace,
+    body: {
+      metadata: { name: names.stateSeal },
+      data: { [DESIRED_DIGESTS_KEY]: documentDigest(desiredText) },
+    },
   });
   // The controller's own objects (ServiceAccount, status ConfigMap, Role, RoleBinding, the
-  // Deployment from agentDeployment.ts), then the Deployment placed on the real node.
-  const settings = { image: AGENT_IMAGE, metricsPort: DEFAULT_METRICS_PORT };
+  // seal reader, the Deployment from agentDeployment.ts), then the Deployment placed on the real node.
+  const settings = { image: AGENT_IMAGE, controllerNamespace: namespace, metricsPort: DEFAULT_METRICS_PORT };
   await new AgentObjects(kc, settings).ensure(namespace, names, 'shop', []);
   const apps = kc.makeApiClient(AppsV1Api);
   // A merge patch: the deployment controller updates the object meanwhile (no read-modify-write).

@@ -3,7 +3,8 @@
 // without the owner's opt-in, a filter the full validator refuses) is Rejected without touching
 // the workload; the CRD refuses a "__proto__" filter key; a corrupt state ConfigMap, a forged
 // desired document and a malformed observed document each make the split Degraded with the
-// cause — nothing is overwritten, nothing forged is acted on.
+// cause — nothing is overwritten, nothing forged is acted on. A desired document the seal does
+// not list (a field rewritten with every name intact) is refused by the queue-agent too.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
@@ -86,11 +87,13 @@ async function watchSplit(name: string) {
     () => undefined,
   );
   return {
+    /** How many versions were seen so far: `next(…, from)` looks only at later ones. */
+    mark: () => seen.length,
     /** The first version `accept` likes (the timeout error shows the last status seen). */
-    next: async (accept: (s: QueueSplit) => boolean, timeoutMs: number): Promise<QueueSplit> => {
+    next: async (accept: (s: QueueSplit) => boolean, timeoutMs: number, from = 0): Promise<QueueSplit> => {
       const found = await pollUntil(
         `QueueSplit ${name}: a matching status`,
-        () => Promise.resolve({ match: seen.find(accept), last: seen.at(-1)?.status }),
+        () => Promise.resolve({ match: seen.slice(from).find(accept), last: seen.at(-1)?.status }),
         (r) => r.match !== undefined,
         timeoutMs,
       );
@@ -247,7 +250,7 @@ test("a forged state document (well-formed, naming another team's queue for clea
   await core.deleteNamespacedConfigMap({ name: names.stateConfigMap, namespace });
 });
 
-test(`with ${WHOLE_QUEUE_ANNOTATION}=true a whole-queue split activates; a forged desired document (a broker name pointed elsewhere) is then refused by the queue-agent, reported, and replaced; a malformed observed document is reported instead of wedging the workload`, async () => {
+test(`with ${WHOLE_QUEUE_ANNOTATION}=true a whole-queue split activates; a forged desired document (a broker name pointed elsewhere; or, names intact, a secret hash, filter or source rewritten) is then refused by the queue-agent, reported, and replaced; a malformed observed document is reported instead of wedging the workload`, async () => {
   const victim = uniqueName('trust-victim');
   const ch = await conn.createConfirmChannel();
   await ch.assertQueue(victim, { durable: true });
@@ -283,7 +286,8 @@ test(`with ${WHOLE_QUEUE_ANNOTATION}=true a whole-queue split activates; a forge
   assert.equal(refused?.status?.phase, 'Degraded');
   assert.match(
     refused?.status?.conditions?.[0]?.message ?? '',
-    /refused the desired document and acted on none of it.*names\.appShadow/,
+    // The seal is checked first (the names are recomputed too, core/agentDocuments.ts).
+    /refused the desired document and acted on none of it: the desired document is not one the controller wrote/,
   );
   // The controller writes its own document back; the agent accepts it and the split recovers.
   await pollUntil(
@@ -295,6 +299,54 @@ test(`with ${WHOLE_QUEUE_ANNOTATION}=true a whole-queue split activates; a forge
   await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 60_000);
   const kept = await ch.checkQueue(victim);
   assert.equal(kept.messageCount, 1, 'the forged name was never acted on');
+
+  // 1b. Fields the agent cannot recompute, each rewritten with every name intact (issue 25 case
+  // 10): a secret hash of the forger's own, a filter, the source. The seal does not list the
+  // document, so the agent refuses it, and nothing is routed differently.
+  type Doc = {
+    generation: number;
+    routes: { secretHash?: string; filter: Record<string, string> }[];
+    queues: { source: string }[];
+  };
+  const observedGeneration = async () =>
+    (
+      JSON.parse((await configMap(names.agentStatusConfigMap))!.data![OBSERVED_KEY]!) as {
+        observedGeneration: number;
+      }
+    ).observedGeneration;
+  const generationBefore = await observedGeneration();
+  const tampers: [string, (doc: Doc) => void][] = [
+    ["the route's secret hash", (doc) => (doc.routes[0]!.secretHash = `sha256:${'f'.repeat(64)}`)],
+    ["the route's filter", (doc) => (doc.routes[0]!.filter = { 'x-forged': 'yes' })],
+    ["the queue's source", (doc) => (doc.queues[0]!.source = victim)],
+  ];
+  for (const [what, tamper] of tampers) {
+    const from = statuses.mark();
+    await replaceKey(names.stateConfigMap, DESIRED_KEY, (text) => {
+      const doc = JSON.parse(text!) as Doc;
+      tamper(doc);
+      return JSON.stringify(doc);
+    });
+    const unsealed = await statuses.next(
+      (s) => s.status?.conditions?.[0]?.reason === 'DesiredRefused',
+      60_000,
+      from,
+    );
+    assert.match(
+      unsealed.status?.conditions?.[0]?.message ?? '',
+      /refused the desired document and acted on none of it: the desired document is not one the controller wrote: its digest is not in the seal ConfigMap [a-z0-9-]+\/qs-seal-/,
+      what,
+    );
+    await pollUntil(
+      `the desired document is the controller’s again after ${what} was forged`,
+      async () => (await configMap(names.stateConfigMap))?.data?.[DESIRED_KEY],
+      (text) => text === original,
+      30_000,
+    );
+    await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 60_000);
+  }
+  assert.equal(await observedGeneration(), generationBefore, 'the agent installed nothing the forger wrote');
+  assert.equal((await ch.checkQueue(victim)).messageCount, 1, 'the forged source was never read');
 
   // 2. A malformed observed document: Degraded with the cause, no pass throws.
   await replaceKey(

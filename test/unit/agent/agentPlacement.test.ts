@@ -45,7 +45,7 @@ test('the placement lands in the queue-agent pod spec, and none without flags', 
     tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }],
   };
   const placed = queueAgentDeployment(
-    { image: 'r.example/a:1', metricsPort: 9090, placement },
+    { image: 'r.example/a:1', controllerNamespace: 'qs-system', metricsPort: 9090, placement },
     'ns',
     names,
     {},
@@ -53,7 +53,13 @@ test('the placement lands in the queue-agent pod spec, and none without flags', 
   );
   assert.deepEqual(placed.spec?.template.spec?.nodeSelector, placement.nodeSelector);
   assert.deepEqual(placed.spec?.template.spec?.tolerations, placement.tolerations);
-  const plain = queueAgentDeployment({ image: 'r.example/a:1', metricsPort: 9090 }, 'ns', names, {}, []);
+  const plain = queueAgentDeployment(
+    { image: 'r.example/a:1', controllerNamespace: 'qs-system', metricsPort: 9090 },
+    'ns',
+    names,
+    {},
+    [],
+  );
   assert.equal(plain.spec?.template.spec?.nodeSelector, undefined);
   assert.equal(plain.spec?.template.spec?.tolerations, undefined);
 });

@@ -80,7 +80,7 @@ const names = kubernetesObjectNames({ installId: 'install', workloadUid: 'uid-1'
 
 function podSpec(queues: readonly ResolvedQueue[]) {
   const d = queueAgentDeployment(
-    { image: 'queuesplit/agent:1', metricsPort: 9090 },
+    { image: 'queuesplit/agent:1', controllerNamespace: 'qs-system', metricsPort: 9090 },
     'team-a',
     names,
     {},
@@ -152,6 +152,7 @@ describe('queue-agent pod spec', () => {
       queueAgentDeployment(
         {
           image: 'queuesplit/agent:1',
+          controllerNamespace: 'qs-system',
           metricsPort: 9090,
           ...(seconds ? { rabbitmqStatisticsIntervalSeconds: seconds } : {}),
         },

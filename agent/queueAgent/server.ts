@@ -3,6 +3,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { HTTP_BOUNDS } from '../session/bounds';
 
 export interface Health {
   live(): boolean;
@@ -26,6 +27,11 @@ export function startServer(port: number, registry: Registry, health: Health): P
     }
     reply(404, 'not found');
   });
+  // Every address: the kubelet probes the pod IP, a port-forward arrives on loopback. What may
+  // reach the pod IP is the NetworkPolicy's to say; these bound what a reachable port costs.
+  server.maxConnections = HTTP_BOUNDS.maxConnections;
+  server.headersTimeout = HTTP_BOUNDS.headersTimeoutMs;
+  server.requestTimeout = HTTP_BOUNDS.requestTimeoutMs;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '0.0.0.0', () => resolve(server));

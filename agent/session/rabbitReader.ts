@@ -1,5 +1,7 @@
 // Reads one route's RabbitMQ session shadow for its session stream: one consumer with a
-// prefetch of the stream's window, so the broker never pushes the backlog into our unacked set;
+// prefetch of at most the stream's window, so the broker never pushes the backlog into our
+// unacked set; RabbitMQ has no prefetch by bytes, so the prefetch also follows the largest
+// recent message to keep what the broker pushes near the stream's byte budget (./bounds.ts);
 // deliveries are sent in queue order, each acked on the broker only once the sidecar acked it,
 // and settled only once the broker provably has that ack. Stopping cancels the consumer before
 // the channel closes, so what the sidecar never confirmed is requeued for a resumed stream or the
@@ -7,8 +9,12 @@
 // what it opened, so no consumer outlives its stream (docs/design.md §8, "Before a drain").
 import * as amqp from 'amqplib';
 import { amqpShadowMessage } from '../../core/shadowMessage';
+import { SESSION_BOUNDS } from './bounds';
 import type { RouteStream } from './routeStream';
 import type { SessionReader } from './reader';
+
+const INITIAL_PREFETCH = 4;
+const RECENT_SIZES = 32;
 
 export interface RabbitReaderConfig {
   queue: string;
@@ -27,6 +33,11 @@ export class RabbitSessionReader implements SessionReader {
   /** Tags acked on the channel whose acks the broker has not yet been proven to hold. */
   private unproven: number[] = [];
   private proving: Promise<void> | undefined;
+  private prefetch = 0;
+  /** A consumer being replaced by one with another prefetch (follow). */
+  private switching: Promise<void> | undefined;
+  /** Body sizes of the latest deliveries, which the prefetch follows. */
+  private readonly recentSizes: number[] = [];
 
   constructor(private readonly config: RabbitReaderConfig) {}
 
@@ -52,7 +63,20 @@ export class RabbitSessionReader implements SessionReader {
     this.channel = channel;
     channel.on('error', () => undefined);
     if (this.stopping) return;
-    await channel.prefetch(stream.window);
+    // Small until the first sizes are seen: large messages must not arrive a window at a time.
+    await this.consume(channel, stream, Math.min(stream.window, INITIAL_PREFETCH), onFailure);
+  }
+
+  /** One consumer with `prefetch` (RabbitMQ applies a prefetch to the consumers started after it). */
+  private async consume(
+    channel: amqp.Channel,
+    stream: RouteStream,
+    prefetch: number,
+    onFailure: (err: unknown) => void,
+  ): Promise<void> {
+    const { shadow } = this.config;
+    this.prefetch = prefetch;
+    await channel.prefetch(prefetch);
     if (this.stopping) return;
     const { consumerTag } = await channel.consume(
       shadow,
@@ -61,11 +85,41 @@ export class RabbitSessionReader implements SessionReader {
           if (!this.stopping) onFailure(new Error(`the broker cancelled the consumer of ${shadow}`));
           return;
         }
+        this.follow(msg.content.length, stream, channel, onFailure);
         this.order = this.order.then(() => this.forward(msg, stream, channel));
       },
       { noAck: false },
     );
     this.consumerTag = consumerTag;
+  }
+
+  /**
+   * Keeps the prefetch near as many of the largest recent messages as fit the byte budget. A
+   * prefetch applies only to consumers started after it, so a change of 2x or more replaces the
+   * consumer: deliveries the old one got stay unacked on this channel and are sent first, in
+   * queue order, then the new one's.
+   */
+  private follow(
+    size: number,
+    stream: RouteStream,
+    channel: amqp.Channel,
+    onFailure: (err: unknown) => void,
+  ) {
+    this.recentSizes.push(size);
+    if (this.recentSizes.length > RECENT_SIZES) this.recentSizes.shift();
+    const largest = Math.max(1, ...this.recentSizes);
+    const target = Math.max(1, Math.min(stream.window, Math.floor(SESSION_BOUNDS.maxUnackedBytes / largest)));
+    if (this.switching || this.stopping || (target < this.prefetch * 2 && target * 2 > this.prefetch)) return;
+    const old = this.consumerTag;
+    this.switching = (async () => {
+      if (old) await channel.cancel(old);
+      if (this.consumerTag === old) this.consumerTag = undefined;
+      if (!this.stopping) await this.consume(channel, stream, target, onFailure);
+    })()
+      .catch((err: unknown) => {
+        if (!this.stopping) onFailure(err);
+      })
+      .finally(() => (this.switching = undefined));
   }
 
   private async forward(msg: amqp.ConsumeMessage, stream: RouteStream, channel: amqp.Channel): Promise<void> {
@@ -130,6 +184,7 @@ export class RabbitSessionReader implements SessionReader {
   private async close(): Promise<void> {
     this.stopping = true;
     await this.starting?.catch(() => undefined);
+    await this.switching;
     if (this.channel && this.consumerTag) await this.channel.cancel(this.consumerTag).catch(() => undefined);
     await this.order;
     // The last acks proven and settled before the stream finishes (the sidecar reports them).

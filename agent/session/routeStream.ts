@@ -4,7 +4,9 @@
 // and commit/ack on the broker only once a message's `acked` resolves, then `settle` it.
 //
 // Invariants (the window and the pending table are touched only here):
-//   1. At most `window` messages are sent and not yet acked.
+//   1. At most `window` messages, and at most `maxUnackedBytes` of frames (or one larger
+//      message alone), are sent and not yet acked: what a slow reader makes the WebSocket
+//      buffer is part of that.
 //   2. A tag is acked at most once; an ack for an unknown tag is ignored (a stale ack after a
 //      resume belongs to the old stream).
 //   3. After stop(), nothing more is sent and every pending `acked` rejects with StreamClosed,
@@ -14,6 +16,7 @@ import type { WebSocket } from 'ws';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import { encodeFrame, type AgentFrame, type MessageRef, type NOTICE_CODES } from '../../core/sessionStream';
 import { toWireMessage } from '../../core/shadowMessage';
+import { SESSION_BOUNDS } from './bounds';
 
 export class StreamClosed extends Error {
   constructor(reason: string) {
@@ -30,10 +33,12 @@ export interface Sent {
 interface Pending {
   resolve: () => void;
   reject: (err: Error) => void;
+  bytes: number;
 }
 
 export class RouteStream {
   private credits: number;
+  private unackedBytes = 0;
   private readonly waiters: Array<() => void> = [];
   private nextTag = 0;
   private readonly pending = new Map<number, Pending>();
@@ -55,6 +60,7 @@ export class RouteStream {
     readonly window: number,
     /** Settled messages of this route, kept across streams (SettledMemory). */
     private readonly memory: SettledMemory,
+    private readonly maxUnackedBytes = SESSION_BOUNDS.maxUnackedBytes,
   ) {
     this.credits = window;
   }
@@ -65,14 +71,22 @@ export class RouteStream {
 
   /** Waits for a credit, then sends the message; throws StreamClosed once the stream is closed. */
   async send(queue: string, message: ShadowMessage): Promise<Sent> {
-    while (this.credits === 0 && !this.isClosed) await new Promise<void>((wake) => this.waiters.push(wake));
+    // The body is what makes a message large; the exact frame size is counted once it is encoded.
+    const size = message.body.byteLength;
+    const full = () =>
+      this.credits === 0 || (this.unackedBytes > 0 && this.unackedBytes + size > this.maxUnackedBytes);
+    while (full() && !this.isClosed) await new Promise<void>((wake) => this.waiters.push(wake));
     if (this.closedReason !== undefined) throw new StreamClosed(this.closedReason);
-    this.credits--;
     const tag = this.nextTag++;
-    const acked = new Promise<void>((resolve, reject) => this.pending.set(tag, { resolve, reject }));
+    const bytes = encodeFrame({ type: 'message', tag, queue, message: toWireMessage(message) });
+    this.credits--;
+    this.unackedBytes += bytes.length;
+    const acked = new Promise<void>((resolve, reject) =>
+      this.pending.set(tag, { resolve, reject, bytes: bytes.length }),
+    );
     acked.catch(() => undefined); // a reader that stopped waiting must not leave it unhandled
     this.refs.set(tag, { queue, id: message.id });
-    this.frame({ type: 'message', tag, queue, message: toWireMessage(message) });
+    this.sendBytes(bytes);
     this.counts.sent++;
     return { tag, acked };
   }
@@ -83,10 +97,12 @@ export class RouteStream {
       if (!p) continue;
       this.pending.delete(tag);
       this.credits++;
+      this.unackedBytes -= p.bytes;
       this.counts.acked++;
-      this.waiters.shift()?.();
       p.resolve();
     }
+    // Every waiter looks again: a byte budget freed by one ack may let several small ones go.
+    for (const wake of this.waiters.splice(0)) wake();
   }
 
   /** Committed/acked on the broker: the client may now report them delivered. Batched per tick. */
@@ -118,8 +134,12 @@ export class RouteStream {
   }
 
   frame(frame: AgentFrame): void {
+    this.sendBytes(encodeFrame(frame));
+  }
+
+  private sendBytes(bytes: Uint8Array): void {
     if (this.finished) return;
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(encodeFrame(frame));
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(bytes);
   }
 
   /**
@@ -135,6 +155,7 @@ export class RouteStream {
       p.reject(new StreamClosed(reason));
     }
     this.pending.clear();
+    this.unackedBytes = 0;
     for (const wake of this.waiters.splice(0)) wake();
     this.resolveClosed();
   }

@@ -15,6 +15,9 @@
 //      document given to update(): ending a stream stops its readers, also one still connecting
 //      (its stop waits for the start and undoes it, ./reader.ts), and resolves only then.
 //   3. No secret, header value or body is logged.
+//   4. What a client can make the agent hold is bounded (./bounds.ts): connections at once,
+//      unauthenticated ones at once, bytes before the hello is authenticated, and bytes sent but
+//      not acked per stream; a refused socket is cut if its peer does not answer the close.
 import type * as http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
@@ -36,6 +39,7 @@ import { kafkaConnection, rabbitUrls } from '../queueAgent/connections';
 import { KafkaSessionReader } from './kafkaReader';
 import { RabbitSessionReader } from './rabbitReader';
 import type { SessionReader } from './reader';
+import { SESSION_BOUNDS } from './bounds';
 import { RouteStream, SettledMemory } from './routeStream';
 import { TestPublisher, type PublishOutcome } from './testPublisher';
 
@@ -64,8 +68,9 @@ interface OpenStream {
 export interface SessionMetrics {
   /** A stream ended because another client presented its route's secret. */
   streamReplaced(): void;
-  /** A hello or a client frame refused, by the refusal code (`bad-frame`: an unreadable frame). */
-  frameRefused(code: (typeof REFUSAL_CODES)[number] | 'bad-frame'): void;
+  /** A hello or a client frame refused, by the refusal code (`bad-frame`: an unreadable frame;
+   * `busy`: a connection over the caps; `pre-auth-bytes`: too much sent before the hello). */
+  frameRefused(code: (typeof REFUSAL_CODES)[number] | 'bad-frame' | 'busy' | 'pre-auth-bytes'): void;
 }
 
 const noMetrics: SessionMetrics = { streamReplaced: () => undefined, frameRefused: () => undefined };
@@ -106,6 +111,11 @@ export class SessionServer {
   private readonly claims = new Map<string, WebSocket>();
   private readonly publisher = new TestPublisher();
   private closing = false;
+  /** Session connections now, and those whose hello has not been authenticated (invariant 4). */
+  private connections = 0;
+  private unauthenticated = 0;
+  /** Per connection, what to call once its hello proved the route's secret. */
+  private readonly onAuthenticated = new WeakMap<WebSocket, () => void>();
 
   constructor(
     private readonly log: Logger,
@@ -121,7 +131,41 @@ export class SessionServer {
         socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
         return;
       }
-      this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws));
+      if (
+        this.connections >= SESSION_BOUNDS.maxConnections ||
+        this.unauthenticated >= SESSION_BOUNDS.maxPreAuth
+      ) {
+        this.metrics.frameRefused('busy');
+        socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 2\r\nConnection: close\r\n\r\n');
+        return;
+      }
+      this.connections++;
+      this.unauthenticated++;
+      let authenticated = false;
+      let received = head.length;
+      const count = (chunk: Buffer) => {
+        received += chunk.length;
+        if (received <= SESSION_BOUNDS.preAuthBytes) return;
+        socket.off('data', count);
+        this.metrics.frameRefused('pre-auth-bytes');
+        socket.destroy(); // the half-sent frame ws buffers goes with it
+      };
+      const authenticate = () => {
+        if (authenticated) return;
+        authenticated = true;
+        this.unauthenticated--;
+        socket.off('data', count);
+      };
+      socket.once('close', () => {
+        this.connections--;
+        if (!authenticated) this.unauthenticated--;
+      });
+      this.wss.handleUpgrade(req, socket, head, (ws) => {
+        this.onAuthenticated.set(ws, authenticate);
+        this.accept(ws);
+      });
+      // After ws attached its own listener (synchronously, above), so no chunk is missed by it.
+      socket.on('data', count);
     });
   }
 
@@ -186,6 +230,8 @@ export class SessionServer {
     this.metrics.frameRefused(code);
     if (ws.readyState === ws.OPEN) ws.send(encodeFrame({ type: 'refused', code, message }));
     ws.close(code === 'unauthorized' ? 4401 : code === 'replaced' ? 4409 : 4400, code);
+    // ws waits 30 s for the peer's close; a peer that never answers must not hold the socket.
+    setTimeout(() => ws.terminate(), SESSION_BOUNDS.closeGraceMs).unref();
   }
 
   private async start(ws: WebSocket, hello: Extract<ClientFrame, { type: 'hello' }>): Promise<void> {
@@ -204,6 +250,7 @@ export class SessionServer {
           : 'this route has no session secret (it was created for env delivery)',
       );
     }
+    this.onAuthenticated.get(ws)?.();
     // Claimed before any wait: of hellos that arrive together, the last one is served and the
     // others see they were overtaken once the old stream ended (invariant 1).
     this.claims.set(hello.routeId, ws);

@@ -9,6 +9,8 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -886,3 +888,146 @@ for (const queueType of ['classic', 'quorum'] as const) {
     await sidecar.waitFor('detached');
   });
 }
+
+/** A raw TCP client of the session path: the upgrade, then whatever bytes the test sends. */
+function rawUpgrade(url: string): Promise<{ status: number; socket: net.Socket; closed: Promise<number> }> {
+  const { hostname, port, pathname } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname);
+    const opened = Date.now();
+    const closed = new Promise<number>((done) => socket.once('close', () => done(Date.now() - opened)));
+    socket.on('error', () => undefined); // a cut socket is what is tested
+    socket.once('connect', () =>
+      socket.write(
+        `GET ${pathname} HTTP/1.1\r\nHost: ${hostname}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+          `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` +
+          `Sec-WebSocket-Protocol: ${SESSION_SUBPROTOCOL}\r\n\r\n`,
+      ),
+    );
+    socket.once('data', (chunk: Buffer) => {
+      const status = Number(/^HTTP\/1\.1 (\d+)/.exec(chunk.toString('latin1'))?.[1] ?? 0);
+      resolve({ status, socket, closed });
+    });
+    socket.once('close', () => resolve({ status: 0, socket, closed }));
+    setTimeout(() => reject(new Error('no answer to the upgrade within 10 s')), 10_000).unref();
+  });
+}
+
+/** The start of a masked binary frame that announces `length` bytes (the rest never comes). */
+function frameHeader(length: number): Buffer {
+  const header = Buffer.alloc(14);
+  header[0] = 0x82; // FIN, binary
+  header[1] = 0x80 | 127; // masked, 64-bit length
+  header.writeBigUInt64BE(BigInt(length), 2);
+  randomBytes(4).copy(header, 10);
+  return header;
+}
+
+test('the agent can be run out of memory: idle and half-sent connections are capped and cut, and a slow reader of large messages holds at most the byte budget unacknowledged', async () => {
+  const agent = await startAgent();
+
+  // 1. Forty idle upgrades at once: only SESSION_BOUNDS.maxPreAuth (16) are let in, the rest get
+  // 503; an idle one is refused at the hello timeout and its socket is gone soon after (not the
+  // 30 s ws waits for a close the peer never answers).
+  const idle = await Promise.all(Array.from({ length: 40 }, () => rawUpgrade(agent.url)));
+  const admitted = idle.filter((c) => c.status === 101);
+  assert.equal(admitted.length, 16, `admitted ${admitted.length} of 40 idle upgrades`);
+  assert.ok(
+    idle.every((c) => c.status === 101 || c.status === 503),
+    `statuses: ${idle.map((c) => c.status)}`,
+  );
+  for (const c of idle.filter((c) => c.status !== 101)) c.socket.destroy();
+  const lifetimes = await Promise.all(admitted.map((c) => c.closed));
+  assert.ok(Math.max(...lifetimes) < 15_000, `idle sockets lived up to ${Math.max(...lifetimes)} ms`);
+
+  // 2. 200 connections that each send 1 MiB of a frame announced as 2 MiB, before any hello:
+  // each is cut past 256 KiB, so what the agent buffers stays small (old: ~200 MiB held).
+  const payload = Buffer.alloc(1024 * 1024, 7);
+  const rssBefore = process.memoryUsage().rss;
+  let halfSentAdmitted = 0;
+  await Promise.all(
+    Array.from({ length: 200 }, async () => {
+      const c = await rawUpgrade(agent.url);
+      if (c.status !== 101) return c.socket.destroy();
+      halfSentAdmitted++;
+      c.socket.write(frameHeader(2 * 1024 * 1024));
+      c.socket.write(payload); // one buffer for all: the test's own memory must not count
+      const lived = await c.closed;
+      assert.ok(lived < 10_000, `a half-sent connection lived ${lived} ms`);
+    }),
+  );
+  const grown = (process.memoryUsage().rss - rssBefore) / 2 ** 20;
+  assert.ok(halfSentAdmitted > 0, 'some half-sent connections were admitted (and then cut)');
+  assert.ok(grown < 64, `the process grew ${grown.toFixed(0)} MiB while 200 half-sent frames came in`);
+
+  // 3. The owner still gets in, and reads slowly: twelve 4 MiB messages, window 64, nothing
+  // acked. Exactly 16 MiB (four) are sent, and the broker pushed the agent few more than that.
+  const queue = uniqueName('stream-big');
+  await channel.assertQueue(queue, { durable: true });
+  // Just under 4 MiB, so that four frames (body and envelope) fit the 16 MiB budget.
+  const big = Buffer.alloc(4 * 1024 * 1024 - 4096, 1);
+  for (let i = 0; i < 12; i++)
+    channel.sendToQueue(queue, big, {
+      persistent: true,
+      messageId: `big-${i}`,
+      headers: { 'x-queue-split-user': 'alice' },
+    });
+  await channel.waitForConfirms();
+  const secret = newSessionSecret();
+  const split = {
+    spec: {
+      routeId: 'r-budget-test-0001',
+      filter: { 'x-queue-split-user': 'alice' },
+      queues: ['invoices'],
+      session: { secretHash: secretHash(secret) },
+    },
+  } as unknown as QueueSplit;
+  await agent.server.update(desiredFor(split, { invoices: { shadow: queue } }));
+  const ws = new WebSocket(agent.url, SESSION_SUBPROTOCOL);
+  const frames: AgentFrame[] = [];
+  ws.on('message', (data: Buffer) => {
+    const decoded = decodeAgentFrame(data);
+    if (decoded.ok) frames.push(decoded.frame);
+  });
+  await new Promise<void>((resolve) => ws.on('open', () => resolve()));
+  ws.send(encodeFrame({ type: 'hello', routeId: split.spec.routeId, secret, window: 64 }));
+  const messages = () =>
+    frames.filter((f): f is Extract<AgentFrame, { type: 'message' }> => f.type === 'message');
+  await pollUntil(
+    'the byte budget filled',
+    async () => messages().length,
+    (n) => n === 4,
+    30_000,
+  );
+  await new Promise((r) => setTimeout(r, 2_000));
+  assert.equal(messages().length, 4, 'no more than 16 MiB out while nothing is acked');
+  const held = await pollUntil(
+    'the broker figures caught up',
+    () => getQueue(services.rabbitManagementUrl, queue),
+    (q) => (q.messages_unacknowledged ?? 0) + (q.messages_ready ?? 0) === 12,
+    30_000,
+  );
+  assert.ok(
+    (held.messages_unacknowledged ?? 0) <= 8,
+    `the agent holds ${held.messages_unacknowledged} unacked deliveries of 4 MiB (prefetch follows the sizes)`,
+  );
+  // Acking frees the budget: every message comes, none twice.
+  const acked = new Set<number>();
+  const ackAll = setInterval(() => {
+    const tags = messages()
+      .map((m) => m.tag)
+      .filter((t) => !acked.has(t));
+    tags.forEach((t) => acked.add(t));
+    if (tags.length > 0) ws.send(encodeFrame({ type: 'ack', tags }));
+  }, 50);
+  await pollUntil(
+    'all twelve',
+    async () => messages().length,
+    (n) => n >= 12,
+    60_000,
+  );
+  clearInterval(ackAll);
+  assert.equal(new Set(messages().map((m) => m.message.id)).size, 12);
+  ws.send(encodeFrame({ type: 'bye' }));
+  await new Promise<void>((resolve) => ws.on('close', () => resolve()));
+});

@@ -6,7 +6,12 @@ import { defaultAgentImage } from '../core/image';
 import { productVersion } from '../core/version';
 import { DEFAULT_METRICS_PORT } from './controller/agentDeployment';
 import { CONTROLLER_HEALTH_PORT } from '../core/podSecurity';
-import { parseNodeSelector, parseTolerations, type FlagResult } from './controller/placementFlags';
+import {
+  parseMetricsFrom,
+  parseNodeSelector,
+  parseTolerations,
+  type FlagResult,
+} from './controller/placementFlags';
 import { runController } from './controller/run';
 import { runQueueAgent } from './queueAgent/main';
 import { DEFAULT_STATISTICS_INTERVAL_SECONDS } from './rabbitmq/config';
@@ -83,6 +88,11 @@ program
     flag(parseTolerations),
   )
   .option(
+    '--agent-metrics-from <key=value,...>',
+    "namespaces (by label) whose pods may reach the queue-agents' metrics port; without it the agents' NetworkPolicy admits no ingress",
+    flag(parseMetricsFrom),
+  )
+  .option(
     '--agent-metrics-port <port>',
     'metrics/health port of queue-agents (0: any free port)',
     integer('--agent-metrics-port', 0),
@@ -121,6 +131,7 @@ program
       agentImage: string;
       agentNodeSelector?: Record<string, string>;
       agentTolerations?: V1Toleration[];
+      agentMetricsFrom?: Record<string, string>;
       agentMetricsPort: number;
       stepTimeout: number;
       agentStartTimeout: number;
@@ -133,6 +144,7 @@ program
         namespace: opts.namespace,
         agentImage: opts.agentImage,
         agentMetricsPort: opts.agentMetricsPort,
+        ...(opts.agentMetricsFrom ? { agentMetricsFrom: opts.agentMetricsFrom } : {}),
         ...(opts.agentNodeSelector || opts.agentTolerations
           ? {
               agentPlacement: {

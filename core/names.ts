@@ -179,3 +179,6 @@ export function routeIdFromRandomBytes(bytes: Uint8Array): string {
   for (const byte of bytes.slice(0, 16)) id += alphabet[byte & 31];
   return id;
 }
+
+/** The pod label whose value is the queue-agent Deployment's name: its selector, and its NetworkPolicy's. */
+export const AGENT_POD_LABEL = 'queuesplit.dev/agent';

@@ -15,6 +15,7 @@
 //    existing env entries, replicas, its handback finalizer and its own annotations.
 // The image is a literal rendered at install, so no parameter object has to be trusted.
 import type { Manifest } from './manifests';
+import { AGENT_POD_LABEL } from '../core/names';
 import { ORIGINAL_ENV_ANNOTATION, OVERRIDE_GENERATION_ANNOTATION } from '../core/queueConfig/originalEnv';
 import { RETRY_ANNOTATION } from '../core/state/operatorRetry';
 import { WORKLOAD_STATUS_ANNOTATION } from '../core/workloadStatus';
@@ -89,6 +90,12 @@ export function controllerAdmissionPolicy(options: {
               operations,
               resources: ['roles', 'rolebindings'],
             },
+            {
+              apiGroups: ['networking.k8s.io'],
+              apiVersions: ['*'],
+              operations,
+              resources: ['networkpolicies'],
+            },
           ],
         },
         matchConditions: [
@@ -121,7 +128,7 @@ export function controllerAdmissionPolicy(options: {
           {
             expression:
               "variables.workload || variables.installRecord || variables.legacyStatus || (variables.owned && (request.operation != 'UPDATE' || variables.wasOwned))",
-            message: `The Queue Split controller may create, change and delete only its own ServiceAccounts, Roles, RoleBindings and ConfigMaps: named qs-* and labelled ${OWNED_LABEL} (admission policy ${ADMISSION_POLICY_NAME}).`,
+            message: `The Queue Split controller may create, change and delete only its own ServiceAccounts, Roles, RoleBindings, ConfigMaps and NetworkPolicies: named qs-* and labelled ${OWNED_LABEL} (admission policy ${ADMISSION_POLICY_NAME}).`,
           },
           {
             expression: `request.resource.resource != 'roles' || request.operation == 'DELETE' || object.rules.all(r, r.?apiGroups.orValue([]) == [''] && r.?resources.orValue([]) == ['configmaps'] && r.?resourceNames.orValue([]).size() > 0 && (request.namespace == ${cel(namespace)} ? (object.metadata.name.startsWith('qs-seal-') && r.verbs == ['get'] && r.resourceNames.all(n, n.startsWith('qs-seal-'))) : r.verbs.all(v, v in ['get', 'update'])))`,
@@ -130,6 +137,11 @@ export function controllerAdmissionPolicy(options: {
           {
             expression: `request.resource.resource != 'rolebindings' || request.operation == 'DELETE' || (object.roleRef.kind == 'Role' && object.roleRef.name.startsWith('qs-') && object.subjects.all(s, s.kind == 'ServiceAccount' && s.name.startsWith('qs-') && (s.?namespace.orValue(request.namespace) == request.namespace || (request.namespace == ${cel(namespace)} && object.roleRef.name.startsWith('qs-seal-')))))`,
             message: `A RoleBinding the Queue Split controller creates may bind only its qs-* Role to its qs-* ServiceAccount in the same namespace, or in its own namespace a qs-seal-* Role to a queue-agent's (admission policy ${ADMISSION_POLICY_NAME}).`,
+          },
+          {
+            // Ingress-only, selecting only a queue-agent's pods: it cannot cut a tenant's traffic.
+            expression: `request.resource.resource != 'networkpolicies' || request.operation == 'DELETE' || (object.spec.?policyTypes.orValue([]) == ['Ingress'] && !has(object.spec.podSelector.matchExpressions) && object.spec.podSelector.?matchLabels.orValue({}).size() == 1 && object.spec.podSelector.?matchLabels[?${cel(AGENT_POD_LABEL)}].orValue('').startsWith('qs-agent-'))`,
+            message: `A NetworkPolicy the Queue Split controller creates may only restrict ingress to one of its queue-agents' pods (admission policy ${ADMISSION_POLICY_NAME}).`,
           },
           {
             expression:

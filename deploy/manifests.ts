@@ -121,6 +121,12 @@ export const controllerRules = [
     resources: ['roles', 'rolebindings'],
     verbs: ['create', 'delete'],
   },
+  // The queue-agent's NetworkPolicy (agent/controller/agentNetworkPolicy.ts).
+  {
+    apiGroups: ['networking.k8s.io'],
+    resources: ['networkpolicies'],
+    verbs: ['get', 'create', 'update', 'delete'],
+  },
   { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
   // list: the kubelet's Warning events on a queue-agent pod name why it cannot start.
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'list'] },

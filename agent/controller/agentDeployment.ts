@@ -5,7 +5,7 @@
 // names, and read-only mounts of exactly the CA Secret keys it names. Pure, so unit tests can
 // check the pod spec; the controller never reads a Secret value.
 import type { V1Deployment, V1EnvVar, V1Toleration } from '@kubernetes/client-node';
-import type { KubernetesObjectNames } from '../../core/names';
+import { AGENT_POD_LABEL, type KubernetesObjectNames } from '../../core/names';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import {
   restrictedContainerSecurityContext,
@@ -32,6 +32,8 @@ export interface AgentSettings {
   /** Passed on to every queue-agent; absent or the default adds no argument (pod templates of
    * existing agents stay as they are). */
   rabbitmqStatisticsIntervalSeconds?: number;
+  /** Namespace labels whose pods may reach the agents' metrics port (agentNetworkPolicy.ts). */
+  metricsFrom?: Record<string, string>;
 }
 
 export const AGENT_LABEL = 'queuesplit.dev/component';
@@ -65,7 +67,7 @@ export function queueAgentDeployment(
   }
   const tls = tlsMounts(resolved);
   env.push(...tls.env);
-  const selector = { [AGENT_LABEL]: 'queue-agent', 'queuesplit.dev/agent': names.agentDeployment };
+  const selector = { [AGENT_LABEL]: 'queue-agent', [AGENT_POD_LABEL]: names.agentDeployment };
   return {
     metadata: { name: names.agentDeployment, namespace, labels },
     spec: {

@@ -5,14 +5,17 @@
 import {
   AppsV1Api,
   CoreV1Api,
+  NetworkingV1Api,
   RbacAuthorizationV1Api,
   type KubeConfig,
   type V1Deployment,
+  type V1NetworkPolicy,
 } from '@kubernetes/client-node';
 import type { KubernetesObjectNames } from '../../core/names';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { isConflict, isNotFound } from '../kube/client';
 import { AGENT_LABEL, queueAgentDeployment, type AgentSettings } from './agentDeployment';
+import { queueAgentNetworkPolicy } from './agentNetworkPolicy';
 import { agentTrouble, type AgentTrouble } from './podHealth';
 
 export type { AgentSettings };
@@ -42,6 +45,7 @@ export class AgentObjects {
   private readonly apps: AppsV1Api;
   private readonly core: CoreV1Api;
   private readonly rbac: RbacAuthorizationV1Api;
+  private readonly networking: NetworkingV1Api;
 
   constructor(
     kc: KubeConfig,
@@ -50,6 +54,7 @@ export class AgentObjects {
     this.apps = kc.makeApiClient(AppsV1Api);
     this.core = kc.makeApiClient(CoreV1Api);
     this.rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    this.networking = kc.makeApiClient(NetworkingV1Api);
   }
 
   /**
@@ -111,6 +116,7 @@ export class AgentObjects {
       }),
     );
     await this.ensureSealReader(namespace, names, workload);
+    await this.ensureNetworkPolicy(namespace, names, labels);
     const body = queueAgentDeployment(this.settings, namespace, names, labels, resolved);
     if (restart) body.spec!.template.metadata!.annotations = { [RESTARTED_AT]: new Date().toISOString() };
     try {
@@ -157,6 +163,27 @@ export class AgentObjects {
         },
       }),
     );
+  }
+
+  /** Before the agent's pod: no moment where its port is open to the pod network. */
+  private async ensureNetworkPolicy(
+    namespace: string,
+    names: KubernetesObjectNames,
+    labels: Record<string, string>,
+  ) {
+    const body = queueAgentNetworkPolicy(this.settings, namespace, names, labels);
+    try {
+      const current = await this.networking.readNamespacedNetworkPolicy({
+        name: names.agentDeployment,
+        namespace,
+      });
+      if (policyRules(current) === policyRules(body)) return;
+      body.metadata!.resourceVersion = current.metadata?.resourceVersion;
+      await this.networking.replaceNamespacedNetworkPolicy({ name: names.agentDeployment, namespace, body });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      await ignoreConflict(() => this.networking.createNamespacedNetworkPolicy({ namespace, body }));
+    }
   }
 
   /** The seal reader goes with the agent, and with a namespace deleted during a split. */
@@ -219,9 +246,21 @@ export class AgentObjects {
     await gone(this.rbac.deleteNamespacedRole({ name: names.agentServiceAccount, namespace }));
     await gone(this.core.deleteNamespacedServiceAccount({ name: names.agentServiceAccount, namespace }));
     await gone(this.core.deleteNamespacedConfigMap({ name: names.agentStatusConfigMap, namespace }));
+    await gone(this.networking.deleteNamespacedNetworkPolicy({ name: names.agentDeployment, namespace }));
     await this.removeSealReader(names);
   }
 }
+
+/** What a NetworkPolicy admits, in a form that ignores key order and server defaults. */
+const policyRules = (p: V1NetworkPolicy) =>
+  JSON.stringify([
+    p.spec?.podSelector?.matchLabels,
+    p.spec?.policyTypes,
+    (p.spec?.ingress ?? []).map((r) => [
+      (r._from ?? []).map((f) => f.namespaceSelector?.matchLabels),
+      (r.ports ?? []).map((port) => [port.protocol, port.port]),
+    ]),
+  ]);
 
 const gone = (p: Promise<unknown>) =>
   p.then(

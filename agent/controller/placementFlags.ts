@@ -10,23 +10,30 @@ const EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
 export type FlagResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
 /** `--agent-node-selector key=value[,key=value]` */
-export function parseNodeSelector(text: string): FlagResult<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const item of text.split(',').map((s) => s.trim())) {
-    const eq = item.indexOf('=');
-    const key = eq < 0 ? item : item.slice(0, eq);
-    const value = eq < 0 ? undefined : item.slice(eq + 1);
-    if (value === undefined || !LABEL_KEY.test(key) || !LABEL_VALUE.test(value))
-      return {
-        ok: false,
-        error: `--agent-node-selector: "${item}" is not a label key=value; give comma-separated pairs, e.g. pool=queue-agents`,
-      };
-    if (key in out)
-      return { ok: false, error: `--agent-node-selector: the key "${key}" is given twice; give it once` };
-    out[key] = value;
-  }
-  return { ok: true, value: out };
-}
+/** `key=value[,…]` labels for the flag `name` (e.g. `pool=queue-agents`). */
+export const parseLabels =
+  (name: string, example: string) =>
+  (text: string): FlagResult<Record<string, string>> => {
+    const out: Record<string, string> = {};
+    for (const item of text.split(',').map((s) => s.trim())) {
+      const eq = item.indexOf('=');
+      const key = eq < 0 ? item : item.slice(0, eq);
+      const value = eq < 0 ? undefined : item.slice(eq + 1);
+      if (value === undefined || !LABEL_KEY.test(key) || !LABEL_VALUE.test(value))
+        return {
+          ok: false,
+          error: `${name}: "${item}" is not a label key=value; give comma-separated pairs, e.g. ${example}`,
+        };
+      if (key in out) return { ok: false, error: `${name}: the key "${key}" is given twice; give it once` };
+      out[key] = value;
+    }
+    return { ok: true, value: out };
+  };
+
+export const parseNodeSelector = parseLabels('--agent-node-selector', 'pool=queue-agents');
+
+/** Namespaces whose pods may reach the queue-agents' metrics port (agentNetworkPolicy.ts). */
+export const parseMetricsFrom = parseLabels('--agent-metrics-from', 'kubernetes.io/metadata.name=monitoring');
 
 /** `--agent-tolerations key[=value]:Effect[,…]` (no value: tolerate the key with any value). */
 export function parseTolerations(text: string): FlagResult<V1Toleration[]> {

@@ -16,6 +16,8 @@ export interface ControllerOptions {
   agentImage: string;
   agentMetricsPort: number;
   agentPlacement?: AgentPlacement;
+  /** Namespace labels whose pods may reach the queue-agents' metrics port. */
+  agentMetricsFrom?: Record<string, string>;
   rabbitmqStatisticsIntervalSeconds: number;
   stepTimeoutSeconds: number;
   agentStartTimeoutSeconds: number;
@@ -112,6 +114,7 @@ export async function runController(options: ControllerOptions): Promise<void> {
         metricsPort: options.agentMetricsPort,
         ...(options.agentPlacement ? { placement: options.agentPlacement } : {}),
         rabbitmqStatisticsIntervalSeconds: options.rabbitmqStatisticsIntervalSeconds,
+        ...(options.agentMetricsFrom ? { metricsFrom: options.agentMetricsFrom } : {}),
       },
       resyncMs: options.resyncMs,
       ...(options.watchNamespaces ? { watchNamespaces: options.watchNamespaces } : {}),

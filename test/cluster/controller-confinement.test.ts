@@ -10,6 +10,7 @@ import {
   AppsV1Api,
   CoreV1Api,
   KubeConfig,
+  NetworkingV1Api,
   RbacAuthorizationV1Api,
   type V1Deployment,
 } from '@kubernetes/client-node';
@@ -128,7 +129,7 @@ after(async () => {
 describe('the controller ServiceAccount is confined by the admission policy', () => {
   test('objects it does not own: a ServiceAccount, an unlabelled qs-* ConfigMap, a tenant ConfigMap are refused', async () => {
     const own =
-      /only its own ServiceAccounts, Roles, RoleBindings and ConfigMaps: named qs-\* and labelled queuesplit\.dev\/workload/;
+      /only its own ServiceAccounts, Roles, RoleBindings, ConfigMaps and NetworkPolicies: named qs-\* and labelled queuesplit\.dev\/workload/;
     await refused(
       'create ServiceAccount miner',
       () => core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'miner' } } }),
@@ -260,6 +261,35 @@ describe('the controller ServiceAccount is confined by the admission policy', ()
       },
     });
     await adminRbac.deleteNamespacedRole({ namespace: home, name: seal });
+  });
+
+  test("NetworkPolicies: only ingress of its queue-agents' pods, never the tenant's", async () => {
+    const networking = (await asController(admin)).makeApiClient(NetworkingV1Api);
+    const labels = { [OWNED_LABEL]: 'shop' };
+    const policy = (matchLabels: Record<string, string>, policyTypes = ['Ingress']) => ({
+      metadata: { name: 'qs-agent-shop-x', labels },
+      spec: { podSelector: { matchLabels }, policyTypes, ingress: [] },
+    });
+    const narrow = /may only restrict ingress to one of its queue-agents' pods/;
+    await refused(
+      "a policy that selects the tenant's app",
+      () => networking.createNamespacedNetworkPolicy({ namespace, body: policy({ app: 'shop' }) }),
+      narrow,
+    );
+    await refused(
+      "a policy that cuts the agent's egress",
+      () =>
+        networking.createNamespacedNetworkPolicy({
+          namespace,
+          body: policy({ 'queuesplit.dev/agent': 'qs-agent-shop-x' }, ['Ingress', 'Egress']),
+        }),
+      narrow,
+    );
+    await networking.createNamespacedNetworkPolicy({
+      namespace,
+      dryRun: DRY,
+      body: policy({ 'queuesplit.dev/agent': 'qs-agent-shop-x' }),
+    });
   });
 
   test('Deployments: only its queue-agent, only with the installed image and its qs-sa-* ServiceAccount', async () => {

@@ -14,7 +14,14 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
-import { AppsV1Api, CoreV1Api, PortForward, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  NetworkingV1Api,
+  PortForward,
+  type KubeConfig,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { AgentObjects } from '../../agent/controller/agentObjects';
 import { mergePatch } from '../../agent/kube/client';
 import { DEFAULT_METRICS_PORT } from '../../agent/controller/agentDeployment';
@@ -178,6 +185,13 @@ test('the queue-agent image runs on a real node under PodSecurity restricted, pr
   // seal reader, the Deployment from agentDeployment.ts), then the Deployment placed on the real node.
   const settings = { image: AGENT_IMAGE, controllerNamespace: namespace, metricsPort: DEFAULT_METRICS_PORT };
   await new AgentObjects(kc, settings).ensure(namespace, names, 'shop', []);
+  // Its NetworkPolicy closes ingress over the pod network; probes (from the node) and the
+  // port-forward below (the pod's loopback) are not pod-network ingress, so they still work.
+  const policy = await kc
+    .makeApiClient(NetworkingV1Api)
+    .readNamespacedNetworkPolicy({ name: names.agentDeployment, namespace });
+  assert.deepEqual(policy.spec?.podSelector?.matchLabels, { 'queuesplit.dev/agent': names.agentDeployment });
+  assert.deepEqual(policy.spec?.ingress ?? [], []);
   const apps = kc.makeApiClient(AppsV1Api);
   // A merge patch: the deployment controller updates the object meanwhile (no read-modify-write).
   await apps.patchNamespacedDeployment(

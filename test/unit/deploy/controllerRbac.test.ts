@@ -113,6 +113,11 @@ test('the controller role grants exactly what the controller code calls', () => 
     'cluster rbac.authorization.k8s.io/roles delete',
     'cluster rbac.authorization.k8s.io/rolebindings create',
     'cluster rbac.authorization.k8s.io/rolebindings delete',
+    // the queue-agent's NetworkPolicy: read to compare, created, replaced, deleted with it
+    'cluster networking.k8s.io/networkpolicies get',
+    'cluster networking.k8s.io/networkpolicies create',
+    'cluster networking.k8s.io/networkpolicies update',
+    'cluster networking.k8s.io/networkpolicies delete',
     'cluster autoscaling/horizontalpodautoscalers list',
     'cluster core/events create',
     'cluster core/events list',

@@ -175,6 +175,11 @@ program
     "the desired document's seal, in the controller's namespace",
     sealRef,
   )
+  .requiredOption(
+    '--pod-uid <uid>',
+    "this pod's uid, which session proofs name (the controller sets QS_POD_UID from the downward API)",
+    process.env.QS_POD_UID,
+  )
   .option(
     '--metrics-port <port>',
     'metrics and health port (0: any free port)',
@@ -189,6 +194,7 @@ program
       desired: string;
       observed: string;
       seal: { namespace: string; name: string };
+      podUid: string;
       metricsPort: number;
       intervalMs: number;
       rabbitmqStatisticsInterval: number;
@@ -198,6 +204,7 @@ program
         desiredConfigMap: opts.desired,
         observedConfigMap: opts.observed,
         seal: opts.seal,
+        podUid: opts.podUid,
         metricsPort: opts.metricsPort,
         intervalMs: opts.intervalMs,
         rabbitmqStatisticsIntervalSeconds: opts.rabbitmqStatisticsInterval,

@@ -16,7 +16,7 @@ import { parseFilter } from './filter';
 import { kafkaQueueNames, kafkaRouteNames, rabbitQueueNames, rabbitRouteNames } from './names';
 import { ISOLATION_LEVELS, KAFKA_SASL_MECHANISMS, OFFSET_RESETS, tlsSchema } from './queueConfig/schema';
 import { fail, fieldError, guarded, ok, type FieldError, type Result } from './result';
-import { SECRET_HASH_PATTERN } from './sessionSecret';
+import { PUBLIC_KEY_PATTERN } from './sessionSecret';
 import { WORKLOAD_PHASES } from './state/phases';
 import { describeValue, issuesToFieldErrors } from './zodIssues';
 
@@ -116,7 +116,7 @@ const routeSchema = z.object({
     z.string(),
     z.object({ shadow: name, sessionGroup: name.optional(), drainGroup: name.optional() }),
   ),
-  secretHash: z.string().regex(SECRET_HASH_PATTERN).optional(),
+  publicKey: z.string().regex(PUBLIC_KEY_PATTERN).optional(),
 });
 
 export const desiredStateSchema = z.object({

@@ -65,9 +65,10 @@ export interface AgentRoute {
   generation: number;
   /** Per queue: the session shadow and (Kafka) session group. */
   shadows: Record<string, { shadow: string; sessionGroup?: string; drainGroup?: string }>;
-  /** The QueueSplit's session secret hash (core/sessionStream.ts): the agent streams this
-   * route's messages only to the sidecar that proves the secret. Absent: no stream (env mode). */
-  secretHash?: string;
+  /** The QueueSplit's session public key (core/sessionSecret.ts): the agent streams this route's
+   * messages only to the sidecar that signs its challenge with the key. Absent: no stream (env
+   * mode, or a split made before public keys). */
+  publicKey?: string;
 }
 
 export interface DesiredState {

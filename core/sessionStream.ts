@@ -1,7 +1,7 @@
 // The session stream: how a route's session messages reach the developer's sidecar through the
 // cluster (docs/design.md §8). The queue-agent, which holds the workload's broker credentials,
 // consumes the route's session shadow and streams it to the one sidecar that proves the route's
-// secret; the sidecar reaches the agent pod through the Kubernetes API's port-forward, so no
+// secret (never sending it: core/sessionSecret.ts); the sidecar reaches the agent pod through the Kubernetes API's port-forward, so no
 // broker address or credential ever reaches the laptop.
 //
 // Transport: one WebSocket (RFC 6455, the `ws` library) per sidecar session, subprotocol
@@ -9,9 +9,13 @@
 // WebSocket message holding one MessagePack-encoded object (bytes stay bytes, no base64).
 //
 // Exchange (client = sidecar, agent = queue-agent):
-//   client → hello{routeId, secret, window,      first frame; the agent checks sha256(secret).
-//                  unsettled}                    unsettled: messages it acked on a dropped
-//                                                stream and never saw settled
+//   agent  → challenge{nonce, podUid}            first frame, at once: a fresh nonce and the
+//                                                agent pod's uid (the sidecar checks it is the
+//                                                pod it port-forwarded to)
+//   client → hello{routeId, proof, window,       the route's key signs (routeId, podUid, nonce);
+//                  unsettled}                    the agent checks it against spec.session's
+//                                                public key and its own uid. unsettled: messages
+//                                                it acked on a dropped stream and never saw settled
 //   agent  → welcome{queues, settled} | refused  settled: those of `unsettled` the agent did
 //                                                commit (reported delivered now, not sent
 //                                                again); refused closes the stream
@@ -31,13 +35,14 @@
 // unsettled messages), and what was never sent waits in the shadow for the route's lease.
 import { decode, encode } from '@msgpack/msgpack';
 import { z } from 'zod';
-import { SECRET_PATTERN } from './sessionSecret';
+import { NONCE_PATTERN } from './sessionSecret';
 
 export const SESSION_PATH = '/v1/session';
 /** The queue-agent's HTTP port (health, metrics, this stream), named in its pod spec. */
 export const AGENT_HTTP_PORT = 9090;
 export const AGENT_HTTP_PORT_NAME = 'metrics';
-export const SESSION_SUBPROTOCOL = 'queuesplit.session.v1';
+// v2: the client proves its secret by a signature over the agent's challenge (v1 sent it).
+export const SESSION_SUBPROTOCOL = 'queuesplit.session.v2';
 /** Default and bound of the in-flight window a sidecar may ask for. */
 export const DEFAULT_SESSION_WINDOW = 64;
 export const MAX_SESSION_WINDOW = 1024;
@@ -86,7 +91,8 @@ export const clientFrameSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('hello'),
     routeId: z.string().min(1).max(64),
-    secret: z.string().regex(SECRET_PATTERN),
+    /** An Ed25519 signature, base64url (core/sessionSecret.ts sessionProof). */
+    proof: z.string().regex(/^[A-Za-z0-9_-]{86}$/),
     window: z.int().min(1).max(MAX_SESSION_WINDOW),
     unsettled: messageRefs.optional(),
   }),
@@ -109,6 +115,11 @@ export const REFUSAL_CODES = ['unauthorized', 'route-not-active', 'protocol', 'r
 export const NOTICE_CODES = ['route-draining', 'reader-failed', 'reader-recovered'] as const;
 
 export const agentFrameSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('challenge'),
+    nonce: z.string().regex(NONCE_PATTERN),
+    podUid: z.string().min(1).max(64),
+  }),
   z.object({
     type: z.literal('welcome'),
     routeId: z.string(),

@@ -34,6 +34,7 @@ import {
 } from '../core/sessionStream';
 import type { AgentEndpoint } from './agentPortForward';
 import type { DeliveryHandler } from './consumers/types';
+import { sessionProof } from '../core/sessionSecret';
 import { SidecarError, errorText, isAbort } from './errors';
 import type { Reporter } from './output';
 
@@ -43,6 +44,8 @@ const PING_MS = 15_000;
 const RECONNECT_MAX_MS = 10_000;
 const BYE_WAIT_MS = 10_000;
 const PUBLISH_TIMEOUT_MS = 30_000;
+/** From open to welcome: the agent's own hello timeout and a margin for its reader start. */
+const WELCOME_TIMEOUT_MS = 40_000;
 
 export interface AgentStreamOptions {
   routeId: string;
@@ -92,6 +95,8 @@ export class AgentStream {
   private refused = false;
   /** Messages parked so far (queue, id): each is reported once, however often it comes again. */
   private readonly parked = new Set<string>();
+  /** Look-alike pods already reported (agent-lookalike warnings). */
+  private readonly lookalikes = new Set<string>();
   /** What the stream made visible, for the stop's summary. */
   readonly counts = { unreadableFrames: 0, parked: 0, replaced: 0 };
 
@@ -162,6 +167,17 @@ export class AgentStream {
   private async connect(): Promise<{ welcome: Welcome; closed: Promise<string> }> {
     const { endpoint, routeId, secret } = this.options;
     const opened = await endpoint.open();
+    for (const skipped of opened.skipped ?? []) {
+      if (this.lookalikes.has(skipped)) continue; // reported once, not on every resume
+      this.lookalikes.add(skipped);
+      this.options.reporter.emit({
+        type: 'warning',
+        code: 'agent-lookalike',
+        message: `Pod ${skipped} carries the queue-agent's labels but is not the queue-agent; the sidecar skipped it and sent it nothing.`,
+        suggestedAction:
+          'Nothing to do for your split. Tell whoever runs the namespace: someone runs a pod posing as the queue-agent.',
+      });
+    }
     const ws = new WebSocket(opened.url, SESSION_SUBPROTOCOL, {
       maxPayload: MAX_AGENT_FRAME_BYTES,
       handshakeTimeout: 15_000,
@@ -188,7 +204,28 @@ export class AgentStream {
         conn.close();
         reject(err);
       };
-      ws.on('open', () => {
+      // A peer that never challenges nor welcomes (a look-alike, a wedged agent) is given up on.
+      const silence = setTimeout(() => {
+        if (welcomed) return;
+        closeReason = `no challenge and welcome within ${WELCOME_TIMEOUT_MS / 1000} s`;
+        conn.close();
+      }, WELCOME_TIMEOUT_MS);
+      void closed.then(() => clearTimeout(silence));
+      // The agent speaks first: a challenge this sidecar signs, naming the pod it meant to
+      // reach, so the secret itself never leaves this machine (core/sessionSecret.ts).
+      const answer = (challenge: Extract<AgentFrame, { type: 'challenge' }>) => {
+        if (opened.podUid !== undefined && challenge.podUid !== opened.podUid) {
+          // A pod that relays another pod's challenge: what it asks us to sign is not for it.
+          closeReason = `the pod answering (${opened.describe}) presented the challenge of another pod (uid ${challenge.podUid})`;
+          fail(
+            new SidecarError(
+              'agent-impostor',
+              `The pod reached as the queue-agent (${opened.describe}) relays another pod's challenge: it is not the queue-agent, and nothing was sent to it.`,
+              `Tell whoever runs the namespace: a pod posing as the queue-agent (uid ${opened.podUid}) is relaying to the real one.`,
+            ),
+          );
+          return;
+        }
         const unsettled = [...this.carried.values()]
           .slice(-MAX_SESSION_WINDOW)
           .map((u) => ({ queue: u.message.queue, id: u.message.id }));
@@ -196,12 +233,12 @@ export class AgentStream {
           encodeFrame({
             type: 'hello',
             routeId,
-            secret,
+            proof: sessionProof(secret, { routeId, podUid: challenge.podUid, nonce: challenge.nonce }),
             window: this.options.window ?? DEFAULT_SESSION_WINDOW,
             ...(unsettled.length > 0 ? { unsettled } : {}),
           }),
         );
-      });
+      };
       void closed.then((reason) =>
         fail(
           new SidecarError(
@@ -233,8 +270,11 @@ export class AgentStream {
         }
         const frame = decoded.frame;
         if (!welcomed) {
-          if (frame.type === 'welcome') {
+          if (frame.type === 'challenge') {
+            answer(frame);
+          } else if (frame.type === 'welcome') {
             welcomed = true;
+            clearTimeout(silence);
             // Committed before the old stream could say so: delivered, reported now. The rest
             // of what the old stream left unsettled comes again.
             for (const ref of frame.settled) {

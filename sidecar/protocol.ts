@@ -113,7 +113,9 @@ export type WarningCode =
   | 'stream-interrupted'
   /** A message this sidecar cannot deliver: not acked, it stays in the session shadow (for the
    * app at the split's end); names queue and message id; the rest of the stream goes on. */
-  | 'message-parked';
+  | 'message-parked'
+  /** A pod carries the queue-agent's labels but is not it (sidecar/agentPod.ts): never connected to. */
+  | 'agent-lookalike';
 
 export interface WarningMessage {
   type: 'warning';
@@ -158,6 +160,9 @@ export type ErrorCode =
    * sidecar took it over); or no queue-agent pod to stream from could be reached. */
   | 'session-refused'
   | 'agent-unreachable'
+  /** What was reached as the queue-agent is not it (a pod with its labels but not its
+   * ReplicaSet's or ServiceAccount's, or one relaying another pod's challenge): nothing was sent. */
+  | 'agent-impostor'
   | 'internal';
 
 export interface ErrorMessage {

@@ -12,7 +12,7 @@ import type { ResolvedQueue } from '../core/queueConfig/resolveQueues';
 import { resolveWorkload, type ResolvedWorkload } from '../core/queueConfig/resolveWorkload';
 import { QUEUE_CONFIG_ANNOTATION } from '../core/queueConfig/schema';
 import { formatFieldError } from '../core/result';
-import { newSessionSecret, secretMatches } from '../core/sessionSecret';
+import { newSessionSecret, secretFits } from '../core/sessionSecret';
 import { productVersion } from '../core/version';
 import { fixedEndpoint, portForwardEndpoint } from './agentPortForward';
 import { AgentStream } from './agentStream';
@@ -381,19 +381,19 @@ export class Session {
   /**
    * The secret this sidecar proves to the queue-agent: the one it made when it created the split
    * (kept in its state file), or, adopting a split the extension created, the one the extension
-   * passed in QUEUE_SPLIT_SESSION_SECRET. It must match the split's spec.session.secretHash.
+   * passed in QUEUE_SPLIT_SESSION_SECRET. It must fit the split's spec.session.publicKey.
    */
   private sessionSecretFor(split: QueueSplit, own: string | undefined): string {
     const secret = own ?? process.env[SESSION_SECRET_ENV];
-    const hash = split.spec.session?.secretHash;
-    if (hash === undefined) {
+    const publicKey = split.spec.session?.publicKey;
+    if (publicKey === undefined) {
       throw new SidecarError(
         'session-refused',
         `QueueSplit ${split.metadata.name} has no session secret (it was created for env delivery, or by an older version), so the queue-agent streams its messages to nobody.`,
         'Stop it and start a new split with http or relay delivery (or use --mode env, or --transport broker).',
       );
     }
-    if (secret === undefined || !secretMatches(secret, hash)) {
+    if (secret === undefined || !secretFits(secret, publicKey)) {
       throw new SidecarError(
         'session-refused',
         `This sidecar does not hold the session secret of QueueSplit ${split.metadata.name}: only the sidecar (or VS Code window) that created it may receive its messages.`,

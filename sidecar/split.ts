@@ -18,7 +18,7 @@ import {
 import { leaseExpiry } from '../core/crd/validateQueueSplit';
 import { formatFilter, parseFilter, type HeaderFilter } from '../core/filter';
 import { labelValue, queueSplitName, routeIdFromRandomBytes } from '../core/names';
-import { secretHash } from '../core/sessionSecret';
+import { sessionPublicKey } from '../core/sessionSecret';
 import { SidecarError, errorText } from './errors';
 import { kubeError, kubeStatus, type KubeTarget } from './kube';
 import type { Reporter } from './output';
@@ -297,7 +297,7 @@ async function create(
       lease: leaseNow(request.leaseSeconds),
       delivery: { mode: request.mode },
       ...(request.sessionSecret !== undefined
-        ? { session: { secretHash: secretHash(request.sessionSecret) } }
+        ? { session: { publicKey: sessionPublicKey(request.sessionSecret) } }
         : {}),
     },
   };

@@ -67,6 +67,8 @@ export function queueAgentDeployment(
   }
   const tls = tlsMounts(resolved);
   env.push(...tls.env);
+  // Session proofs name the pod they were made for (core/sessionSecret.ts).
+  env.push({ name: 'QS_POD_UID', valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } });
   const selector = { [AGENT_LABEL]: 'queue-agent', [AGENT_POD_LABEL]: names.agentDeployment };
   return {
     metadata: { name: names.agentDeployment, namespace, labels },

@@ -511,7 +511,7 @@ export class Coordinator {
           queues: split.spec.queues,
           filter: filter.value,
           leaseExpiresAt: leaseExpiry(split),
-          ...(split.spec.session ? { secretHash: split.spec.session.secretHash } : {}),
+          ...(split.spec.session?.publicKey ? { publicKey: split.spec.session.publicKey } : {}),
           ...(split.metadata.uid ? { splitUid: split.metadata.uid } : {}),
         },
       });

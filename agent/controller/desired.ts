@@ -108,7 +108,7 @@ export function desiredState(
       phase: r.phase as AgentRoute['phase'],
       generation: r.generation,
       shadows: Object.fromEntries(r.queues.map((q) => [q, routeShadow(state, q, r.routeId)])),
-      ...(r.secretHash !== undefined ? { secretHash: r.secretHash } : {}),
+      ...(r.publicKey !== undefined ? { publicKey: r.publicKey } : {}),
     }));
   return {
     apiVersion: DESIRED_API_VERSION,

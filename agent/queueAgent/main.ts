@@ -30,6 +30,8 @@ export interface QueueAgentOptions {
   observedConfigMap: string;
   /** The desired document's seal in the controller's namespace (agent/controller/stateSeal.ts). */
   seal: { namespace: string; name: string };
+  /** This pod's uid (the downward API's metadata.uid): session proofs are bound to it. */
+  podUid: string;
   metricsPort: number;
   intervalMs: number;
   /** The RabbitMQ brokers' `collect_statistics_interval`, which bounds how stale management figures are. */
@@ -72,7 +74,12 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
     ready: () => reconciledOnce,
   });
   // Session streams to the routes' sidecars, on the same port (core/sessionStream.ts).
-  const sessions = new SessionServer(log.child({ component: 'session' }), brokerReaders, metrics);
+  const sessions = new SessionServer(
+    log.child({ component: 'session' }),
+    options.podUid,
+    brokerReaders,
+    metrics,
+  );
   sessions.attach(server);
   log.info('agent.started', { metricsPort: portOf(server) });
 

@@ -1,6 +1,7 @@
 // The queue-agent's session endpoint (core/sessionStream.ts): a WebSocket on the agent's HTTP
 // port through which each route's sidecar receives its session messages and sends test
-// messages. Only ACTIVE routes are served, each to the one client that proves its secret; a
+// messages. Only ACTIVE routes are served, each to the one client that proves its secret (by
+// signing this connection's challenge, bound to this pod: core/sessionSecret.ts); a
 // route that leaves ACTIVE (draining, removed) has its stream ended and its readers stopped
 // before the agent drains it, so the drain finds the session shadow without consumers.
 //
@@ -33,7 +34,7 @@ import {
   type ClientFrame,
   type REFUSAL_CODES,
 } from '../../core/sessionStream';
-import { secretMatches } from '../../core/sessionSecret';
+import { newNonce, proofMatches } from '../../core/sessionSecret';
 import { describeError, type Logger } from '../engine/log';
 import { kafkaConnection, rabbitUrls } from '../queueAgent/connections';
 import { KafkaSessionReader } from './kafkaReader';
@@ -117,8 +118,13 @@ export class SessionServer {
   /** Per connection, what to call once its hello proved the route's secret. */
   private readonly onAuthenticated = new WeakMap<WebSocket, () => void>();
 
+  /** Per connection, the nonce of the challenge it was sent. */
+  private readonly nonces = new WeakMap<WebSocket, string>();
+
   constructor(
     private readonly log: Logger,
+    /** This agent's pod uid: a proof must name it, so one made for another pod is refused. */
+    private readonly podUid: string,
     private readonly readers: ReaderFactory = brokerReaders,
     private readonly metrics: SessionMetrics = noMetrics,
   ) {}
@@ -205,6 +211,9 @@ export class SessionServer {
 
   private accept(ws: WebSocket): void {
     ws.on('error', () => undefined); // a reset connection ends the stream through 'close'
+    const nonce = newNonce();
+    this.nonces.set(ws, nonce);
+    ws.send(encodeFrame({ type: 'challenge', nonce, podUid: this.podUid }));
     const timer = setTimeout(() => this.refuse(ws, 'protocol', 'no hello within 10 s'), HELLO_TIMEOUT_MS);
     ws.once('message', (data: RawData, isBinary: boolean) => {
       clearTimeout(timer);
@@ -240,14 +249,15 @@ export class SessionServer {
       this.log.warn('session.refused', { route: hello.routeId, why: 'route-not-active' });
       return this.refuse(ws, 'route-not-active', `route ${hello.routeId} is not active on this queue-agent`);
     }
-    if (!served.route.secretHash || !secretMatches(hello.secret, served.route.secretHash)) {
+    const challenge = { routeId: hello.routeId, podUid: this.podUid, nonce: this.nonces.get(ws) ?? '' };
+    if (!served.route.publicKey || !proofMatches(served.route.publicKey, challenge, hello.proof)) {
       this.log.warn('session.refused', { route: hello.routeId, why: 'unauthorized' });
       return this.refuse(
         ws,
         'unauthorized',
-        served.route.secretHash
-          ? 'the secret does not match this route: only the sidecar that created the split can receive its messages'
-          : 'this route has no session secret (it was created for env delivery)',
+        served.route.publicKey
+          ? "the proof does not match this route's key and this connection's challenge: only the sidecar that created the split can receive its messages"
+          : 'this route has no session key (it was created for env delivery, or by a version before session keys: start the split again)',
       );
     }
     this.onAuthenticated.get(ws)?.();

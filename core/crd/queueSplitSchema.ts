@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { MAX_FILTER_PAIRS, MAX_FILTER_VALUE_LENGTH } from '../filter';
 import { ROUTE_ID_PATTERN } from '../names';
 import { PATTERNS } from '../queueConfig/schema';
-import { SECRET_HASH_PATTERN } from '../sessionSecret';
+import { PUBLIC_KEY_PATTERN, SECRET_HASH_PATTERN } from '../sessionSecret';
 import { WHOLE_QUEUE_ANNOTATION } from './admission';
 
 export const QUEUE_SPLIT_GROUP = 'queuesplit.dev';
@@ -105,14 +105,24 @@ export const queueSplitSpecSchema = z
     lease: leaseSchema,
     session: z
       .object({
+        publicKey: z
+          .string()
+          .regex(PUBLIC_KEY_PATTERN)
+          .optional()
+          .describe(
+            "ed25519:<base64url> public half of the key whose secret the sidecar proves by signing the queue-agent's challenge (the secret never leaves the laptop).",
+          ),
         secretHash: z
           .string()
           .regex(SECRET_HASH_PATTERN)
-          .describe('sha256:<hex> of the secret the sidecar proves to the queue-agent (never the secret).'),
+          .optional()
+          .describe(
+            'Splits made before public keys: no longer accepted by the queue-agent (start the split again).',
+          ),
       })
       .optional()
       .describe(
-        "The route's session stream: the queue-agent streams this split's messages only to the sidecar that proves the secret behind this hash. Absent: no stream (env delivery).",
+        "The route's session stream: the queue-agent streams this split's messages only to the sidecar that signs its challenge with the key behind publicKey. Absent: no stream (env delivery).",
       )
       .meta(immutable('spec.session')),
     delivery: z

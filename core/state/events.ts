@@ -9,8 +9,8 @@ export interface RouteRequest {
   queues: readonly string[];
   filter: HeaderFilter;
   leaseExpiresAt: string;
-  /** The QueueSplit's session secret hash, passed on to the queue-agent (core/sessionStream.ts). */
-  secretHash?: string;
+  /** The QueueSplit's session public key, passed on to the queue-agent (core/sessionStream.ts). */
+  publicKey?: string;
   /** The QueueSplit's metadata.uid: the route belongs to that object only. */
   splitUid?: string;
 }

@@ -74,7 +74,7 @@ export function routeRequested(state: SplitState, request: RouteRequest): Transi
     phase: 'PENDING',
     generation: state.generation,
     leaseExpiresAt: request.leaseExpiresAt,
-    ...(request.secretHash !== undefined ? { secretHash: request.secretHash } : {}),
+    ...(request.publicKey !== undefined ? { publicKey: request.publicKey } : {}),
     ...(request.splitUid !== undefined ? { splitUid: request.splitUid } : {}),
   };
   const added: SplitState = { ...state, routes: [...state.routes, route] };

@@ -3,7 +3,7 @@
 // document or one written by a newer controller is refused with a clear error, never guessed at.
 import { z } from 'zod';
 import { fail, fieldError, guarded, ok, type FieldError, type Result } from '../result';
-import { SECRET_HASH_PATTERN } from '../sessionSecret';
+import { PUBLIC_KEY_PATTERN } from '../sessionSecret';
 import { describeValue, issuesToFieldErrors } from '../zodIssues';
 import { QUEUE_PHASES, ROUTE_PHASES, WORKLOAD_PHASES, type WorkloadPhase } from './phases';
 
@@ -46,8 +46,9 @@ export const routeStateSchema = z.object({
   generation: count(),
   leaseExpiresAt: z.iso.datetime(),
   lastError: z.string().optional(),
-  /** The QueueSplit's spec.session.secretHash (core/sessionStream.ts); absent: no session stream. */
-  secretHash: z.string().regex(SECRET_HASH_PATTERN).optional(),
+  /** The QueueSplit's spec.session.publicKey (core/sessionSecret.ts); absent: no session stream
+   * (a route of a split made before public keys kept a `secretHash`, which is dropped on read). */
+  publicKey: z.string().regex(PUBLIC_KEY_PATTERN).optional(),
   /** The metadata.uid of the QueueSplit the route belongs to (agent/controller/routeBinding.ts);
    * absent in state written before routes were bound. */
   splitUid: z.string().min(1).optional(),

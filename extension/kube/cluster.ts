@@ -45,7 +45,7 @@ export function newQueueSplit(
   leaseSeconds: number,
   now = new Date(),
   /** http/relay: the hash of the session secret the sidecar proves to the queue-agent. */
-  sessionSecretHash?: string,
+  sessionPublicKey?: string,
 ): QueueSplit {
   const name = queueSplitName({ owner: request.owner, workloadName: request.workload.name, routeId });
   return {
@@ -69,7 +69,7 @@ export function newQueueSplit(
       // Whole seconds: RFC 3339 as the CRD's date-time format and the sidecar write it.
       lease: { renewTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'), durationSeconds: leaseSeconds },
       delivery: { mode: request.mode },
-      ...(sessionSecretHash !== undefined ? { session: { secretHash: sessionSecretHash } } : {}),
+      ...(sessionPublicKey !== undefined ? { session: { publicKey: sessionPublicKey } } : {}),
     },
   };
 }
@@ -173,14 +173,14 @@ export class ClusterApi {
   async createSplit(
     request: SplitRequest,
     leaseSeconds: number,
-    sessionSecretHash?: string,
+    sessionPublicKey?: string,
   ): Promise<QueueSplit> {
     const body = newQueueSplit(
       request,
       routeIdFromRandomBytes(randomBytes(16)),
       leaseSeconds,
       new Date(),
-      sessionSecretHash,
+      sessionPublicKey,
     );
     try {
       return (await this.custom.createNamespacedCustomObject({

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { formatFilter } from '../../core/filter';
-import { secretHash, secretMatches } from '../../core/sessionSecret';
+import { secretFits, sessionPublicKey } from '../../core/sessionSecret';
 import {
   SESSION_SECRET_ENV,
   type ErrorMessage,
@@ -261,7 +261,7 @@ export class SessionManager implements vscode.Disposable {
       split = await api.createSplit(
         request,
         settings.leaseSeconds(),
-        secret !== undefined ? secretHash(secret) : undefined,
+        secret !== undefined ? sessionPublicKey(secret) : undefined,
       );
       if (secret !== undefined) {
         // Kept in VS Code's secret storage (the OS keychain): a reloaded window adopts the split.
@@ -378,7 +378,7 @@ export class SessionManager implements vscode.Disposable {
     if (
       split.spec.session !== undefined &&
       secret !== undefined &&
-      secretMatches(secret, split.spec.session.secretHash)
+      secretFits(secret, split.spec.session.publicKey)
     )
       return secret;
     throw new UserError(

@@ -18,7 +18,7 @@ import { Writable } from 'node:stream';
 import { jsonLogger } from '../../agent/engine/log';
 import { SessionServer } from '../../agent/session/sessionServer';
 import { DESIRED_API_VERSION } from '../../core/agentProtocol';
-import { newSessionSecret, secretHash } from '../../core/sessionSecret';
+import { newSessionSecret, sessionPublicKey } from '../../core/sessionSecret';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import { SESSION_PATH } from '../../core/sessionStream';
 import { AddressMap } from '../../sidecar/addressMap';
@@ -138,7 +138,10 @@ async function run(path: Path, n: number, steady: boolean): Promise<{ rate: numb
     await consumer.start(delivery);
     stop = () => consumer.stop();
   } else {
-    const server = new SessionServer(jsonLogger(undefined, 'warn').child({ component: 'bench' }));
+    const server = new SessionServer(
+      jsonLogger(undefined, 'warn').child({ component: 'bench' }),
+      'bench-pod',
+    );
     const httpServer = http.createServer();
     server.attach(httpServer);
     await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
@@ -167,7 +170,7 @@ async function run(path: Path, n: number, steady: boolean): Promise<{ rate: numb
           phase: 'ACTIVE',
           generation: 1,
           shadows: { orders: { shadow: topic, sessionGroup: group } },
-          secretHash: secretHash(secret),
+          publicKey: sessionPublicKey(secret),
         },
       ],
     });

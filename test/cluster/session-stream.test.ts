@@ -21,7 +21,7 @@ import WebSocket from 'ws';
 import { shopDeclaration, shopDeployment } from '../../demo/sampleWorkload';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { newSessionSecret } from '../../core/sessionSecret';
-import { SESSION_PATH, SESSION_SUBPROTOCOL, decodeAgentFrame, encodeFrame } from '../../core/sessionStream';
+import { SESSION_PATH, SESSION_SUBPROTOCOL, decodeAgentFrame } from '../../core/sessionStream';
 import { applyObjects, installController } from '../../deploy/install';
 import { developerBinding } from '../../deploy/manifests';
 import { agentPodSelector } from '../../sidecar/agentPortForward';
@@ -36,7 +36,9 @@ import { ids, publishTo } from '../support/rabbitSplit';
 import { createSecret } from '../support/secrets';
 import { loadServices, uniqueName } from '../support/services';
 import { waitForSplitGone } from '../support/splits';
+import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../../core/podSecurity';
 import { SidecarProcess, sidecarBundle } from '../sidecar/support';
+import { answerChallenge } from '../support/sessionHello';
 
 const services = loadServices();
 const caFile = path.join(runDir, 'k8s', 'pki', 'ca.crt');
@@ -181,7 +183,7 @@ const appGot = (prefixes: readonly string[]) =>
     ),
   );
 
-test("from a network namespace that reaches only the API server, a developer-role sidecar gets its Kafka and RabbitMQ messages from the queue-agent (a teammate's port-forward without the secret gets nothing); killing the port-forward, the sidecar and the queue-agent loses nothing", async () => {
+test("from a network namespace that reaches only the API server, a developer-role sidecar gets its Kafka and RabbitMQ messages from the queue-agent (a teammate's port-forward without the secret gets nothing); killing the port-forward, the sidecar and the queue-agent loses nothing; a look-alike pod with its labels is skipped, named, and never connected to", async () => {
   // The laptop: the API server yes, the brokers no (neither their pod addresses nor loopback).
   assert.ok(netns.reaches('10.96.0.1', 443), 'the API server is reachable from the laptop');
   for (const [host, port] of [
@@ -233,6 +235,10 @@ test("from a network namespace that reaches only the API server, a developer-rol
   await more('after-agent-kill');
   await allMineReceived('messages after the queue-agent restarted');
 
+  // A look-alike (issue 25 case 6): a pod with the labels the sidecar selects on, listed before
+  // the queue-agent, that logs every connection. The restarted sidecar skips it, naming it, and
+  // it never receives a connection (nor would learn what to replay: test/sidecar/agent-stream).
+  const lookalike = await startLookalike();
   // 3. The sidecar is killed; started again, it adopts its split (the secret is in its state file).
   sidecar.kill('SIGKILL');
   await sidecar.exited;
@@ -241,6 +247,15 @@ test("from a network namespace that reaches only the API server, a developer-rol
   await sidecar.waitFor('ready', () => true, 120_000);
   await more('after-sidecar-restart');
   await allMineReceived('messages after the sidecar came back');
+
+  const skipped = sidecars.flatMap((s) => s.of('warning')).filter((w) => w.code === 'agent-lookalike');
+  assert.ok(skipped.length >= 1, 'the sidecar reported the look-alike');
+  assert.match(
+    skipped[0]!.message,
+    new RegExp(`Pod ${lookalike.name} \\(it is not controlled by a ReplicaSet`),
+  );
+  assert.deepEqual(await lookalike.connections(), [], 'the look-alike was never connected to');
+  await lookalike.remove();
 
   // Stop: the route drains, the workload is handed back, the app has everything else.
   const splitName = (await sidecar.waitFor('progress', (m) => m.split !== undefined)).split!.name;
@@ -352,6 +367,57 @@ test('relay: a developer-role sidecar republishes its Kafka and RabbitMQ message
 });
 
 /** B (developer role too) port-forwards to the queue-agent and presents a secret of its own. */
+const withoutKey = (labels: Record<string, string>, key: string) =>
+  Object.fromEntries(Object.entries(labels).filter(([k]) => k !== key));
+
+/** A pod that copies the queue-agent's labels and placement and logs each connection to its port. */
+async function startLookalike() {
+  const core = admin.makeApiClient(CoreV1Api);
+  const agent = (
+    await core.listNamespacedPod({
+      namespace,
+      labelSelector: agentPodSelector({ kind: 'Deployment', name: 'shop' }),
+    })
+  ).items.find((p) => p.status?.phase === 'Running')!;
+  const name = 'aa-lookalike'; // listed first
+  const script =
+    "require('http').createServer((q, s) => s.end()).on('connection', () => console.log('connection')).listen(9090)";
+  await core.createNamespacedPod({
+    namespace,
+    body: {
+      // Every label the sidecar selects on, but not the ReplicaSet's pod-template-hash: with it,
+      // the ReplicaSet adopts the pod as one too many and deletes it (seen on the real node).
+      metadata: { name, labels: { ...withoutKey(agent.metadata!.labels!, 'pod-template-hash') } },
+      spec: {
+        ...(agent.spec!.nodeSelector ? { nodeSelector: agent.spec!.nodeSelector } : {}),
+        ...(agent.spec!.tolerations ? { tolerations: agent.spec!.tolerations } : {}),
+        securityContext: restrictedPodSecurityContext,
+        containers: [
+          {
+            name: 'lookalike',
+            image: agent.spec!.containers[0]!.image!,
+            command: ['node', '-e', script],
+            ports: [{ name: 'metrics', containerPort: 9090 }],
+            securityContext: restrictedContainerSecurityContext,
+          },
+        ],
+      },
+    },
+  });
+  await pollUntil(
+    'the look-alike is Ready',
+    () => core.readNamespacedPod({ namespace, name }),
+    (p) => (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+    90_000,
+  );
+  return {
+    name,
+    connections: async () =>
+      (await core.readNamespacedPodLog({ namespace, name })).split('\n').filter((l) => l === 'connection'),
+    remove: () => core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }),
+  };
+}
+
 async function teammateHello(routeId: string): Promise<{ type?: string; code?: string }> {
   const kcB = new KubeConfig();
   kcB.loadFromFile(kubeconfigB);
@@ -372,11 +438,11 @@ async function teammateHello(routeId: string): Promise<{ type?: string; code?: s
         `ws://127.0.0.1:${(server.address() as AddressInfo).port}${SESSION_PATH}`,
         SESSION_SUBPROTOCOL,
       );
-      ws.on('open', () =>
-        ws.send(encodeFrame({ type: 'hello', routeId, secret: newSessionSecret(), window: 4 })),
-      );
+      // The teammate answers the challenge with a key of their own (they cannot have the route's).
+      void answerChallenge(ws, routeId, newSessionSecret(), 4).catch(reject);
       ws.on('message', (data: Buffer) => {
         const decoded = decodeAgentFrame(data);
+        if (decoded.ok && decoded.frame.type === 'challenge') return;
         resolve(decoded.ok ? decoded.frame : decoded.problem);
         ws.terminate();
       });

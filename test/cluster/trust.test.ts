@@ -22,6 +22,7 @@ import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '.
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import { loadServices, uniqueName } from '../support/services';
 import { messageBody, messageHeaders } from '../support/secrets';
+import { newSessionSecret, sessionPublicKey } from '../../core/sessionSecret';
 
 const services = loadServices();
 const WORKLOAD = 'shop';
@@ -250,7 +251,7 @@ test("a forged state document (well-formed, naming another team's queue for clea
   await core.deleteNamespacedConfigMap({ name: names.stateConfigMap, namespace });
 });
 
-test(`with ${WHOLE_QUEUE_ANNOTATION}=true a whole-queue split activates; a forged desired document (a broker name pointed elsewhere; or, names intact, a secret hash, filter or source rewritten) is then refused by the queue-agent, reported, and replaced; a malformed observed document is reported instead of wedging the workload`, async () => {
+test(`with ${WHOLE_QUEUE_ANNOTATION}=true a whole-queue split activates; a forged desired document (a broker name pointed elsewhere; or, names intact, a public key, filter or source rewritten) is then refused by the queue-agent, reported, and replaced; a malformed observed document is reported instead of wedging the workload`, async () => {
   const victim = uniqueName('trust-victim');
   const ch = await conn.createConfirmChannel();
   await ch.assertQueue(victim, { durable: true });
@@ -301,11 +302,11 @@ test(`with ${WHOLE_QUEUE_ANNOTATION}=true a whole-queue split activates; a forge
   assert.equal(kept.messageCount, 1, 'the forged name was never acted on');
 
   // 1b. Fields the agent cannot recompute, each rewritten with every name intact (issue 25 case
-  // 10): a secret hash of the forger's own, a filter, the source. The seal does not list the
+  // 10): a public key of the forger's own, a filter, the source. The seal does not list the
   // document, so the agent refuses it, and nothing is routed differently.
   type Doc = {
     generation: number;
-    routes: { secretHash?: string; filter: Record<string, string> }[];
+    routes: { publicKey?: string; filter: Record<string, string> }[];
     queues: { source: string }[];
   };
   const observedGeneration = async () =>
@@ -316,7 +317,7 @@ test(`with ${WHOLE_QUEUE_ANNOTATION}=true a whole-queue split activates; a forge
     ).observedGeneration;
   const generationBefore = await observedGeneration();
   const tampers: [string, (doc: Doc) => void][] = [
-    ["the route's secret hash", (doc) => (doc.routes[0]!.secretHash = `sha256:${'f'.repeat(64)}`)],
+    ["the route's public key", (doc) => (doc.routes[0]!.publicKey = sessionPublicKey(newSessionSecret()))],
     ["the route's filter", (doc) => (doc.routes[0]!.filter = { 'x-forged': 'yes' })],
     ["the queue's source", (doc) => (doc.queues[0]!.source = victim)],
   ];

@@ -14,25 +14,31 @@ import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { jsonLogger } from '../../agent/engine/log';
 import { SessionServer } from '../../agent/session/sessionServer';
 import { DESIRED_API_VERSION, type AgentRoute, type DesiredState } from '../../core/agentProtocol';
 import { QUEUE_SPLIT_GROUP, type QueueSplit } from '../../core/crd/queueSplitSchema';
-import { newSessionSecret, secretHash } from '../../core/sessionSecret';
+import { newNonce, newSessionSecret, sessionPublicKey } from '../../core/sessionSecret';
+import { answerChallenge, challengeOf, helloFor } from '../support/sessionHello';
 import {
   SESSION_PATH,
   SESSION_SUBPROTOCOL,
   decodeAgentFrame,
+  decodeClientFrame,
   encodeFrame,
   type AgentFrame,
 } from '../../core/sessionStream';
 import { runDir } from '../env/paths';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
+import { AgentStream } from '../../sidecar/agentStream';
+import type { SidecarError } from '../../sidecar/errors';
+import { Reporter } from '../../sidecar/output';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { pollUntil } from '../support/poll';
 import { getQueue } from '../support/rabbitManagement';
@@ -52,6 +58,8 @@ import {
 } from './support';
 
 const services = loadServices();
+/** The uid the in-process agent answers to, as a queue-agent pod's own uid. */
+const AGENT_POD_UID = 'agent-stream-test-pod';
 const kafka = new Kafka({
   clientId: 'qs-stream-test',
   brokers: services.kafkaBrokers,
@@ -123,7 +131,7 @@ async function startAgent(): Promise<{
   cut: () => void;
   connections: () => number;
 }> {
-  const server = new SessionServer(jsonLogger().child({ component: 'session-test' }));
+  const server = new SessionServer(jsonLogger().child({ component: 'session-test' }), AGENT_POD_UID);
   const httpServer = http.createServer((_req, res) => res.writeHead(404).end());
   server.attach(httpServer);
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
@@ -199,7 +207,7 @@ function desiredFor(
         phase,
         generation: 2,
         shadows,
-        ...(split.spec.session ? { secretHash: split.spec.session.secretHash } : {}),
+        ...(split.spec.session?.publicKey ? { publicKey: split.spec.session.publicKey } : {}),
       },
     ],
   };
@@ -304,7 +312,7 @@ test('http through the queue-agent (Kafka + RabbitMQ): streamed in order per par
     { name: 'orders', phase: 'Active', shadow: { source: topic, group } },
     { name: 'invoices', phase: 'Active', shadow: { source: queue } },
   ]);
-  assert.ok(split.spec.session?.secretHash.startsWith('sha256:'), 'the spec carries the secret hash only');
+  assert.match(split.spec.session?.publicKey ?? '', /^ed25519:/, 'the spec carries the public key only');
   await agent.server.update(
     desiredFor(split, { orders: { shadow: topic, sessionGroup: group }, invoices: { shadow: queue } }),
   );
@@ -377,11 +385,11 @@ async function rawHello(url: string, routeId: string, secret: string): Promise<A
   const ws = new WebSocket(url, SESSION_SUBPROTOCOL);
   try {
     return await new Promise<AgentFrame>((resolve, reject) => {
-      ws.on('open', () => ws.send(encodeFrame({ type: 'hello', routeId, secret, window: 8 })));
+      void answerChallenge(ws, routeId, secret, 8).catch(reject);
       ws.on('message', (data: Buffer) => {
         const decoded = decodeAgentFrame(data);
-        if (decoded.ok) resolve(decoded.frame);
-        else reject(new Error(decoded.problem));
+        if (decoded.ok && decoded.frame.type !== 'challenge') resolve(decoded.frame);
+        else if (!decoded.ok) reject(new Error(decoded.problem));
       });
       ws.on('error', reject);
     });
@@ -402,7 +410,7 @@ test('the window: the agent never has more than the granted number of unacknowle
       routeId: 'r-window-test-0001',
       filter: { 'x-queue-split-user': 'alice' },
       queues: ['orders'],
-      session: { secretHash: secretHash(secret) },
+      session: { publicKey: sessionPublicKey(secret) },
     },
   } as unknown as QueueSplit;
   await agent.server.update(desiredFor(split, { orders: { shadow: topic, sessionGroup: group } }));
@@ -413,8 +421,7 @@ test('the window: the agent never has more than the granted number of unacknowle
     const decoded = decodeAgentFrame(data);
     if (decoded.ok) frames.push(decoded.frame);
   });
-  await new Promise<void>((resolve) => ws.on('open', () => resolve()));
-  ws.send(encodeFrame({ type: 'hello', routeId: split.spec.routeId, secret, window: 7 }));
+  await answerChallenge(ws, split.spec.routeId, secret, 7);
   const messages = () =>
     frames.filter((f): f is Extract<AgentFrame, { type: 'message' }> => f.type === 'message');
   await pollUntil(
@@ -605,17 +612,19 @@ async function rawClient(url: string) {
     if (decoded.ok) frames.push(decoded.frame);
   });
   const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+  const challenged = challengeOf(ws);
   await new Promise<void>((resolve, reject) => {
     ws.on('open', () => resolve());
     ws.on('error', reject);
   });
+  const challenge = await challenged;
   cleanups.push(() => ws.terminate());
   return {
     ws,
     frames,
     closed,
     hello: (routeId: string, secret: string, window = 8) =>
-      ws.send(encodeFrame({ type: 'hello', routeId, secret, window })),
+      ws.send(helloFor(challenge, routeId, secret, window)),
     welcomed: () => frames.some((f) => f.type === 'welcome'),
     refusal: () => frames.find((f): f is Extract<AgentFrame, { type: 'refused' }> => f.type === 'refused'),
     messages: () => frames.filter((f): f is Extract<AgentFrame, { type: 'message' }> => f.type === 'message'),
@@ -632,7 +641,7 @@ function rawRoute(queues: string[]): { split: QueueSplit; secret: string } {
         .slice(-14)}`,
       filter: { 'x-queue-split-user': 'alice' },
       queues,
-      session: { secretHash: secretHash(secret) },
+      session: { publicKey: sessionPublicKey(secret) },
     },
   } as unknown as QueueSplit;
   return { split, secret };
@@ -979,7 +988,7 @@ test('the agent can be run out of memory: idle and half-sent connections are cap
       routeId: 'r-budget-test-0001',
       filter: { 'x-queue-split-user': 'alice' },
       queues: ['invoices'],
-      session: { secretHash: secretHash(secret) },
+      session: { publicKey: sessionPublicKey(secret) },
     },
   } as unknown as QueueSplit;
   await agent.server.update(desiredFor(split, { invoices: { shadow: queue } }));
@@ -989,8 +998,7 @@ test('the agent can be run out of memory: idle and half-sent connections are cap
     const decoded = decodeAgentFrame(data);
     if (decoded.ok) frames.push(decoded.frame);
   });
-  await new Promise<void>((resolve) => ws.on('open', () => resolve()));
-  ws.send(encodeFrame({ type: 'hello', routeId: split.spec.routeId, secret, window: 64 }));
+  await answerChallenge(ws, split.spec.routeId, secret, 64);
   const messages = () =>
     frames.filter((f): f is Extract<AgentFrame, { type: 'message' }> => f.type === 'message');
   await pollUntil(
@@ -1030,4 +1038,86 @@ test('the agent can be run out of memory: idle and half-sent connections are cap
   assert.equal(new Set(messages().map((m) => m.message.id)).size, 12);
   ws.send(encodeFrame({ type: 'bye' }));
   await new Promise<void>((resolve) => ws.on('close', () => resolve()));
+});
+
+test('the sidecar sends its raw secret to any pod with the agent’s labels: a look-alike that records what it is sent learns nothing it can replay, and one that relays the real agent’s challenge is refused before anything is signed', async () => {
+  const agent = await startAgent();
+  const { split, secret } = rawRoute(['invoices']);
+  const queue = uniqueName('stream-decoy');
+  await channel.assertQueue(queue, { durable: true });
+  await agent.server.update(desiredFor(split, { invoices: { shadow: queue } }));
+  const silent = new Reporter(
+    new Writable({ write: (_c, _e, done) => done() }),
+    new Writable({ write: (_c, _e, done) => done() }),
+  );
+  const handler = { deliver: async () => 1, acked: () => undefined };
+  const streamTo = (url: string, podUid?: string) =>
+    new AgentStream({
+      routeId: split.spec.routeId,
+      secret,
+      endpoint: {
+        open: async () => ({
+          url,
+          describe: `decoy ${url}`,
+          ...(podUid ? { podUid } : {}),
+          close: () => undefined,
+        }),
+      },
+      handlers: new Map([['invoices', handler]]),
+      reporter: silent,
+      onFatal: () => undefined,
+      startTimeoutMs: 2_000,
+    });
+
+  // 1. A recorder: it challenges like an agent and keeps every byte it is sent.
+  const recorded: Buffer[] = [];
+  const decoy = new WebSocketServer({
+    port: 0,
+    host: '127.0.0.1',
+    handleProtocols: () => SESSION_SUBPROTOCOL,
+  });
+  cleanups.push(() => new Promise<void>((resolve) => decoy.close(() => resolve())));
+  await new Promise((resolve) => decoy.once('listening', resolve));
+  decoy.on('connection', (ws) => {
+    ws.send(encodeFrame({ type: 'challenge', nonce: newNonce(), podUid: 'decoy-pod' }));
+    ws.on('message', (data: Buffer) => {
+      recorded.push(data);
+      ws.close(); // it has what it came for
+    });
+  });
+  const decoyUrl = `ws://127.0.0.1:${(decoy.address() as AddressInfo).port}${SESSION_PATH}`;
+  await assert.rejects(streamTo(decoyUrl, 'decoy-pod').start());
+  const hello = recorded.map((b) => decodeClientFrame(b)).find((d) => d.ok && d.frame.type === 'hello');
+  assert.ok(hello?.ok && hello.frame.type === 'hello', 'the recorder got a hello');
+  assert.ok(!recorded.some((b) => b.toString('latin1').includes(secret)), 'the secret itself was never sent');
+  // Replayed to the real agent (which challenges afresh), the recorded hello is refused.
+  const replay = new WebSocket(agent.url, SESSION_SUBPROTOCOL);
+  const replayed = new Promise<AgentFrame>((resolve, reject) => {
+    replay.on('message', (data: Buffer) => {
+      const decoded = decodeAgentFrame(data);
+      if (!decoded.ok) return reject(new Error(decoded.problem));
+      if (decoded.frame.type === 'challenge') replay.send(recorded.find((b) => decodeClientFrame(b).ok)!);
+      else resolve(decoded.frame);
+    });
+  });
+  const refusal = await replayed;
+  replay.terminate();
+  assert.equal(refusal.type === 'refused' && refusal.code, 'unauthorized', JSON.stringify(refusal));
+
+  // 2. A relay in front of the real agent, reached as pod "decoy-pod": the challenge it passes
+  // on names the real agent's pod, so the sidecar refuses to sign it and says why.
+  const relay = await startFaultProxy({ host: '127.0.0.1', port: Number(new URL(agent.url).port) });
+  cleanups.push(() => relay.close());
+  const relayUrl = `ws://127.0.0.1:${relay.port}${SESSION_PATH}`;
+  await assert.rejects(streamTo(relayUrl, 'decoy-pod').start(), (err: unknown) => {
+    assert.equal((err as SidecarError).code, 'agent-impostor');
+    assert.match((err as Error).message, /relays another pod's challenge: it is not the queue-agent/);
+    return true;
+  });
+  assert.deepEqual(agent.server.streamingRoutes(), [], 'the real agent serves no stream to the relay');
+  // The same path, reached as the pod it is, streams.
+  const genuine = streamTo(relayUrl, AGENT_POD_UID);
+  await genuine.start();
+  assert.deepEqual(agent.server.streamingRoutes(), [split.spec.routeId]);
+  await genuine.stop();
 });

@@ -153,7 +153,8 @@ export class SidecarProcess {
   }
 }
 
-/** Installs the QueueSplit CRD of deploy/crd/, under the suite's private group, if absent. */
+/** Installs the QueueSplit CRD of deploy/crd/ under the suite's private group, or brings an
+ * existing one (from an earlier checkout) up to it. */
 export async function ensureCrd(kc: KubeConfig): Promise<void> {
   const crds = kc.makeApiClient(ApiextensionsV1Api);
   const manifest = parseYaml(
@@ -167,8 +168,13 @@ export async function ensureCrd(kc: KubeConfig): Promise<void> {
     metadata: { ...manifest.metadata, name },
     spec: { ...manifest.spec, group: PRIVATE_GROUP },
   };
-  await crds.createCustomResourceDefinition({ body }).catch((e: unknown) => {
+  await crds.createCustomResourceDefinition({ body }).catch(async (e: unknown) => {
     if ((e as { code?: number }).code !== 409) throw e;
+    const current = await crds.readCustomResourceDefinition({ name });
+    await crds.replaceCustomResourceDefinition({
+      name,
+      body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata?.resourceVersion } },
+    });
   });
   await pollUntil(
     'QueueSplit CRD established',

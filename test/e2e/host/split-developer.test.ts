@@ -96,7 +96,7 @@ describe('a developer with only the developer role: start, debug and stop in the
       240_000,
     );
     assert.equal(split?.spec.owner, user, 'the owner is the Kubernetes user, not a setting');
-    assert.match(split?.spec.session?.secretHash ?? '', /^sha256:/, 'only the secret hash is in the spec');
+    assert.match(split?.spec.session?.publicKey ?? '', /^ed25519:/, 'only the public key is in the spec');
 
     const ids = [1, 2, 3].map((i) => `${fixture.source}-dev-${i}`);
     await fixture.publish(ids, user);

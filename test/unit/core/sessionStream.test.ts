@@ -1,13 +1,22 @@
 // The session stream's contract, as pure logic: frames round-trip through MessagePack and are
 // checked on arrival (a bad frame names what is wrong), a message keeps its bytes and header
-// values (Kafka null values, AMQP byte arrays) on the wire, the secret is checked by its hash
-// only, and the agent's window and settlement memory keep their invariants.
+// values (Kafka null values, AMQP byte arrays) on the wire, the secret is proven by a signature
+// bound to route, pod and challenge, and the agent's window and settlement memory keep their invariants.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { encode } from '@msgpack/msgpack';
 import type { WebSocket } from 'ws';
 import { RouteStream, SettledMemory, StreamClosed } from '../../../agent/session/routeStream';
-import { newSessionSecret, secretHash, secretMatches, SECRET_PATTERN } from '../../../core/sessionSecret';
+import {
+  newNonce,
+  newSessionSecret,
+  proofMatches,
+  PUBLIC_KEY_PATTERN,
+  SECRET_PATTERN,
+  secretFits,
+  sessionProof,
+  sessionPublicKey,
+} from '../../../core/sessionSecret';
 import {
   decodeAgentFrame,
   decodeClientFrame,
@@ -17,25 +26,35 @@ import {
 import { fromWireMessage, toWireMessage, type ShadowMessage } from '../../../core/shadowMessage';
 
 describe('secret', () => {
-  test('a new secret matches its hash and nothing else; the hash is all the spec carries', () => {
+  test('a proof answers one challenge of one route for one pod, and only with the secret behind the public key', () => {
     const secret = newSessionSecret();
     assert.match(secret, SECRET_PATTERN);
-    const hash = secretHash(secret);
-    assert.match(hash, /^sha256:[0-9a-f]{64}$/);
-    assert.ok(!hash.includes(secret));
-    assert.equal(secretMatches(secret, hash), true);
-    assert.equal(secretMatches(newSessionSecret(), hash), false);
-    assert.equal(secretMatches(secret, 'sha256:not-hex'), false, 'a malformed hash matches nothing');
+    const key = sessionPublicKey(secret);
+    assert.match(key, PUBLIC_KEY_PATTERN);
+    assert.ok(!key.includes(secret), 'the spec carries the public half only');
+    assert.equal(secretFits(secret, key), true);
+    assert.equal(secretFits(newSessionSecret(), key), false);
+    const challenge = { routeId: 'r-1', podUid: 'pod-a', nonce: newNonce() };
+    const proof = sessionProof(secret, challenge);
+    assert.equal(proofMatches(key, challenge, proof), true);
+    // What a look-alike pod or an eavesdropper gets cannot be used anywhere else.
+    assert.equal(proofMatches(key, { ...challenge, podUid: 'pod-b' }, proof), false, 'another pod');
+    assert.equal(proofMatches(key, { ...challenge, nonce: newNonce() }, proof), false, 'another challenge');
+    assert.equal(proofMatches(key, { ...challenge, routeId: 'r-2' }, proof), false, 'another route');
+    assert.equal(proofMatches(sessionPublicKey(newSessionSecret()), challenge, proof), false, 'another key');
+    assert.equal(proofMatches('ed25519:short', challenge, proof), false, 'a malformed key matches nothing');
+    assert.equal(proofMatches(key, challenge, 'garbage'), false, 'a malformed proof matches nothing');
   });
 });
 
 describe('frames', () => {
-  test('a hello round-trips; one with a malformed secret or window is refused, naming the field', () => {
-    const hello = { type: 'hello' as const, routeId: 'r1', secret: newSessionSecret(), window: 64 };
+  test('a hello round-trips; one with a malformed proof or window is refused, naming the field', () => {
+    const proof = sessionProof(newSessionSecret(), { routeId: 'r1', podUid: 'p', nonce: newNonce() });
+    const hello = { type: 'hello' as const, routeId: 'r1', proof, window: 64 };
     const back = decodeClientFrame(encodeFrame(hello));
     assert.deepEqual(back, { ok: true, frame: hello });
-    const bad = decodeClientFrame(encodeFrame({ ...hello, secret: 'short' }));
-    assert.ok(!bad.ok && /secret/.test(bad.problem), JSON.stringify(bad));
+    const bad = decodeClientFrame(encodeFrame({ ...hello, proof: 'short' }));
+    assert.ok(!bad.ok && /proof/.test(bad.problem), JSON.stringify(bad));
     const big = decodeClientFrame(encode({ ...hello, window: 1_000_000 }));
     assert.ok(!big.ok && /window/.test(big.problem), JSON.stringify(big));
     const garbage = decodeClientFrame(Buffer.from([0xc1]));

@@ -240,6 +240,18 @@ export interface StatusMessage {
   delivered?: number;
   lag?: number;
   queues: { name: string; phase?: string; delivered?: number; lag?: number }[];
+  /** Session delivery: what went wrong on the stream so far; absent while all are 0. */
+  stream?: StreamCounts;
+}
+
+/** Counted by the sidecar's session stream (sidecar/agentStream.ts). */
+export interface StreamCounts {
+  /** Messages this sidecar cannot deliver, left in the shadow (message-parked warnings). */
+  parked: number;
+  /** Frames from the queue-agent it could not read. */
+  unreadableFrames: number;
+  /** Times another client took the route's stream over. */
+  replaced: number;
 }
 
 /** The split is gone (drained) or the drain outlived --detach-timeout (`drained: false`). */

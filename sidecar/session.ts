@@ -255,6 +255,7 @@ export class Session {
           : await this.startDelivery(active, connections, consumers, (d) => (deliverer = d));
       monitor = new SplitMonitor(api, reporter, active, Math.max(options.pollMs, 2_000), {
         onGone: (err) => this.fail(err),
+        streamCounts: () => ({ ...(this.stream?.counts ?? { parked: 0, unreadableFrames: 0, replaced: 0 }) }),
       });
       monitor.start();
       if (this.fatal === undefined && !this.stopping)

@@ -22,7 +22,7 @@ import { sessionPublicKey } from '../core/sessionSecret';
 import { SidecarError, errorText } from './errors';
 import { kubeError, kubeStatus, type KubeTarget } from './kube';
 import type { Reporter } from './output';
-import type { SidecarDeliveryMode, SplitRef } from './protocol';
+import type { SidecarDeliveryMode, SplitRef, StreamCounts } from './protocol';
 import { loadState, saveState, type RouteState } from './state';
 
 const RESOURCE = `${QUEUE_SPLIT_PLURAL}.${QUEUE_SPLIT_GROUP}`;
@@ -497,6 +497,8 @@ const TERMINAL_WHILE_ACTIVE: ReadonlySet<string> = new Set(['Draining', 'Stopped
 
 export interface MonitorHandlers {
   onGone(err: SidecarError): void;
+  /** What this sidecar's session stream counted (parked messages, unreadable frames, takeovers). */
+  streamCounts?(): StreamCounts;
 }
 
 /**
@@ -569,10 +571,15 @@ export class SplitMonitor {
           ...(q.lag !== undefined ? { lag: q.lag } : {}),
         })),
       };
-      const key = JSON.stringify(summary);
+      const counts = this.handlers.streamCounts?.();
+      const stream =
+        counts && (counts.parked > 0 || counts.unreadableFrames > 0 || counts.replaced > 0)
+          ? { stream: counts }
+          : {};
+      const key = JSON.stringify({ ...summary, ...stream });
       if (key !== lastStatus) {
         lastStatus = key;
-        this.reporter.emit({ type: 'status', ...summary });
+        this.reporter.emit({ type: 'status', ...summary, ...stream });
       }
       const { phase, message, nextAction } = statusText(current);
       if (TERMINAL_WHILE_ACTIVE.has(phase)) {

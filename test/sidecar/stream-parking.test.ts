@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
+import { newNonce } from '../../core/sessionSecret';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import {
@@ -23,7 +24,7 @@ import { Reporter } from '../../sidecar/output';
 import { parseSidecarLine, type SidecarMessage } from '../../sidecar/protocol';
 import { pollUntil } from '../support/poll';
 
-/** A scripted agent: welcomes every hello, sends what the test says, records what comes back. */
+/** A scripted agent: challenges, welcomes every hello, sends what the test says, records what comes back. */
 async function scriptedAgent(queues: { name: string; provider: 'kafka' | 'rabbitmq' }[]) {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', path: SESSION_PATH });
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
@@ -31,6 +32,8 @@ async function scriptedAgent(queues: { name: string; provider: 'kafka' | 'rabbit
   let hellos = 0;
   let current: WebSocket | undefined;
   wss.on('connection', (ws) => {
+    // As the queue-agent does: a challenge first (this scripted agent welcomes any proof).
+    ws.send(encodeFrame({ type: 'challenge', nonce: newNonce(), podUid: 'scripted-agent' }));
     ws.on('message', (data: Buffer) => {
       const decoded = decodeClientFrame(data);
       if (!decoded.ok) return;

@@ -9,8 +9,6 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
-import { randomBytes } from 'node:crypto';
-import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -26,6 +24,7 @@ import { DESIRED_API_VERSION, type AgentRoute, type DesiredState } from '../../c
 import { QUEUE_SPLIT_GROUP, type QueueSplit } from '../../core/crd/queueSplitSchema';
 import { newNonce, newSessionSecret, sessionPublicKey } from '../../core/sessionSecret';
 import { answerChallenge, challengeOf, helloFor } from '../support/sessionHello';
+import { frameHeader, rawUpgrade } from '../support/rawSession';
 import {
   SESSION_PATH,
   SESSION_SUBPROTOCOL,
@@ -896,40 +895,6 @@ for (const queueType of ['classic', 'quorum'] as const) {
     sidecar.kill('SIGTERM');
     await sidecar.waitFor('detached');
   });
-}
-
-/** A raw TCP client of the session path: the upgrade, then whatever bytes the test sends. */
-function rawUpgrade(url: string): Promise<{ status: number; socket: net.Socket; closed: Promise<number> }> {
-  const { hostname, port, pathname } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname);
-    const opened = Date.now();
-    const closed = new Promise<number>((done) => socket.once('close', () => done(Date.now() - opened)));
-    socket.on('error', () => undefined); // a cut socket is what is tested
-    socket.once('connect', () =>
-      socket.write(
-        `GET ${pathname} HTTP/1.1\r\nHost: ${hostname}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-          `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` +
-          `Sec-WebSocket-Protocol: ${SESSION_SUBPROTOCOL}\r\n\r\n`,
-      ),
-    );
-    socket.once('data', (chunk: Buffer) => {
-      const status = Number(/^HTTP\/1\.1 (\d+)/.exec(chunk.toString('latin1'))?.[1] ?? 0);
-      resolve({ status, socket, closed });
-    });
-    socket.once('close', () => resolve({ status: 0, socket, closed }));
-    setTimeout(() => reject(new Error('no answer to the upgrade within 10 s')), 10_000).unref();
-  });
-}
-
-/** The start of a masked binary frame that announces `length` bytes (the rest never comes). */
-function frameHeader(length: number): Buffer {
-  const header = Buffer.alloc(14);
-  header[0] = 0x82; // FIN, binary
-  header[1] = 0x80 | 127; // masked, 64-bit length
-  header.writeBigUInt64BE(BigInt(length), 2);
-  randomBytes(4).copy(header, 10);
-  return header;
 }
 
 test('the agent can be run out of memory: idle and half-sent connections are capped and cut, and a slow reader of large messages holds at most the byte budget unacknowledged', async () => {

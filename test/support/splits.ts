@@ -30,6 +30,8 @@ export async function createSplit(
     leaseSeconds?: number;
     /** Another split's route id, as someone copying it would (default: a fresh one). */
     routeId?: string;
+    /** The route's session key (core/sessionSecret.ts): a stream for whoever holds its secret. */
+    publicKey?: string;
   },
 ): Promise<QueueSplit> {
   const routeId = spec.routeId ?? routeIdFromRandomBytes(randomBytes(16));
@@ -50,6 +52,7 @@ export async function createSplit(
         renewTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
         durationSeconds: spec.leaseSeconds ?? 300,
       },
+      ...(spec.publicKey ? { session: { publicKey: spec.publicKey } } : {}),
     },
   };
   return (await kc

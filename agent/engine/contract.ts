@@ -116,6 +116,8 @@ export interface PrepareResult {
   /** What the source turned out to be (RabbitMQ: `classic` | `quorum`; Kafka: `topic`). */
   readonly sourceKind: string;
   readonly shadows: readonly string[];
+  /** What the shadows are declared with to behave as the source does (RabbitMQ arguments). */
+  readonly reproduced?: string;
   /** Facts worth showing that do not block (e.g. a policy on the source the shadows lack). */
   readonly warnings: readonly string[];
 }

@@ -217,6 +217,10 @@ export class StepRunner {
         prior.outcome.kind === 'done'
       )) {
         const outcome = await this.runStep(engine, step, plan);
+        // Once per step and generation (guarded above): what each step found, e.g. the source
+        // rules the shadows were declared with in PREPARING.
+        if (outcome.kind === 'done' && outcome.evidence)
+          this.log.info('step.done', { queue: plan.name, step, evidence: outcome.evidence });
         this.record(plan, desired.generation, outcome);
       }
     }
@@ -280,7 +284,13 @@ export class StepRunner {
           const reason = prepared.errors.map((e) => `${e.problem}; ${e.fix}`).join('; ');
           return { kind: 'rejected', reason, nothingChanged: true };
         }
-        return toStep(prepared, (v) => `prepared ${v.sourceKind} source; shadows ${v.shadows.length}`);
+        return toStep(prepared, (v) =>
+          [
+            `prepared ${v.sourceKind} source; shadows ${v.shadows.length}`,
+            ...(v.reproduced ? [`declared with ${v.reproduced}`] : []),
+            ...v.warnings,
+          ].join('; '),
+        );
       }
       case 'STARTING_PUMP':
         return toStep(await engine.start(), () => 'pump consuming the source');

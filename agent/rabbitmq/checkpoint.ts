@@ -10,6 +10,7 @@ import {
   RouteSpec,
 } from '../engine/contract';
 import type { SourceType } from './preflight';
+import type { ShadowArguments } from './shadowArguments';
 
 export const PROVIDER = 'rabbitmq';
 const FORMAT = 1;
@@ -24,6 +25,8 @@ const stateSchema = z.object({
   lockQueue: z.string(),
   phase: z.enum(phases),
   sourceType: z.enum(['classic', 'quorum']).optional(),
+  // Absent in checkpoints of agents that declared shadows with the type alone.
+  shadowArguments: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
   generation: z.number().int().nonnegative(),
   routes: z.array(
     z.object({ routeId: z.string(), filter: z.record(z.string(), z.string()), shadow: z.string() }),
@@ -48,6 +51,7 @@ export interface RabbitState {
   readonly lockQueue: string;
   readonly phase: EnginePhase;
   readonly sourceType?: SourceType;
+  readonly shadowArguments?: ShadowArguments;
   readonly generation: number;
   readonly routes: readonly RouteSpec[];
   readonly removed: readonly { readonly routeId: string; readonly shadow: string }[];

@@ -52,6 +52,7 @@ import { idle, noBacklog, noConsumers } from './probe';
 import { AmqpSession, type Link } from './session';
 import { ensureRoute, deleteRoutingExchange } from './routing';
 import { declareShadow } from './shadows';
+import { describeArguments, sameArguments, typeOnly, type ShadowArguments } from './shadowArguments';
 import { proveNoPublisher } from './noPublisher';
 import { ShadowWork, type Step } from './shadowWork';
 import { SourcePump } from './sourcePump';
@@ -80,6 +81,10 @@ export class RabbitEngine implements Engine {
 
   private phase: EnginePhase = 'new';
   private sourceType: SourceType | undefined;
+  /** What the shadows of this activation are declared with: decided in PREPARING, kept in the
+   * checkpoint, so a restart declares the same even if the source's policy changed since. */
+  private shadowArgs: ShadowArguments | undefined;
+  private warnedArgsChanged = false;
   private table: RouteTable;
   /** Routes out of the table whose shadow is not drained yet: routeId → shadow. */
   private readonly removed = new Map<string, string>();
@@ -184,15 +189,27 @@ export class RabbitEngine implements Engine {
       if (!facts.ok) return rejected(facts.errors);
       const up = await this.up();
       if (!up.ok) return up.outcome;
-      const declared = await declareShadow(up.link, this.config.appShadow, facts.value.type, this.exchange);
+      const declared = await declareShadow(
+        up.link,
+        this.config.appShadow,
+        facts.value.shadows.arguments,
+        this.exchange,
+      );
       if (!declared.ok) {
         return rejected([
           { path: 'appShadow', problem: declared.problem, fix: 'record a fresh shadow name' },
         ]);
       }
       this.sourceType = facts.value.type;
+      this.shadowArgs = facts.value.shadows.arguments;
       this.phase = 'prepared';
-      this.log.info('engine.prepared', { sourceType: facts.value.type });
+      const { fromPolicy } = facts.value.shadows;
+      this.log.info('engine.prepared', {
+        sourceType: facts.value.type,
+        shadowArguments: describeArguments(this.shadowArgs),
+        ...(fromPolicy.length > 0 ? { fromPolicy: fromPolicy.join(', ') } : {}),
+      });
+      for (const warning of facts.value.warnings) this.log.warn('engine.policy-not-inherited', { warning });
       return this.done(this.prepareResult(facts.value.warnings));
     });
   }
@@ -460,6 +477,7 @@ export class RabbitEngine implements Engine {
         );
       this.table = table.value;
       this.sourceType = s.sourceType;
+      this.shadowArgs = s.shadowArguments ?? (s.sourceType ? typeOnly(s.sourceType) : undefined);
       this.removed.clear();
       for (const r of s.removed) this.removed.set(r.routeId, r.shadow);
       this.retained = [...s.retained];
@@ -582,6 +600,7 @@ export class RabbitEngine implements Engine {
       lockQueue: c.lockQueue,
       phase: this.phase,
       ...(this.sourceType ? { sourceType: this.sourceType } : {}),
+      ...(this.shadowArgs ? { shadowArguments: this.shadowArgs } : {}),
       generation: this.table.generation,
       routes: this.table.routes,
       removed: [...this.removed].map(([routeId, shadow]) => ({ routeId, shadow })),
@@ -590,7 +609,17 @@ export class RabbitEngine implements Engine {
   }
 
   private prepareResult(warnings: readonly string[]): PrepareResult {
-    return { sourceKind: this.sourceType ?? 'unknown', shadows: [this.config.appShadow], warnings };
+    return {
+      sourceKind: this.sourceType ?? 'unknown',
+      shadows: [this.config.appShadow],
+      ...(this.shadowArgs ? { reproduced: describeArguments(this.shadowArgs) } : {}),
+      warnings,
+    };
+  }
+
+  /** The recorded arguments; before PREPARING recorded any (never past it), the type's alone. */
+  private shadowArguments(): ShadowArguments {
+    return this.shadowArgs ?? typeOnly(this.sourceType ?? 'classic');
   }
 
   private handoff(): HandoffData {
@@ -626,12 +655,7 @@ export class RabbitEngine implements Engine {
     if (!up.ok) return up.outcome;
     for (const [i, route] of routes.entries()) {
       if (current.route(route.routeId)) continue;
-      const declared = await declareShadow(
-        up.link,
-        route.shadow,
-        this.sourceType ?? 'classic',
-        this.exchange,
-      );
+      const declared = await declareShadow(up.link, route.shadow, this.shadowArguments(), this.exchange);
       if (!declared.ok) {
         return rejected([
           { path: `routes[${i}].shadow`, problem: declared.problem, fix: 'record a fresh shadow name' },
@@ -685,6 +709,17 @@ export class RabbitEngine implements Engine {
       ]);
     }
     this.sourceType = facts.value.type;
+    if (this.shadowArgs && !sameArguments(this.shadowArgs, facts.value.shadows.arguments)) {
+      // README: a policy changed during a split is seen by the next split; these shadows keep
+      // what they were declared with (redeclaring them otherwise would be refused).
+      if (!this.warnedArgsChanged)
+        this.log.warn('engine.source-rules-changed', {
+          recorded: describeArguments(this.shadowArgs),
+          now: describeArguments(facts.value.shadows.arguments),
+        });
+      this.warnedArgsChanged = true;
+    }
+    this.shadowArgs ??= facts.value.shadows.arguments;
     // Ownership precondition: nobody else consumes the source once the app has quiesced. The
     // consumer count is a live AMQP fact, not a lagging statistic: a short recheck catches a
     // cancel or a reconnect in flight, and the pump's own consume is refused by an exclusive one.

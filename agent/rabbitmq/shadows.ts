@@ -1,5 +1,5 @@
-// Shadow queues: declared durable with the source's queue type and nothing else; removed only
-// loss-proof.
+// Shadow queues: declared durable with the source's queue type and the arguments that reproduce
+// its rules (shadowArguments.ts); removed only loss-proof.
 //
 // Proving a shadow empty before removing it needs the count of unacknowledged messages (a
 // message fetched with basic.get, or held by a channel that cancelled its consumer, is
@@ -29,6 +29,7 @@ import type { ManagementClient, ManagementQueue } from './management';
 import type { SourceType } from './preflight';
 import type { NoPublisher } from './noPublisher';
 import { ensureRoute } from './routing';
+import { describeArguments, type ShadowArguments } from './shadowArguments';
 import type { Link } from './session';
 
 export type DeclareResult = { ok: true } | { ok: false; problem: string };
@@ -37,19 +38,28 @@ export type DeclareResult = { ok: true } | { ok: false; problem: string };
 export async function declareShadow(
   link: Link,
   name: string,
-  type: SourceType,
+  args: ShadowArguments,
   exchange: string,
 ): Promise<DeclareResult> {
   try {
     await link.withChannel('declare', (ch) =>
-      ch.assertQueue(name, { durable: true, arguments: { 'x-queue-type': type } }),
+      ch.assertQueue(name, { durable: true, arguments: { ...args } }),
     );
     return await ensureRoute(link, exchange, name);
   } catch (err) {
-    if (replyCode(err) === ReplyCode.PRECONDITION_FAILED) {
+    const code = replyCode(err);
+    if (code === ReplyCode.PRECONDITION_FAILED) {
       return {
         ok: false,
-        problem: `queue ${name} already exists with a different declaration (not a durable ${type} queue)`,
+        problem: `queue ${name} already exists with a different declaration (not a durable queue with ${describeArguments(args)} as the source has them)`,
+      };
+    }
+    const dlx = args['x-dead-letter-exchange'];
+    if (code === ReplyCode.ACCESS_REFUSED && typeof dlx === 'string') {
+      // RabbitMQ checks write permission on a queue's dead-letter exchange when it is declared.
+      return {
+        ok: false,
+        problem: `the broker refused to declare ${name} with the source's dead-letter exchange ${dlx === '' ? '(the default exchange)' : dlx}: the queue-agent's user needs write permission on it, as the application's dead-lettering has`,
       };
     }
     throw err;

@@ -5,9 +5,6 @@
 // quorum sources.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
 import { silentLogger } from '../../agent/engine/log';
 import { PublishBarrier } from '../../agent/engine/publishBarrier';
@@ -18,6 +15,7 @@ import { amqpTarget } from '../../agent/rabbitmq/urls';
 import { pollUntil } from '../support/poll';
 import { loadServices, uniqueName } from '../support/services';
 import { rabbitHarness } from './rabbitmq/harness';
+import { runPika } from './rabbitmq/pikaClient';
 import type { TestMessage } from './harness';
 import { assertDelivery, batch, done, ids, running, testLogger, untilDone, USER, withSplit } from './support';
 
@@ -42,10 +40,6 @@ async function withChannel<T>(op: (ch: amqp.ConfirmChannel) => Promise<T>): Prom
   }
 }
 
-/** Debian's python3-pika (test/env/install-system-deps.sh installs it): a second AMQP client. */
-const PYTHON = '/usr/bin/python3';
-const PIKA_SCRIPT = path.join(__dirname, 'rabbitmq', 'pika_typed.py');
-
 interface PikaCopy {
   readonly id: string;
   readonly routingKey: string;
@@ -53,23 +47,8 @@ interface PikaCopy {
   readonly headers: Readonly<Record<string, string>>;
 }
 
-async function pika(command: 'publish' | 'read', queue: string, ...args: string[]): Promise<string> {
-  try {
-    const { stdout } = await promisify(execFile)(
-      PYTHON,
-      [PIKA_SCRIPT, command, services.amqpUrl, queue, ...args],
-      {
-        timeout: 60_000,
-      },
-    );
-    return stdout;
-  } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    throw new Error(
-      `the pika client failed (${why}); it needs Debian's python3-pika at ${PYTHON}: run test/env/install-system-deps.sh as root`,
-    );
-  }
-}
+const pika = (command: 'publish' | 'read', queue: string, ...args: string[]): Promise<string> =>
+  runPika('pika_typed.py', [command, services.amqpUrl, queue, ...args]);
 
 /** A field value's encoding (hex), for a failure message: its AMQP type and bytes. */
 function describeField(hex: string): string {

@@ -139,7 +139,8 @@ export function rabbitHarness(type: QueueType): ProviderHarness {
       "x-delivery-count header: dropped, it counts the source's redeliveries (a quorum shadow adds its own)",
       'a longstr header whose bytes are not UTF-8: re-encoded as UTF-8 (invalid sequences become U+FFFD); every other header keeps its AMQP type and value',
       'expiration: copied, so the per-message TTL restarts at each hop (source to shadow, shadow to source)',
-      "the source's policies (message TTL, max-length, dead-lettering) do not follow a copy into its shadow",
+      "dead-lettering from a shadow (the source's rules, which the shadow is declared with): x-death names the shadow queue, and the routing exchange as the exchange, where the source's names the source and the producer's exchange; reason, count and routing keys are the producer's (CC keys excepted: a copy carries CC as x-queue-split-cc)",
+      'x-expires: not given to shadows (a shadow that expired would delete what it holds; the source does not expire while the engine consumes it)',
     ],
 
     async topology() {

@@ -16,18 +16,35 @@
 //                  unsettled}                    the agent checks it against spec.session's
 //                                                public key and its own uid. unsettled: messages
 //                                                it acked on a dropped stream and never saw settled
-//   agent  → welcome{queues, settled} | refused  settled: those of `unsettled` the agent did
-//                                                commit (reported delivered now, not sent
-//                                                again); refused closes the stream
+//   agent  → welcome{queues, settled,            settled: those of `unsettled` the agent did
+//                    features} | refused         settle (reported now, not sent again);
+//                                                features: what this agent takes beyond v2's
+//                                                first frames (SESSION_FEATURES); refused
+//                                                closes the stream
 //   agent  → message{tag, queue, message}        at most `window` unacknowledged at once
 //   client → ack{tags}                           delivered locally (2xx, broker confirm); each
 //                                                acked tag frees one credit of the window
-//   agent  → settled{tags}                       committed (Kafka) / acked (RabbitMQ) on the
-//                                                broker: only now the sidecar reports delivered
+//   client → reject{tags}                        the developer gave up on these messages (their
+//                                                handler kept failing): settle them as the
+//                                                app's own reject would. RabbitMQ: basic.reject
+//                                                with requeue=false, so the broker dead-letters
+//                                                them by the session shadow's arguments (which
+//                                                are the source's) or, without a dead-letter
+//                                                exchange, discards them; Kafka, which has no
+//                                                reject: skipped, committed past like an acked
+//                                                record. A rejected tag frees its credit like
+//                                                an ack. Sent only to an agent whose welcome
+//                                                lists 'reject' (an older agent would end the
+//                                                stream on a frame it does not know).
+//   agent  → settled{tags}                       the broker has the client's answer: committed
+//                                                (Kafka), acked or rejected (RabbitMQ). One
+//                                                settlement for both answers: the client knows
+//                                                which it gave, and reports the message
+//                                                delivered (ack) or rejected (reject) only now
 //   client → publish{requestId, queue, …}        Send Test Message; the agent publishes to the
 //   agent  → published | publishRefused          source only when the headers match the route
 //   agent  → notice{code, message}               e.g. the route is draining: the stream ends
-//   client → bye                                 stopping: the agent settles what was acked
+//   client → bye                                 stopping: the agent settles what was answered
 //
 // Order: messages of one queue (Kafka: one partition) are sent in order and the sidecar
 // delivers them in that order. A stream that drops (port-forward, sidecar or agent gone) is
@@ -48,6 +65,13 @@ export const DEFAULT_SESSION_WINDOW = 64;
 export const MAX_SESSION_WINDOW = 1024;
 /** A hello must arrive this soon after the WebSocket opens. */
 export const HELLO_TIMEOUT_MS = 10_000;
+/**
+ * Additions to v2 an agent announces in its welcome, so a newer sidecar uses them only with an
+ * agent that takes them (an additive change, not a new subprotocol: either side may be the
+ * older one, and neither refuses the other). `reject`: the client may send reject{tags}.
+ */
+export const SESSION_FEATURES = ['reject'] as const;
+export type SessionFeature = (typeof SESSION_FEATURES)[number];
 
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected bytes');
 
@@ -97,6 +121,7 @@ export const clientFrameSchema = z.discriminatedUnion('type', [
     unsettled: messageRefs.optional(),
   }),
   z.object({ type: z.literal('ack'), tags }),
+  z.object({ type: z.literal('reject'), tags }),
   z.object({
     type: z.literal('publish'),
     requestId: z.string().min(1).max(64),
@@ -126,6 +151,8 @@ export const agentFrameSchema = z.discriminatedUnion('type', [
     queues: z.array(z.object({ name: z.string(), provider: z.enum(['kafka', 'rabbitmq']) })),
     window: z.int().min(1),
     settled: messageRefs,
+    /** Absent from agents before SESSION_FEATURES; unknown names are kept, and ignored. */
+    features: z.array(z.string().max(64)).max(32).optional(),
   }),
   z.object({ type: z.literal('refused'), code: z.enum(REFUSAL_CODES), message: z.string() }),
   z.object({

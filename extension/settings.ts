@@ -2,6 +2,7 @@
 // Read fresh on every use: a changed setting applies to the next command without a reload.
 import * as vscode from 'vscode';
 import type { SidecarDeliveryMode } from '../sidecar/protocol';
+import { parseRejectAfter, type RejectAfterSetting } from './model/blocked';
 import { parseLinger, type LingerSetting } from './model/linger';
 
 export type NotificationKind = 'progress' | 'info' | 'warnings' | 'errors';
@@ -33,6 +34,9 @@ export const settings = {
   relayAmqpUrl: (): string => section().get<string>('delivery.relayAmqpUrl', '').trim(),
   /** relay: logical queue → local topic/queue; unnamed queues keep their source's name. */
   relayTo: (): Record<string, string> => stringMap(section().get('delivery.relayTo')),
+  /** http/relay: reject a message after this many failed attempts (0: never); a bad value says so. */
+  rejectAfterAttempts: (): RejectAfterSetting =>
+    parseRejectAfter(section().get<unknown>('delivery.rejectAfterAttempts')),
   /** Local values of container env vars (may be secrets: never log them). */
   envOverrides: (): Record<string, string> => stringMap(section().get('env')),
   addressMap: (): Record<string, string> => stringMap(section().get('addressMap')),

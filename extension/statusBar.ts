@@ -26,6 +26,7 @@ export function registerStatusBar(cluster: ClusterService, sessions: SessionMana
         ...(s.view.mode !== 'env' ? { delivered: totalDelivered(s.view) } : {}),
         ...(s.view.routed !== undefined ? { routed: s.view.routed } : {}),
         ...(s.lingerUntil !== undefined ? { lingerLeftMs: s.lingerUntil - Date.now() } : {}),
+        ...(s.view.blocked[0] !== undefined ? { blocked: s.view.blocked[0] } : {}),
       });
     }
     const owner = cluster.knownOwner;

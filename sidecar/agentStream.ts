@@ -1,14 +1,17 @@
 // The sidecar's half of the session stream (core/sessionStream.ts): the queue-agent reads the
 // route's session shadows in the cluster and streams them here; each message is delivered by
-// its queue's pipeline (http or relay), acked back, and reported `delivered` only once the
-// agent says it is committed on the broker (`settled`). Order is kept per queue (per partition
+// its queue's pipeline (http or relay), acked back (or rejected, when the developer gave up on
+// it), and reported `delivered` (`rejected`) only once the agent says the broker has that answer
+// (`settled`). Order is kept per queue (per partition
 // for Kafka); a dropped stream is resumed with backoff, and what was sent but not settled
 // comes again (at-least-once, to the same handler).
 //
 // Invariants:
-//   1. A message is acked to the agent only after its delivery resolved, and only on the
-//      stream that sent it (a message of a dropped stream is never acked: it comes again).
-//   2. A message is reported delivered only after `settled` for its tag on that stream.
+//   1. A message is acked (or rejected) to the agent only after its delivery resolved, and only
+//      on the stream that sent it (a message of a dropped stream is never answered: it comes
+//      again). A reject goes only to an agent whose welcome lists it (core/sessionStream.ts
+//      SESSION_FEATURES); to any other, the message is parked (invariant 4) instead.
+//   2. A message is reported delivered (rejected) only after `settled` for its tag on that stream.
 //   3. Messages of one lane (queue, partition) are delivered one at a time in stream order,
 //      across reconnects too (a resumed stream's messages wait behind the old in-flight one).
 //   4. A message this sidecar cannot carry (its delivery failed other than by the sidecar
@@ -33,7 +36,7 @@ import {
   unreadableMessage,
 } from '../core/sessionStream';
 import type { AgentEndpoint } from './agentPortForward';
-import type { DeliveryHandler } from './consumers/types';
+import type { Delivery, DeliveryHandler } from './consumers/types';
 import { sessionProof } from '../core/sessionSecret';
 import { SidecarError, errorText, isAbort } from './errors';
 import type { Reporter } from './output';
@@ -63,7 +66,7 @@ export interface AgentStreamOptions {
 
 interface Unsettled {
   message: ShadowMessage;
-  attempts: number;
+  delivery: Delivery;
   handler: DeliveryHandler;
 }
 
@@ -72,9 +75,12 @@ const refKey = (queue: string, id: string) => `${queue}\u0000${id}`;
 interface Connection {
   ws: WebSocket;
   close(): void;
-  /** Acked, awaiting `settled`. */
+  /** Acked or rejected, awaiting `settled`. */
   unsettled: Map<number, Unsettled>;
   acks: number[];
+  rejects: number[];
+  /** What the agent's welcome announced it takes (SESSION_FEATURES). */
+  features: ReadonlySet<string>;
   draining: boolean;
   /** Kafka lanes behind a parked message: what follows it waits in the shadow (invariant 4). */
   parkedLanes: Set<string>;
@@ -191,6 +197,8 @@ export class AgentStream {
       },
       unsettled: new Map(),
       acks: [],
+      rejects: [],
+      features: new Set(),
       draining: false,
       parkedLanes: new Set(),
     };
@@ -279,9 +287,10 @@ export class AgentStream {
             // of what the old stream left unsettled comes again.
             for (const ref of frame.settled) {
               const done = this.carried.get(refKey(ref.queue, ref.id));
-              done?.handler.acked(done.message, done.attempts);
+              done?.handler.settled(done.message, done.delivery);
             }
             this.carried = new Map();
+            conn.features = new Set(frame.features ?? []);
             this.current = conn;
             this.startPings(conn);
             resolve({ welcome: frame, closed });
@@ -325,7 +334,7 @@ export class AgentStream {
           const done = conn.unsettled.get(tag);
           if (!done) continue;
           conn.unsettled.delete(tag);
-          done.handler.acked(done.message, done.attempts);
+          done.handler.settled(done.message, done.delivery);
         }
         return;
       case 'published':
@@ -364,18 +373,41 @@ export class AgentStream {
     // Not begun when its stream is gone or the sidecar stops: it stays in the shadow.
     if (this.stopping || conn !== this.current || conn.ws.readyState !== WebSocket.OPEN) return;
     if (conn.parkedLanes.has(lane)) return; // behind a parked message: waits in the shadow
-    let attempts: number;
+    let delivery: Delivery;
     try {
-      attempts = await handler.deliver(message);
+      delivery = await handler.deliver(message);
     } catch (err) {
       if (this.stopping || isAbort(err)) return; // stopping: not acked, it stays in the shadow
       await this.park(conn, lane, message.queue, message.id, message.kafka?.partition, failureKind(err));
       return;
     }
     if (conn !== this.current || conn.ws.readyState !== WebSocket.OPEN) return; // comes again
-    conn.unsettled.set(tag, { message, attempts, handler });
-    conn.acks.push(tag);
-    if (conn.acks.length === 1) setImmediate(() => this.flushAcks(conn));
+    if (delivery.settle === 'reject' && !conn.features.has('reject')) {
+      // An agent from before rejects would end the stream on the frame (invariant 1).
+      await this.park(
+        conn,
+        lane,
+        message.queue,
+        message.id,
+        message.kafka?.partition,
+        'it was rejected, and the queue-agent is too old to take a reject',
+      );
+      return;
+    }
+    conn.unsettled.set(tag, { message, delivery, handler });
+    (delivery.settle === 'reject' ? conn.rejects : conn.acks).push(tag);
+    if (conn.acks.length + conn.rejects.length === 1) setImmediate(() => this.flushAcks(conn));
+  }
+
+  /**
+   * Why this session cannot reject a message now, if it cannot: the agent it streams from
+   * announced no rejects (a version before them). Unknown while reconnecting: the next agent is
+   * asked again when a message is rejected (invariant 1).
+   */
+  rejectUnavailable(): string | undefined {
+    const conn = this.current;
+    if (conn === undefined || conn.features.has('reject')) return undefined;
+    return 'the queue-agent in the cluster is from a version that cannot reject a message';
   }
 
   /** Invariant 4: not acked, reported once; a Kafka lane waits behind it on this stream. */
@@ -411,10 +443,13 @@ export class AgentStream {
   }
 
   private flushAcks(conn: Connection): void {
-    if (conn.acks.length === 0 || conn.ws.readyState !== WebSocket.OPEN) return;
-    const tags = conn.acks;
+    if (conn.ws.readyState !== WebSocket.OPEN) return;
+    const acks = conn.acks;
+    const rejects = conn.rejects;
     conn.acks = [];
-    conn.ws.send(encodeFrame({ type: 'ack', tags }));
+    conn.rejects = [];
+    if (acks.length > 0) conn.ws.send(encodeFrame({ type: 'ack', tags: acks }));
+    if (rejects.length > 0) conn.ws.send(encodeFrame({ type: 'reject', tags: rejects }));
   }
 
   /** After a drop: reconnect with backoff until the sidecar stops or the route drains. */

@@ -27,7 +27,9 @@ const program = new Command('queue-split-sidecar')
   .description(
     'Serves one Queue Split session: creates (or adopts) your QueueSplit, waits until it is Active, renews its lease ' +
       'and hands your session messages to the process you debug. On SIGINT/SIGTERM, or a {"type":"stop"} line on stdin, it detaches and reports the drain.\n\n' +
-      'stdout: one JSON object per line (hello, progress, warning, error, ready, delivered, failed, status, detached). stderr: logs for people.',
+      'stdout: one JSON object per line (hello, progress, warning, error, ready, delivered, failed, rejected, status, detached). stderr: logs for people.\n\n' +
+      'A message your handler keeps failing blocks its queue (the "failed" lines name it); {"type":"retry","queue":Q,"messageId":ID} on stdin retries it now, ' +
+      '{"type":"reject","queue":Q,"messageId":ID} rejects it as your app would (RabbitMQ: dead-lettered by the queue\'s rules; Kafka: skipped).',
   )
   .version(productVersion)
   .helpOption('-h, --help', 'show this help')
@@ -101,6 +103,10 @@ const program = new Command('queue-split-sidecar')
     'http/relay: cap of the exponential retry backoff',
     intIn(1, 3_600_000),
     30_000,
+  )
+  .option(
+    '--reject-after <attempts>',
+    "http/relay: reject a message once this many attempts failed, as your app's reject would (RabbitMQ: dead-lettered by the queue's rules, or discarded without a dead-letter exchange; Kafka: skipped) (default: retry until delivered)",
   )
   // Not --env-file: Node 20 itself reads that flag even after the script name.
   .option(
@@ -230,6 +236,7 @@ createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line', (line)
   const request = parseSidecarRequest(line);
   if (request?.type === 'stop') session.requestStop('stop request');
   else if (request?.type === 'publish') void session.publish(request);
+  else if (request?.type === 'retry' || request?.type === 'reject') session.blockedRequest(request);
 });
 process.on('unhandledRejection', (reason) => {
   reporter.emit({

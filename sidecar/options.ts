@@ -26,6 +26,8 @@ export interface RawOptions {
   target?: string;
   httpTimeout: number;
   retryMaxDelay: number;
+  /** --reject-after as given: checked here, so its error can name the fix. */
+  rejectAfter?: string;
   envOut?: string;
   relayKafkaBrokers?: string;
   relayAmqpUrl?: string;
@@ -71,6 +73,9 @@ export interface SidecarOptions {
   target?: URL;
   httpTimeoutMs: number;
   retry: RetryPolicy;
+  /** http/relay: reject a message (as the app's reject would) once this many attempts failed;
+   * undefined: retry for ever (the default). */
+  rejectAfter?: number;
   envFile?: string;
   relay: { kafkaBrokers?: string[]; amqpUrl?: string; to: Map<string, string> };
   env: Map<string, string>;
@@ -208,6 +213,28 @@ function httpUrl(text: string, flag: string): URL {
 
 export type SessionTransport = 'agent' | 'broker';
 
+/** The most attempts --reject-after takes: beyond that, leaving it out (never) says it better. */
+export const MAX_REJECT_AFTER = 1_000_000;
+
+/** --reject-after <N>: a positive whole number, for the modes in which the sidecar delivers. */
+export function parseRejectAfter(text: string, mode: SidecarDeliveryMode): number {
+  const fix =
+    'Give the number of failed attempts after which a message is rejected, e.g. --reject-after 8, or leave the flag out to retry until delivered (the default).';
+  const value = text.trim();
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n))
+    throw usageError('--reject-after', `"${text}" is not a whole number of attempts.`, fix);
+  if (n < 1 || n > MAX_REJECT_AFTER)
+    throw usageError('--reject-after', `must be from 1 to ${MAX_REJECT_AFTER} attempts, not ${n}.`, fix);
+  if (mode === 'env')
+    throw usageError(
+      '--reject-after',
+      'is for http and relay delivery: with --mode env your process consumes the session shadow itself and rejects what it rejects.',
+      'Leave --reject-after out.',
+    );
+  return n;
+}
+
 export function buildOptions(raw: RawOptions): SidecarOptions {
   const settings = raw.settings !== undefined ? loadSettings(raw.settings) : {};
   const mode = raw.mode;
@@ -334,6 +361,7 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
   }
   if (raw.retryMaxDelay < 250)
     throw usageError('--retry-max-delay', 'must be at least 250 ms.', 'e.g. --retry-max-delay 30000.');
+  const rejectAfter = raw.rejectAfter !== undefined ? parseRejectAfter(raw.rejectAfter, mode) : undefined;
   const tlsCaFile = raw.tlsCaFile ?? settings.tlsCaFile;
   return {
     ...(raw.kubeconfig !== undefined ? { kubeconfig: raw.kubeconfig } : {}),
@@ -350,6 +378,7 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
     ...(target !== undefined ? { target } : {}),
     httpTimeoutMs: raw.httpTimeout * 1000,
     retry: { initialMs: Math.min(250, raw.retryMaxDelay), maxMs: raw.retryMaxDelay },
+    ...(rejectAfter !== undefined ? { rejectAfter } : {}),
     ...(raw.envOut !== undefined ? { envFile: raw.envOut } : {}),
     relay: {
       ...(kafkaBrokersText !== undefined

@@ -31,10 +31,13 @@ export interface SplitRef {
   uid?: string;
 }
 
-/** Messages delivered (acked/committed after success) and failed delivery attempts. */
+/** Messages delivered (acked/committed after success), failed delivery attempts, and messages
+ * rejected (by a reject request or --reject-after). */
 export interface DeliveryCounts {
   delivered: number;
   failed: number;
+  /** Always sent by this version; optional so a reader takes lines of sidecars before rejects. */
+  rejected?: number;
 }
 
 /** Sent once, first. */
@@ -115,7 +118,11 @@ export type WarningCode =
    * app at the split's end); names queue and message id; the rest of the stream goes on. */
   | 'message-parked'
   /** A pod carries the queue-agent's labels but is not it (sidecar/agentPod.ts): never connected to. */
-  | 'agent-lookalike';
+  | 'agent-lookalike'
+  /** A retry or reject request on stdin that changed nothing: the message it names is not the
+   * blocked one (delivered meanwhile, a typo), or this session cannot reject (the message says
+   * which and why); also --reject-after where it cannot apply (a queue-agent before rejects). */
+  | 'request-ignored';
 
 export interface WarningMessage {
   type: 'warning';
@@ -219,7 +226,14 @@ export interface DeliveredMessage {
   counts: DeliveryCounts;
 }
 
-/** One failed attempt; the message is retried (never dropped) after `retryInMs`. */
+/**
+ * One failed attempt; the message is retried after `retryInMs` (never dropped). Until it is
+ * delivered or rejected, the messages behind it on its queue (Kafka: its partition) wait: the
+ * queue is blocked on it since `blockedSince`, and a parent can say "blocked on message
+ * <messageId>: <reason>, attempt <attempt>" from this line alone, until a `delivered` or
+ * `rejected` line names the same queue and messageId. A `retry` request ends the wait now; a
+ * `reject` request gives up on it (SidecarRequest).
+ */
 export interface FailedMessage {
   type: 'failed';
   time: string;
@@ -229,6 +243,32 @@ export interface FailedMessage {
   /** e.g. `HTTP 500`, `connection refused`; never a body or header value. */
   reason: string;
   retryInMs: number;
+  /** When this message's first attempt failed (ISO time). */
+  blockedSince: string;
+  /** --reject-after: the attempt whose failure rejects it; absent: retried for ever. */
+  rejectAfter?: number;
+  counts: DeliveryCounts;
+}
+
+/**
+ * A message given up on, settled the way the app's own reject would settle it: RabbitMQ rejects
+ * it without requeue (the broker dead-letters it by the queue's dead-letter settings, or discards
+ * it without a dead-letter exchange); Kafka skips it (its offset is committed past). Sent once the
+ * broker has it, like `delivered`; the queue flows again.
+ */
+export interface RejectedMessage {
+  type: 'rejected';
+  time: string;
+  queue: string;
+  messageId: string;
+  /** Delivery attempts made (0: rejected before any attempt). */
+  attempts: number;
+  /** `request`: a reject request on stdin; `reject-after`: the --reject-after limit. */
+  by: 'request' | 'reject-after';
+  /** The last attempt's failure, e.g. `HTTP 500`; never a body or header value. */
+  reason?: string;
+  /** For people: what was done with it. */
+  message: string;
   counts: DeliveryCounts;
 }
 
@@ -289,6 +329,7 @@ export type SidecarMessage =
   | ReadyMessage
   | DeliveredMessage
   | FailedMessage
+  | RejectedMessage
   | StatusMessage
   | DetachedMessage;
 
@@ -303,6 +344,7 @@ const TYPES: ReadonlySet<string> = new Set<SidecarMessageType>([
   'ready',
   'delivered',
   'failed',
+  'rejected',
   'status',
   'detached',
 ]);
@@ -334,7 +376,19 @@ export interface PublishRequest {
   key?: string;
 }
 
-export type SidecarRequest = StopRequest | PublishRequest;
+/**
+ * The message a queue is blocked on (the `messageId` of its latest `failed` line): `retry` ends
+ * the backoff wait and attempts it now; `reject` gives up on it — no more attempts, and it is
+ * settled as the app's own reject would (RejectedMessage). A request naming any other message
+ * changes nothing and is answered by a `request-ignored` warning.
+ */
+export interface BlockedMessageRequest {
+  type: 'retry' | 'reject';
+  queue: string;
+  messageId: string;
+}
+
+export type SidecarRequest = StopRequest | PublishRequest | BlockedMessageRequest;
 
 /** The stdin line of a stop request (with its newline). */
 export const STOP_REQUEST_LINE = `${JSON.stringify({ type: 'stop' } satisfies StopRequest)}\n`;
@@ -349,6 +403,8 @@ export function parseSidecarRequest(line: string): SidecarRequest | undefined {
     const v = value as Record<string, unknown>;
     if (v.type === 'stop') return { type: 'stop' };
     const str = (x: unknown): x is string => typeof x === 'string';
+    if ((v.type === 'retry' || v.type === 'reject') && str(v.queue) && str(v.messageId))
+      return { type: v.type, queue: v.queue, messageId: v.messageId };
     if (
       v.type === 'publish' &&
       str(v.id) &&

@@ -22,7 +22,7 @@ import { RabbitShadowConsumer } from './consumers/rabbitmq';
 import type { ShadowConsumer } from './consumers/types';
 import { sessionEnv, writeEnvFile } from './delivery/env';
 import { HttpDeliverer } from './delivery/http';
-import { QueuePipeline } from './delivery/pipeline';
+import { QueuePipeline, type RejectRules } from './delivery/pipeline';
 import { RelayDeliverer, type RelayDestination } from './delivery/relay';
 import { StopSignals } from './delivery/retry';
 import type { Deliverer } from './delivery/types';
@@ -36,8 +36,10 @@ import {
   SIDECAR_EXIT_CODES,
   SIDECAR_PROTOCOL_VERSION,
   SESSION_SECRET_ENV,
+  type BlockedMessageRequest,
   type PublishRequest,
   type ReadyQueue,
+  type SidecarProvider,
 } from './protocol';
 import {
   LeaseKeeper,
@@ -56,6 +58,8 @@ export class Session {
   private readonly stopSignals = new StopSignals();
   /** http/relay through the queue-agent (core/sessionStream.ts). */
   private stream: AgentStream | undefined;
+  /** http/relay: each queue's delivery pipeline, for the retry and reject requests on stdin. */
+  private readonly pipelines = new Map<string, QueuePipeline>();
   private fatal: SidecarError | undefined;
   /** relay mode: opened by the preflight, delivers once the split is Active. */
   private relay: RelayDeliverer | undefined;
@@ -420,7 +424,9 @@ export class Session {
     const handlers = new Map(
       queues.map((q) => [
         q.name,
-        new QueuePipeline(q.name, split.spec.filter, deliverer, reporter, options.retry, this.stopSignals),
+        this.pipeline(q.name, q.provider, split.spec.filter, deliverer, () =>
+          this.stream?.rejectUnavailable(),
+        ),
       ]),
     );
     const endpoint =
@@ -454,6 +460,53 @@ export class Session {
         ...(shadow.group !== undefined ? { group: shadow.group } : {}),
         deliversTo: deliverer.describe(q.name),
       };
+    });
+  }
+
+  private pipeline(
+    queue: string,
+    provider: SidecarProvider,
+    filter: HeaderFilter,
+    deliverer: Deliverer,
+    cannotReject: RejectRules['cannotReject'],
+  ): QueuePipeline {
+    const { options } = this;
+    const pipeline = new QueuePipeline(
+      queue,
+      filter,
+      deliverer,
+      this.reporter,
+      options.retry,
+      this.stopSignals,
+      {
+        provider,
+        ...(options.rejectAfter !== undefined ? { rejectAfter: options.rejectAfter } : {}),
+        cannotReject,
+      },
+    );
+    this.pipelines.set(queue, pipeline);
+    return pipeline;
+  }
+
+  /** A `retry` or `reject` request from stdin: the queue's pipeline acts on it, or says why not. */
+  blockedRequest(request: BlockedMessageRequest): void {
+    const pipeline = this.pipelines.get(request.queue);
+    if (pipeline !== undefined) {
+      pipeline.request(request);
+      return;
+    }
+    const why =
+      this.options.mode === 'env'
+        ? 'with env delivery your process consumes the session shadow itself: the sidecar delivers nothing, so nothing is blocked in it'
+        : this.pipelines.size === 0
+          ? 'delivery has not started yet'
+          : `"${request.queue}" is not a queue of this split (its queues: ${[...this.pipelines.keys()].join(', ')})`;
+    this.reporter.emit({
+      type: 'warning',
+      code: 'request-ignored',
+      queue: request.queue,
+      message: `${request.type === 'retry' ? 'Retry' : 'Reject'} of message ${request.messageId} of ${request.queue} ignored: ${why}. Nothing was changed.`,
+      suggestedAction: 'Name a queue and the message its latest "failed" line names.',
     });
   }
 
@@ -574,13 +627,13 @@ export class Session {
     for (const c of connections) {
       const shadow = shadowOf(c.queue.name);
       const source = shadow.source ?? '';
-      const pipeline = new QueuePipeline(
+      // Reading the broker itself, this sidecar can always reject (consumers/*.ts).
+      const pipeline = this.pipeline(
         c.queue.name,
+        c.queue.provider,
         split.spec.filter,
         deliverer,
-        reporter,
-        options.retry,
-        this.stopSignals,
+        () => undefined,
       );
       const onFatal = (err: SidecarError): void => this.fail(err);
       let consumer: ShadowConsumer;

@@ -1,11 +1,13 @@
 // Reads one route's Kafka session shadow for its session stream: a member of the route's session
 // group (the name the controller recorded, the one a route drain starts from), partitions in
 // parallel, each partition's records sent in order. An offset is committed only once every
-// record before it was acked by the sidecar, and only then settled, so a record the sidecar
+// record before it was answered by the sidecar, and only then settled, so a record the sidecar
 // reports delivered is never drained to the app, and a record it never confirmed stays in the
 // shadow (a resumed stream gets it again; a drain moves it to the app). A stop that comes while
 // the reader is still connecting or joining waits for it and then leaves the group, so no member
-// outlives its stream (docs/design.md §8, "Before a drain").
+// outlives its stream (docs/design.md §8, "Before a drain"). A record the developer rejected
+// counts as answered like an acked one: Kafka has no reject, and the app's equivalent is to skip
+// the record, so the offset is committed past it (core/sessionStream.ts `reject`).
 import { type Consumer, type EachBatchPayload } from 'kafkajs';
 import { kafkaShadowMessage } from '../../core/shadowMessage';
 // Shadows keep their source's codec (snappy, lz4, zstd too), which kafkajs alone cannot read.
@@ -73,7 +75,7 @@ export class KafkaSessionReader implements SessionReader {
   private async stream(payload: EachBatchPayload, stream: RouteStream): Promise<void> {
     const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
     const queue = this.config.queue;
-    // Sent records of this batch in offset order; the acked prefix is committed and settled.
+    // Sent records of this batch in offset order; the answered prefix is committed and settled.
     const inflight: { offset: string; tag: number; acked: boolean }[] = [];
     let unacked = 0;
     let allAcked: () => void = () => undefined;
@@ -116,7 +118,8 @@ export class KafkaSessionReader implements SessionReader {
         const entry = { offset: message.offset, tag: sent.tag, acked: false };
         inflight.push(entry);
         unacked++;
-        sent.acked.then(
+        // Ack or reject alike: both settle by committing past the record (see the header).
+        sent.answered.then(
           () => {
             entry.acked = true;
             if (--unacked === 0) allAcked();

@@ -2,8 +2,10 @@
 // prefetch of at most the stream's window, so the broker never pushes the backlog into our
 // unacked set; RabbitMQ has no prefetch by bytes, so the prefetch also follows the largest
 // recent message to keep what the broker pushes near the stream's byte budget (./bounds.ts);
-// deliveries are sent in queue order, each acked on the broker only once the sidecar acked it,
-// and settled only once the broker provably has that ack. Stopping cancels the consumer before
+// deliveries are sent in queue order, each acked on the broker only once the sidecar acked it
+// (or rejected without requeue once the developer rejected it: the broker then dead-letters it
+// by the shadow's arguments, which are the source's, as it would the app's reject), and settled
+// only once the broker provably has that ack or reject. Stopping cancels the consumer before
 // the channel closes, so what the sidecar never confirmed is requeued for a resumed stream or the
 // route's drain; a stop that comes while the reader is still connecting waits for it and closes
 // what it opened, so no consumer outlives its stream (docs/design.md §8, "Before a drain").
@@ -131,10 +133,13 @@ export class RabbitSessionReader implements SessionReader {
       return; // the stream closed first
     }
     const { tag } = sent;
-    sent.acked.then(
-      () => {
+    sent.answered.then(
+      (answer) => {
         try {
-          channel.ack(msg);
+          // basic.reject, requeue=false: what an app's own reject does, so the queue's
+          // x-dead-letter-exchange (or, without one, RabbitMQ's discard) applies unchanged.
+          if (answer === 'reject') channel.reject(msg, false);
+          else channel.ack(msg);
         } catch {
           return; // the channel is gone: the broker requeued it, so it is not settled
         }
@@ -145,9 +150,9 @@ export class RabbitSessionReader implements SessionReader {
   }
 
   /**
-   * Settles `tag` once the broker provably has its ack. AMQP 0-9-1 never answers a basic.ack,
-   * but the broker processes a channel's methods in order, so the reply to a synchronous method
-   * sent after the acks proves it has them (a connection lost before would requeue the
+   * Settles `tag` once the broker provably has its ack (or reject). AMQP 0-9-1 never answers a
+   * basic.ack or basic.reject, but the broker processes a channel's methods in order, so the
+   * reply to a synchronous method sent after them proves it has them (a connection lost before would requeue the
    * messages, and one already reported delivered would be delivered again). One round trip
    * covers every ack made while the previous one was under way.
    */

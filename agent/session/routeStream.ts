@@ -1,15 +1,17 @@
 // The agent's half of one authenticated session stream (core/sessionStream.ts): a credit window
-// shared by the route's readers, tags for what was sent, and the acks and settlements that
-// come back. Readers (./kafkaReader.ts, ./rabbitReader.ts) call `send` in their shadow's order
-// and commit/ack on the broker only once a message's `acked` resolves, then `settle` it.
+// shared by the route's readers, tags for what was sent, and the answers (ack, reject) and
+// settlements that come back. Readers (./kafkaReader.ts, ./rabbitReader.ts) call `send` in their
+// shadow's order and commit/ack (or reject) on the broker only once a message's `answered`
+// resolves, then `settle` it.
 //
 // Invariants (the window and the pending table are touched only here):
 //   1. At most `window` messages, and at most `maxUnackedBytes` of frames (or one larger
 //      message alone), are sent and not yet acked: what a slow reader makes the WebSocket
 //      buffer is part of that.
-//   2. A tag is acked at most once; an ack for an unknown tag is ignored (a stale ack after a
-//      resume belongs to the old stream).
-//   3. After stop(), nothing more is sent and every pending `acked` rejects with StreamClosed,
+//   2. A tag is answered (acked or rejected) at most once; an answer for an unknown tag is
+//      ignored (a stale one after a resume belongs to the old stream). Either answer frees the
+//      tag's credit.
+//   3. After stop(), nothing more is sent and every pending `answered` rejects with StreamClosed,
 //      so no reader commits what the client never confirmed; settlements still go out until
 //      finish() closes the WebSocket.
 import type { WebSocket } from 'ws';
@@ -24,14 +26,18 @@ export class StreamClosed extends Error {
   }
 }
 
+/** The client's answer for one message: `ack` delivered locally, `reject` the developer gave up
+ * on it (settle it as the app's own reject would: core/sessionStream.ts). */
+export type ClientAnswer = 'ack' | 'reject';
+
 export interface Sent {
   tag: number;
-  /** Resolves when the client has delivered the message locally; rejects when the stream closes first. */
-  acked: Promise<void>;
+  /** Resolves with the client's answer; rejects when the stream closes first. */
+  answered: Promise<ClientAnswer>;
 }
 
 interface Pending {
-  resolve: () => void;
+  resolve: (answer: ClientAnswer) => void;
   reject: (err: Error) => void;
   bytes: number;
 }
@@ -50,7 +56,7 @@ export class RouteStream {
   /** Resolves once the stream stops sending, for whatever reason. */
   readonly closed = new Promise<void>((resolve) => (this.resolveClosed = resolve));
   /** Counts for the agent's log line when the stream ends. */
-  readonly counts = { sent: 0, acked: 0, settled: 0 };
+  readonly counts = { sent: 0, acked: 0, rejected: 0, settled: 0 };
   /** What each tag not yet settled refers to, so a settlement is remembered by message. */
   private readonly refs = new Map<number, MessageRef>();
 
@@ -81,25 +87,35 @@ export class RouteStream {
     const bytes = encodeFrame({ type: 'message', tag, queue, message: toWireMessage(message) });
     this.credits--;
     this.unackedBytes += bytes.length;
-    const acked = new Promise<void>((resolve, reject) =>
+    const answered = new Promise<ClientAnswer>((resolve, reject) =>
       this.pending.set(tag, { resolve, reject, bytes: bytes.length }),
     );
-    acked.catch(() => undefined); // a reader that stopped waiting must not leave it unhandled
+    answered.catch(() => undefined); // a reader that stopped waiting must not leave it unhandled
     this.refs.set(tag, { queue, id: message.id });
     this.sendBytes(bytes);
     this.counts.sent++;
-    return { tag, acked };
+    return { tag, answered };
   }
 
   onAck(tags: readonly number[]): void {
+    this.answer(tags, 'ack');
+  }
+
+  /** The developer rejected these: the readers settle them as the app's reject would. */
+  onReject(tags: readonly number[]): void {
+    this.answer(tags, 'reject');
+  }
+
+  private answer(tags: readonly number[], answer: ClientAnswer): void {
     for (const tag of tags) {
       const p = this.pending.get(tag);
       if (!p) continue;
       this.pending.delete(tag);
       this.credits++;
       this.unackedBytes -= p.bytes;
-      this.counts.acked++;
-      p.resolve();
+      if (answer === 'ack') this.counts.acked++;
+      else this.counts.rejected++;
+      p.resolve(answer);
     }
     // Every waiter looks again: a byte budget freed by one ack may let several small ones go.
     for (const wake of this.waiters.splice(0)) wake();

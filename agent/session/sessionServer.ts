@@ -27,6 +27,7 @@ import {
   DEFAULT_SESSION_WINDOW,
   HELLO_TIMEOUT_MS,
   MAX_SESSION_WINDOW,
+  SESSION_FEATURES,
   SESSION_PATH,
   SESSION_SUBPROTOCOL,
   decodeClientFrame,
@@ -291,6 +292,7 @@ export class SessionServer {
       window,
       // Read after the previous stream's readers stopped: what they committed is in it.
       settled: memory.settled(hello.unsettled ?? []),
+      features: [...SESSION_FEATURES],
     });
     this.log.info('session.opened', {
       route: hello.routeId,
@@ -333,6 +335,12 @@ export class SessionServer {
     switch (frame.type) {
       case 'ack':
         open.stream.onAck(frame.tags);
+        return;
+      case 'reject':
+        // The developer gave up on these (their handler kept failing): the readers settle them
+        // as the app's own reject would. Counted, never named: ids stay out of the agent's log.
+        open.stream.onReject(frame.tags);
+        this.log.info('session.rejected', { route: open.stream.routeId, messages: frame.tags.length });
         return;
       case 'bye':
         void this.end(open, 'client stopped');

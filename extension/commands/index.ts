@@ -3,7 +3,9 @@
 import * as vscode from 'vscode';
 import type { TreeNode } from '../model/tree';
 import type { Services } from '../services';
+import type { BlockedRef } from '../model/blocked';
 import { addToLaunchConfig, migrateLaunchConfigs, type AddToLaunchArgs } from './addToLaunchConfig';
+import { registerBlockedContext, rejectBlockedMessage, retryBlockedMessage } from './blockedMessage';
 import { guarded } from './guard';
 import { installController, type InstallArgs } from './installController';
 import { selectContext } from './selectContext';
@@ -27,6 +29,13 @@ export function registerCommands(services: Services, refresh: () => void): vscod
     register('queueSplit.migrateLaunchConfigs', (folder?: vscode.Uri) =>
       migrateLaunchConfigs(services, folder),
     ),
+    register('queueSplit.retryBlockedMessage', (arg?: TreeNode | BlockedRef) =>
+      retryBlockedMessage(services, arg),
+    ),
+    register('queueSplit.rejectBlockedMessage', (arg?: TreeNode | BlockedRef) =>
+      rejectBlockedMessage(services, arg),
+    ),
+    registerBlockedContext(services),
     register('queueSplit.refresh', async () => refresh()),
   ];
 }

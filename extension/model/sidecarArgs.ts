@@ -16,6 +16,8 @@ export interface SidecarLaunch {
   leaseSeconds: number;
   readyTimeoutSeconds: number;
   detachTimeoutSeconds: number;
+  /** queueSplit.delivery.rejectAfterAttempts: http/relay only; 0 or absent: never. */
+  rejectAfterAttempts?: number;
   /** Where the sidecar keeps its route state (private to the extension). */
   stateFile: string;
   /** env mode: the dotenv file with the complete env (0600). */
@@ -38,6 +40,10 @@ export function sidecarArgs(launch: SidecarLaunch): string[] {
     '--state-file',
     launch.stateFile,
     ...modeArgs(launch),
+    // env mode delivers nothing from the sidecar, which refuses the flag there.
+    ...(launch.mode !== 'env' && launch.rejectAfterAttempts !== undefined && launch.rejectAfterAttempts > 0
+      ? ['--reject-after', String(launch.rejectAfterAttempts)]
+      : []),
     ...(launch.mode === 'env' && launch.envOut !== undefined ? ['--env-out', launch.envOut] : []),
     ...(launch.settingsFile !== undefined ? ['--settings', launch.settingsFile] : []),
   ];

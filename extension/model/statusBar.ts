@@ -1,6 +1,9 @@
 // The status bar item for my splits: hidden when I have none; otherwise the phase and the
-// number of messages delivered to my process, with one tooltip line per split.
+// number of messages delivered to my process, with one tooltip line per split. A split whose
+// delivery is blocked on a failing message says so first (briefly: the tooltip has the rest).
+import { blockedShort, blockedText } from './blocked';
 import { lingerText } from './linger';
+import type { BlockedDelivery } from './session';
 import { phaseLook } from './phases';
 
 export interface MySplitSummary {
@@ -14,6 +17,8 @@ export interface MySplitSummary {
   routed?: number;
   /** Lingering after its last debug session: ms until it stops. */
   lingerLeftMs?: number;
+  /** The message its delivery is blocked on (the oldest, if several). */
+  blocked?: BlockedDelivery;
 }
 
 export interface StatusBarLook {
@@ -34,21 +39,25 @@ export function statusBarLook(splits: readonly MySplitSummary[]): StatusBarLook 
   const look = phaseLook(worst.phase);
   const icon = `$(${look.icon})`;
   const total = splits.reduce((sum, s) => sum + count(s), 0);
+  const blocked = splits.filter((s) => s.blocked !== undefined);
+  const single = splits.length === 1 ? worst.blocked : undefined;
   const text =
     splits.length === 1
-      ? `${icon} ${worst.workload}: ${worst.phase}${worst.lingerLeftMs !== undefined ? ` (${lingerText(worst.lingerLeftMs)})` : ''} · ${total}`
-      : `${icon} ${splits.length} splits: ${summarizePhases(splits)} · ${total}`;
+      ? single !== undefined
+        ? `$(warning) ${worst.workload}: ${blockedShort(single)} · ${total}`
+        : `${icon} ${worst.workload}: ${worst.phase}${worst.lingerLeftMs !== undefined ? ` (${lingerText(worst.lingerLeftMs)})` : ''} · ${total}`
+      : `${blocked.length > 0 ? '$(warning)' : icon} ${splits.length} splits: ${blocked.length > 0 ? `${blocked.length} blocked, ` : ''}${summarizePhases(splits)} · ${total}`;
   const tooltip = [
     'Queue Split — your splits (click for details)',
     ...splits.map(
       (s) =>
-        `${s.workload} [${s.queues.join(', ')}]: ${s.phase}${s.lingerLeftMs !== undefined ? ` (${lingerText(s.lingerLeftMs)})` : ''}, ${count(s)} delivered${s.delivered === undefined && s.routed !== undefined ? ' (routed by the controller)' : ''}`,
+        `${s.workload} [${s.queues.join(', ')}]: ${s.phase}${s.lingerLeftMs !== undefined ? ` (${lingerText(s.lingerLeftMs)})` : ''}, ${count(s)} delivered${s.delivered === undefined && s.routed !== undefined ? ' (routed by the controller)' : ''}${s.blocked !== undefined ? `; ${blockedText(s.blocked)} (queue ${s.blocked.queue})` : ''}`,
     ),
   ].join('\n');
   const background =
     look.rank <= 1
       ? 'statusBarItem.errorBackground'
-      : look.rank === 2
+      : look.rank === 2 || blocked.length > 0
         ? 'statusBarItem.warningBackground'
         : undefined;
   return { visible: true, text, tooltip, ...(background !== undefined ? { background } : {}) };

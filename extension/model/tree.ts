@@ -4,6 +4,7 @@
 // TreeDataProvider only turns these into vscode.TreeItems.
 import { isEmptyFilter } from '../../core/filter';
 import { handbackUnfinished } from '../../core/workloadStatus';
+import { blockedDetail, blockedOn, blockedText } from './blocked';
 import { lingerText } from './linger';
 import { filterForDisplay, isMine } from './owner';
 import { blockingReason, countsText, phaseLook, queuePhase } from './phases';
@@ -41,6 +42,8 @@ export interface RouteNode {
   session?: SessionView;
   /** This window's split lingers after its last debug session: ms until it stops. */
   lingerLeftMs?: number;
+  /** Now, for how long a block has lasted (the snapshot's time). */
+  now?: number;
 }
 
 export interface NoticeNode {
@@ -66,6 +69,8 @@ export interface TreeSnapshot {
   lingering?: ReadonlyMap<string, number>;
   /** Set while the watches have not delivered their first list. */
   loading?: boolean;
+  /** When the snapshot was taken (ms since the epoch); default: when it is shown. */
+  now?: number;
 }
 
 const workloadKey = (kind: string, name: string) => `${kind}/${name}`;
@@ -175,6 +180,7 @@ export function routesOf(snapshot: TreeSnapshot, node: QueueNode): RouteNode[] {
         mine: isMine(split, snapshot.owner),
         ...(session !== undefined ? { session } : {}),
         ...(lingerLeftMs !== undefined ? { lingerLeftMs } : {}),
+        ...(snapshot.now !== undefined ? { now: snapshot.now } : {}),
       };
     })
     .sort((a, b) => {
@@ -224,7 +230,8 @@ export interface NodeLook {
   /** Markdown. */
   tooltip: string;
   icon: { id: string; color?: string };
-  /** For `view/item/context` menus: context, workload, queue, route.mine, route.teammate, notice. */
+  /** For `view/item/context` menus: context, workload, queue, route.mine (route.mine.blocked
+   * while a message of it keeps failing), route.teammate, notice. */
   contextValue: string;
   collapsible: 'none' | 'collapsed' | 'expanded';
 }
@@ -357,18 +364,30 @@ function routeLook(node: RouteNode): NodeLook {
   const filter = filterForDisplay(split.spec.filter, mine);
   const counts = countsText(delivered, lag);
   const linger = lingerLeftMs !== undefined ? lingerText(lingerLeftMs) : '';
-  const description = [phase, linger, filter, counts].filter((p) => p !== '').join(' · ');
+  // A message of this queue keeps failing: said first, since everything behind it waits.
+  const blocked = mine ? blockedOn(session, queue) : [];
+  const first = blocked[0];
+  const block =
+    first !== undefined
+      ? `${blockedText(first)}${blocked.length > 1 ? ` (+${blocked.length - 1})` : ''}`
+      : '';
+  const description = [phase, block, linger, filter, counts].filter((p) => p !== '').join(' · ');
+  const rejected = session !== undefined ? (session.rejected[queue] ?? 0) : 0;
   const { reason, nextAction } = blockingReason(split);
   const tooltip = [
     `**${mine ? 'Your split' : `Split of ${escapeMarkdown(split.spec.owner)}`}** — ${escapeMarkdown(split.metadata.name)}`,
     `**Phase** ${phase}${reason !== undefined ? ` — ${escapeMarkdown(reason)}` : ''}`,
+    ...blocked.map(
+      (b) =>
+        `**Blocked** — ${escapeMarkdown(blockedDetail(b, node.now ?? Date.now()))}. *Retry Blocked Message Now* or *Reject Blocked Message…* (right-click).`,
+    ),
     ...(nextAction !== undefined ? [`**Next** ${escapeMarkdown(nextAction)}`] : []),
     `**Filter** ${escapeMarkdown(filter)}${isEmptyFilter(split.spec.filter) ? ' (exclusive)' : ''}`,
     `**Routed here** ${delivered ?? 0}${lag !== undefined ? ` · **lag** ${lag}` : ''}`,
     ...(split.spec.delivery !== undefined ? [`**Delivery** ${split.spec.delivery.mode}`] : []),
     ...(session !== undefined
       ? [
-          `**Sidecar** ${session.stage}${session.pid !== undefined ? ` (pid ${session.pid})` : ''} · handed to your process: ${totalDelivered(session)}`,
+          `**Sidecar** ${session.stage}${session.pid !== undefined ? ` (pid ${session.pid})` : ''} · handed to your process: ${totalDelivered(session)}${rejected > 0 ? ` · rejected: ${rejected}` : ''}`,
           ...(linger !== ''
             ? [
                 `**No debug session** — ${linger}; a new debug session keeps it (the pods are not restarted again). Stop Split stops it now.`,
@@ -383,8 +402,11 @@ function routeLook(node: RouteNode): NodeLook {
     label: mine ? `${split.spec.owner} (you)` : split.spec.owner,
     description,
     tooltip,
-    icon: { id: look.icon, ...(look.color !== undefined ? { color: look.color } : {}) },
-    contextValue: mine ? 'route.mine' : 'route.teammate',
+    icon:
+      first !== undefined
+        ? { id: 'warning', color: 'list.warningForeground' }
+        : { id: look.icon, ...(look.color !== undefined ? { color: look.color } : {}) },
+    contextValue: mine ? (first !== undefined ? 'route.mine.blocked' : 'route.mine') : 'route.teammate',
     collapsible: 'none',
   };
 }

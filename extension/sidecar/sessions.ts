@@ -10,12 +10,14 @@ import { formatFilter } from '../../core/filter';
 import { secretFits, sessionPublicKey } from '../../core/sessionSecret';
 import {
   SESSION_SECRET_ENV,
+  type BlockedMessageRequest,
   type ErrorMessage,
   type PublishRequest,
   type ReadyMessage,
   type SidecarMessage,
 } from '../../sidecar/protocol';
 import type { ClusterService } from '../cluster';
+import type { BlockedRef } from '../model/blocked';
 import { filterKeys } from '../model/owner';
 import { progressLine } from '../model/phases';
 import { initialSession, isLive, reduceSession, sessionExited, type SessionView } from '../model/session';
@@ -112,6 +114,14 @@ export class SplitSession {
     });
   }
 
+  /**
+   * Asks the sidecar to retry the blocked message now, or to reject it (settled as the app's own
+   * reject would); its lines say what came of it. False when the sidecar cannot take requests.
+   */
+  blockedRequest(type: BlockedMessageRequest['type'], queue: string, messageId: string): boolean {
+    return this.process.request(JSON.stringify({ type, queue, messageId } satisfies BlockedMessageRequest));
+  }
+
   apply(message: SidecarMessage): void {
     if (message.type === 'publish-result') {
       this.publishes.get(message.id)?.({
@@ -170,6 +180,8 @@ export class SessionManager implements vscode.Disposable {
   private lingerTick: NodeJS.Timeout | undefined;
   /** The last bad `queueSplit.linger` value told about (told once, not on every release). */
   private toldLinger: string | undefined;
+  /** The same for `queueSplit.delivery.rejectAfterAttempts`, told when a sidecar starts. */
+  private toldRejectAfter: string | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -405,6 +417,18 @@ export class SessionManager implements vscode.Disposable {
     if (envOut !== undefined) files.push(envOut);
     const stateFile = path.join(dir, `${base}.state.json`);
     files.push(stateFile);
+    const rejectAfter = settings.rejectAfterAttempts();
+    if (rejectAfter.error !== undefined && rejectAfter.error !== this.toldRejectAfter) {
+      this.toldRejectAfter = rejectAfter.error;
+      this.notifier.warn(rejectAfter.error, 'Set it to a number of attempts, e.g. 8, or 0.', {
+        title: 'Open Settings',
+        run: () =>
+          vscode.commands.executeCommand(
+            'workbench.action.openSettings',
+            'queueSplit.delivery.rejectAfterAttempts',
+          ),
+      });
+    }
     const args = sidecarArgs({
       splitName: split.metadata.name,
       target: request.target,
@@ -415,6 +439,7 @@ export class SessionManager implements vscode.Disposable {
       leaseSeconds: settings.leaseSeconds(),
       readyTimeoutSeconds: settings.readyTimeoutSeconds(),
       detachTimeoutSeconds: DETACH_TIMEOUT_SECONDS,
+      rejectAfterAttempts: rejectAfter.attempts,
       stateFile,
       ...(envOut !== undefined ? { envOut } : {}),
       ...(settingsFile !== undefined ? { settingsFile } : {}),
@@ -460,7 +485,17 @@ export class SessionManager implements vscode.Disposable {
   private onMessage(session: SplitSession, message: SidecarMessage): void {
     switch (message.type) {
       case 'warning':
-        this.notifier.warn(`${session.label}: ${message.message}`, message.suggestedAction);
+        this.notifier.warn(
+          `${session.label}: ${message.message}`,
+          message.suggestedAction,
+          ...this.blockedActions(session, message.code, message.queue),
+        );
+        break;
+      case 'rejected':
+        // The answer to the developer's own reject; automatic ones (--reject-after) are only
+        // logged and counted in the tree, or a failing handler would raise one per message.
+        if (message.by === 'request') this.notifier.info(`${session.label}: ${message.message}`);
+        else this.log.info(`${session.label}: ${message.message}`);
         break;
       case 'detached':
         // The route is gone: so is the use of its secret.
@@ -478,6 +513,29 @@ export class SessionManager implements vscode.Disposable {
       default:
         break;
     }
+  }
+
+  /**
+   * The one notice of an outage of the local target (`target-down`/`relay-down`, once per
+   * outage, never per attempt) is also where a message first blocks: it offers the choices.
+   */
+  private blockedActions(session: SplitSession, code: string, queue: string | undefined) {
+    if (code !== 'target-down' && code !== 'relay-down') return [];
+    const blocked = session.view.blocked.find((b) => b.queue === queue);
+    if (blocked === undefined) return [];
+    const ref: BlockedRef = {
+      kind: 'blocked',
+      split: session.name,
+      queue: blocked.queue,
+      messageId: blocked.messageId,
+    };
+    return [
+      {
+        title: 'Retry Now',
+        run: () => vscode.commands.executeCommand('queueSplit.retryBlockedMessage', ref),
+      },
+      { title: 'Reject…', run: () => vscode.commands.executeCommand('queueSplit.rejectBlockedMessage', ref) },
+    ];
   }
 
   /** Waits for `ready` with a progress notification; cancelling stops the split. */

@@ -1,7 +1,9 @@
 // Consumes a Kafka session shadow topic with the session consumer group the controller named.
 // One message at a time (partitionsConsumedConcurrently 1): order is kept per partition, and
 // the offset is committed after the delivery mode reports success and before the message is
-// reported delivered, also while stopping (a reported message is never drained to the app).
+// reported delivered, also while stopping (a reported message is never drained to the app). A
+// message the developer rejected is committed past the same way: Kafka has no reject, and the
+// app's equivalent is to skip the record.
 // Messages not committed when the sidecar stops stay in the topic: a restart resumes there, a
 // detach drains them.
 import * as net from 'node:net';
@@ -14,7 +16,7 @@ import type { AddressMap } from '../addressMap';
 import type { KafkaConnection } from '../connection';
 import { SidecarError, errorChain, errorText, systemCode } from '../errors';
 import type { Reporter } from '../output';
-import type { DeliveryHandler, ShadowConsumer } from './types';
+import type { Delivery, DeliveryHandler, ShadowConsumer } from './types';
 
 /** Long deliveries (a breakpoint in the handler) must not cost the group membership. */
 const HEARTBEAT_DURING_DELIVERY_MS = 3_000;
@@ -174,9 +176,9 @@ export class KafkaShadowConsumer implements ShadowConsumer {
             () => void heartbeat().catch(() => undefined),
             HEARTBEAT_DURING_DELIVERY_MS,
           );
-          let attempts: number;
+          let delivery: Delivery;
           try {
-            attempts = await handler.deliver(shadowMessage);
+            delivery = await handler.deliver(shadowMessage);
           } catch (err) {
             if (this.stopping) return;
             throw err;
@@ -197,7 +199,7 @@ export class KafkaShadowConsumer implements ShadowConsumer {
             throw err;
           }
           resolveOffset(message.offset);
-          handler.acked(shadowMessage, attempts);
+          handler.settled(shadowMessage, delivery);
         }
       },
     });

@@ -2,6 +2,8 @@
 // and the broker never pushes the backlog into our unacked set. A message is acked only after
 // the delivery mode reports success; on stop the consumer is cancelled first and the connection
 // closed, so an unfinished delivery is requeued by the broker (for a restart or the drain).
+// A message the developer rejected is rejected without requeue, as the app's own reject would
+// be: the broker dead-letters it by the shadow's arguments (the source's), or discards it.
 // A lost connection is not fatal: the sidecar reconnects with backoff and says so.
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as amqp from 'amqplib';
@@ -9,7 +11,7 @@ import { amqpShadowMessage } from '../../core/shadowMessage';
 import type { RabbitConnection } from '../connection';
 import { SidecarError, errorText, systemCode } from '../errors';
 import type { Reporter } from '../output';
-import type { DeliveryHandler, ShadowConsumer } from './types';
+import type { Delivery, DeliveryHandler, ShadowConsumer } from './types';
 
 const RECONNECT_MAX_MS = 30_000;
 
@@ -140,19 +142,20 @@ export class RabbitShadowConsumer implements ShadowConsumer {
     const message = amqpShadowMessage(this.queue, msg);
     this.inFlight = this.inFlight.then(async () => {
       if (this.stopping) return; // not acked: the broker requeues it when we close
-      let attempts: number;
+      let delivery: Delivery;
       try {
-        attempts = await handler.deliver(message);
+        delivery = await handler.deliver(message);
       } catch {
         return; // only on stop
       }
       try {
-        channel.ack(msg);
-        handler.acked(message, attempts);
+        if (delivery.settle === 'reject') channel.reject(msg, false);
+        else channel.ack(msg);
+        handler.settled(message, delivery);
       } catch (err) {
         // Channel gone: the broker requeues the message; it will come again (a duplicate, not a loss).
         this.options.reporter.log(
-          `rabbitmq ${this.queue}: ack of ${message.id} failed (${errorText(err)}); it will be redelivered`,
+          `rabbitmq ${this.queue}: ${delivery.settle} of ${message.id} failed (${errorText(err)}); it will be redelivered`,
         );
       }
     });

@@ -1,6 +1,6 @@
-// What http and relay delivery share: never drop, retry forever with capped exponential backoff,
-// tell the user once per outage (not once per retry), and stop promptly when the sidecar stops.
-import { setTimeout as sleep } from 'node:timers/promises';
+// What http and relay delivery share: never drop, retry with capped exponential backoff until
+// delivered or the developer gives up on the message (a reject request, --reject-after), tell the
+// user once per outage (not once per retry), and stop promptly when the sidecar stops.
 import type { Reporter } from '../output';
 import type { WarningCode } from '../protocol';
 
@@ -95,38 +95,71 @@ export class Outage {
 
 export type AttemptResult = { ok: true } | { ok: false; reason: string };
 
+/** Who gave up on a message that kept failing: a reject request, or the --reject-after limit. */
+export type RejectedBy = 'request' | 'reject-after';
+
+/**
+ * The developer's handle on one message while it fails (./blocked.ts): told of each failure,
+ * its backoff wait can be ended early (retry now, reject), and it says whether someone gave up.
+ */
+export interface RetryControl {
+  failed(attempt: number, reason: string): void;
+  reject(by: RejectedBy): void;
+  readonly rejectedBy: RejectedBy | undefined;
+  /** Waits `ms`, less if woken; throws abortError() when `stopping` aborts. */
+  wait(ms: number, stopping: AbortSignal): Promise<void>;
+}
+
+export type RetryResult =
+  | { delivered: true; attempts: number }
+  | { delivered: false; attempts: number; rejectedBy: RejectedBy; reason: string };
+
 export interface RetryContext {
   policy: RetryPolicy;
   stop: StopSignals;
   outage: Outage;
   queue: string;
-  /** Called for every failed attempt, before the wait. */
-  onFailure(attempt: number, reason: string, retryInMs: number): void;
+  control: RetryControl;
+  /** Give up once this many attempts failed; undefined: never (the default: a debugging
+   * developer wants the message, and the handler fixed, not the message gone). */
+  rejectAfter?: number;
+  /** Called for every failed attempt: before the wait with its length, or with undefined when
+   * the message is given up on instead of retried. */
+  onFailure(attempt: number, reason: string, retryInMs: number | undefined): void;
 }
 
 /**
- * Runs `attempt` until it succeeds; resolves with the number of attempts. Rejects (AbortError)
- * only when the sidecar stops. `attempt` reports failures as results and throws only on abort.
+ * Runs `attempt` until it succeeds or someone gives up on the message (a reject request, the
+ * --reject-after limit); resolves with the attempts made. Rejects (AbortError) only when the
+ * sidecar stops. `attempt` reports failures as results and throws only on abort. A reject asked
+ * for while an attempt is under way takes effect when it fails; if it succeeds, it is delivered.
  */
 export async function untilDelivered(
   attempt: (signal: AbortSignal) => Promise<AttemptResult>,
   ctx: RetryContext,
-): Promise<number> {
+): Promise<RetryResult> {
   for (let n = 1; ; n++) {
     if (ctx.stop.stopping.aborted) throw abortError();
     const result = await attempt(ctx.stop.aborted);
     if (result.ok) {
       ctx.outage.ok(ctx.queue);
-      return n;
+      return { delivered: true, attempts: n };
     }
     if (ctx.stop.aborted.aborted) throw abortError();
+    ctx.control.failed(n, result.reason);
+    if (ctx.rejectAfter !== undefined && n >= ctx.rejectAfter) ctx.control.reject('reject-after');
+    const given = ctx.control.rejectedBy;
+    if (given !== undefined) {
+      ctx.onFailure(n, result.reason, undefined);
+      ctx.outage.failed(result.reason, ctx.queue);
+      return { delivered: false, attempts: n, rejectedBy: given, reason: result.reason };
+    }
     const delay = backoffMs(n, ctx.policy);
     ctx.onFailure(n, result.reason, delay);
     ctx.outage.failed(result.reason, ctx.queue);
-    try {
-      await sleep(delay, undefined, { signal: ctx.stop.stopping });
-    } catch {
-      throw abortError();
-    }
+    await ctx.control.wait(delay, ctx.stop.stopping);
+    // Rejected during the wait: no further attempt.
+    const rejectedBy = ctx.control.rejectedBy;
+    if (rejectedBy !== undefined) return { delivered: false, attempts: n, rejectedBy, reason: result.reason };
   }
 }

@@ -25,7 +25,7 @@ import { AddressMap } from '../../sidecar/addressMap';
 import { fixedEndpoint } from '../../sidecar/agentPortForward';
 import { AgentStream } from '../../sidecar/agentStream';
 import { KafkaShadowConsumer } from '../../sidecar/consumers/kafka';
-import type { DeliveryHandler } from '../../sidecar/consumers/types';
+import type { Delivery, DeliveryHandler } from '../../sidecar/consumers/types';
 import { Reporter } from '../../sidecar/output';
 import { createTopics, drop, kafka, median, partitions, services } from './kafkaBench';
 
@@ -67,20 +67,20 @@ function poster(url: string): DeliveryHandler {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
   return {
     deliver: (m: ShadowMessage) =>
-      new Promise<number>((resolve, reject) => {
+      new Promise<Delivery>((resolve, reject) => {
         const sentAt = m.headers.find((h) => h.name === 'x-sent-at')?.value;
         const req = http.request(
           url,
           { method: 'POST', agent, headers: { 'x-sent-at': String(sentAt ?? Date.now()) } },
           (res) => {
             res.resume();
-            res.on('end', () => resolve(1));
+            res.on('end', () => resolve({ settle: 'ack', attempts: 1 }));
           },
         );
         req.on('error', reject);
         req.end(m.body);
       }),
-    acked: () => undefined,
+    settled: () => undefined,
   };
 }
 

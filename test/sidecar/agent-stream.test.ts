@@ -1015,7 +1015,10 @@ test('the sidecar sends its raw secret to any pod with the agent’s labels: a l
     new Writable({ write: (_c, _e, done) => done() }),
     new Writable({ write: (_c, _e, done) => done() }),
   );
-  const handler = { deliver: async () => 1, acked: () => undefined };
+  const handler = {
+    deliver: async () => ({ settle: 'ack' as const, attempts: 1 }),
+    settled: () => undefined,
+  };
   const streamTo = (url: string, podUid?: string) =>
     new AgentStream({
       routeId: split.spec.routeId,

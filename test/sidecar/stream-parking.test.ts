@@ -1,5 +1,5 @@
 // The sidecar's half of the session stream when a message cannot be carried (sidecar/agentStream.ts
-// invariant 4): the real AgentStream, in the test process, against a scripted agent on a local
+// invariant 4), or was given up on (a reject: invariant 1): the real AgentStream, in the test process, against a scripted agent on a local
 // WebSocket that sends exactly the frames a case needs (no brokers, no cluster). The agent's half
 // of the same case, with the real brokers, is in agent-stream.test.ts.
 import assert from 'node:assert/strict';
@@ -25,7 +25,10 @@ import { parseSidecarLine, type SidecarMessage } from '../../sidecar/protocol';
 import { pollUntil } from '../support/poll';
 
 /** A scripted agent: challenges, welcomes every hello, sends what the test says, records what comes back. */
-async function scriptedAgent(queues: { name: string; provider: 'kafka' | 'rabbitmq' }[]) {
+async function scriptedAgent(
+  queues: { name: string; provider: 'kafka' | 'rabbitmq' }[],
+  features?: string[],
+) {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', path: SESSION_PATH });
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
   const received: ClientFrame[] = [];
@@ -43,7 +46,14 @@ async function scriptedAgent(queues: { name: string; provider: 'kafka' | 'rabbit
         hellos++;
         current = ws;
         ws.send(
-          encodeFrame({ type: 'welcome', routeId: decoded.frame.routeId, queues, window: 64, settled: [] }),
+          encodeFrame({
+            type: 'welcome',
+            routeId: decoded.frame.routeId,
+            queues,
+            window: 64,
+            settled: [],
+            ...(features !== undefined ? { features } : {}),
+          }),
         );
       }
     });
@@ -52,6 +62,7 @@ async function scriptedAgent(queues: { name: string; provider: 'kafka' | 'rabbit
     url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}${SESSION_PATH}`,
     hellos: () => hellos,
     acked: () => received.flatMap((f) => (f.type === 'ack' ? f.tags : [])),
+    rejected: () => received.flatMap((f) => (f.type === 'reject' ? f.tags : [])),
     send: (frame: AgentFrame) => current?.send(encodeFrame(frame)),
     close: () => new Promise<void>((resolve) => wss.close(() => resolve())),
   };
@@ -93,9 +104,9 @@ test('one message stalls a route forever: a message whose local delivery fails (
     deliver: (m: ShadowMessage) => {
       if (m.id.startsWith('bad')) return Promise.reject(new TypeError('cannot map this message'));
       delivered.push(m.id);
-      return Promise.resolve(1);
+      return Promise.resolve({ settle: 'ack', attempts: 1 });
     },
-    acked: () => undefined,
+    settled: () => undefined,
   };
   const fatal: string[] = [];
   const stream = new AgentStream({
@@ -171,9 +182,9 @@ test('one message stalls a route forever: a message frame the sidecar cannot rea
   const handler: DeliveryHandler = {
     deliver: (m: ShadowMessage) => {
       delivered.push(m.id);
-      return Promise.resolve(1);
+      return Promise.resolve({ settle: 'ack', attempts: 1 });
     },
-    acked: () => undefined,
+    settled: () => undefined,
   };
   const stream = new AgentStream({
     routeId: 'r-parking-0000002',
@@ -212,5 +223,75 @@ test('one message stalls a route forever: a message frame the sidecar cannot rea
   } finally {
     await stream.stop();
     await agent.close();
+  }
+});
+
+test('a handler that keeps failing blocks the route: a message the developer rejected goes back as a reject frame to an agent that takes rejects, is reported once the agent settles it, and is parked, never sent, with an agent from before rejects', async () => {
+  const settled: string[] = [];
+  const rejecting: DeliveryHandler = {
+    deliver: (m: ShadowMessage) =>
+      Promise.resolve(
+        m.id.startsWith('bad')
+          ? { settle: 'reject', attempts: 3, rejectedBy: 'request', reason: 'HTTP 500' }
+          : { settle: 'ack', attempts: 1 },
+      ),
+    settled: (m, d) => settled.push(`${m.id}:${d.settle}`),
+  };
+  for (const features of [['reject'], undefined]) {
+    settled.length = 0;
+    const agent = await scriptedAgent([{ name: 'invoices', provider: 'rabbitmq' }], features);
+    const { reporter, lines } = recordingReporter();
+    const stream = new AgentStream({
+      routeId: 'r-parking-0000003',
+      secret: 'c'.repeat(43),
+      endpoint: fixedEndpoint(agent.url),
+      handlers: new Map([['invoices', rejecting]]),
+      reporter,
+      onFatal: () => undefined,
+      startTimeoutMs: 10_000,
+    });
+    try {
+      await stream.start();
+      agent.send({ type: 'message', tag: 0, queue: 'invoices', message: wire('ok-0', amqpPart) });
+      agent.send({ type: 'message', tag: 1, queue: 'invoices', message: wire('bad-1', amqpPart) });
+      agent.send({ type: 'message', tag: 2, queue: 'invoices', message: wire('ok-2', amqpPart) });
+      await pollUntil(
+        'the deliverable ones acked',
+        async () => agent.acked().length,
+        (n) => n >= 2,
+        10_000,
+      );
+      const parked = lines.filter((l) => l.type === 'warning' && l.code === 'message-parked');
+      if (features !== undefined) {
+        await pollUntil(
+          'the rejected one answered',
+          async () => agent.rejected(),
+          (tags) => tags.length === 1,
+          10_000,
+        );
+        assert.deepEqual(agent.rejected(), [1]);
+        assert.deepEqual(agent.acked().sort(), [0, 2]);
+        assert.equal(stream.rejectUnavailable(), undefined);
+        agent.send({ type: 'settled', tags: [0, 1, 2] });
+        await pollUntil(
+          'reported once settled',
+          async () => settled.length,
+          (n) => n === 3,
+          10_000,
+        );
+        assert.deepEqual(settled.sort(), ['bad-1:reject', 'ok-0:ack', 'ok-2:ack']);
+        assert.equal(parked.length, 0);
+      } else {
+        await new Promise((r) => setTimeout(r, 300));
+        assert.deepEqual(agent.rejected(), [], 'no reject frame to an agent that would end the stream on it');
+        assert.match(stream.rejectUnavailable() ?? '', /cannot reject/);
+        assert.equal(parked.length, 1);
+        assert.ok(parked[0]!.type === 'warning' && parked[0]!.message.includes('bad-1'));
+      }
+      assert.equal(agent.hellos(), 1, 'no reconnect');
+    } finally {
+      await stream.stop();
+      await agent.close();
+    }
   }
 });

@@ -4,7 +4,9 @@
 //   do, and Cancel applies nothing → the fixture service runs under the debugger → "Start Split…" (workload inferred from the
 //   repo's manifest, queue, filter x-queue-split-user=<me>, http delivery) → the route reaches
 //   Active in the tree → "Show Split Details" → "Send Test Message…" with my header reaches the
-//   debugged service → a message without my header still goes to the cluster app → "Stop Split"
+//   debugged service, after one my handler keeps failing blocked the route (tree and status bar say
+//   so) and "Reject Blocked Message…" let it go → a message without my header still goes to the
+//   cluster app → "Stop Split"
 //   → the tree has no route and the app gets every message again.
 // Screenshots: test-results/e2e/split-lifecycle-from-the-command-palette/.
 import assert from 'node:assert/strict';
@@ -42,6 +44,11 @@ http
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
       if (req.url === '/health') return res.end('ok');
+      // A handler bug for one message: it keeps failing, and everything behind it waits.
+      if (body.includes('fail-me')) {
+        res.statusCode = 500;
+        return res.end();
+      }
       fs.appendFileSync(out, JSON.stringify({ url: req.url, headers: req.headers, body }) + '\\n');
       console.log('received', req.headers['ce-id'], 'for', req.headers['x-queue-split-user']);
       res.statusCode = 204;
@@ -166,6 +173,36 @@ test('split lifecycle from the command palette', async () => {
       await steps.shot('split details');
       await runCommand(page, 'View: Close All Editors');
 
+      // A message my handler keeps failing (HTTP 500) blocks my route, and the tree and status bar
+      // say so; I reject it from the extension (RabbitMQ: without requeue, as the app's reject
+      // would), and the next message flows (the test message below).
+      await runCommand(page, 'Queue Split: Send Test Message…');
+      await fillQuickInput(page, 'Send Test Message: body', JSON.stringify({ test: `${owner}-fail-me` }));
+      const blockedRow = await waitForTreeRow(
+        page,
+        'Queue Splits',
+        /blocked on message \S+: HTTP 500, attempt \d+/,
+        90_000,
+      );
+      const poisonId = /blocked on message (\S+):/.exec((await blockedRow.textContent()) ?? '')![1]!;
+      await page
+        .locator('#workbench\\.parts\\.statusbar')
+        .filter({ hasText: /blocked: HTTP 500, attempt \d+/ })
+        .waitFor({ state: 'visible', timeout: 30_000 });
+      await steps.shot('route blocked on a failing message');
+      await runCommand(page, 'Queue Split: Reject Blocked Message…');
+      const reject = await waitForDialog(page, `Reject message ${poisonId} of orders?`);
+      assert.match((await reject.textContent()) ?? '', /RabbitMQ rejects it without requeue/);
+      await steps.shot('reject confirmation');
+      await clickDialogButton(reject, 'Reject Message');
+      await waitForTreeRow(
+        page,
+        'Queue Splits',
+        new RegExp(`${owner} \\(you\\)\\s*Active(?!.*blocked)`),
+        60_000,
+      );
+      await steps.shot('route flows again');
+
       const body = JSON.stringify({ test: `${owner}-${Date.now()}` });
       await runCommand(page, 'Queue Split: Send Test Message…');
       await fillQuickInput(page, 'Send Test Message: body', body);
@@ -194,6 +231,12 @@ test('split lifecycle from the command palette', async () => {
       assert.ok(
         !received(receivedFile).some((r) => r.headers['ce-id'] === during),
         'the receiver never saw it',
+      );
+      assert.ok(!fixture.appReceived(poisonId).has(poisonId), 'the rejected message went to neither');
+      assert.equal(
+        received(receivedFile).filter((r) => r.headers['ce-id'] === poisonId).length,
+        0,
+        'a failed attempt is not a delivery',
       );
 
       await runCommand(page, 'Queue Split: Stop Split');

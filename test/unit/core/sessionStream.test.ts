@@ -193,6 +193,47 @@ describe('RouteStream', () => {
     );
   });
 
+  test('a handler that keeps failing blocks the route: a reject answers its tag once, frees its credit like an ack, and is told apart from an ack; a reject frame round-trips and a welcome announces it', async () => {
+    const { ws } = fakeSocket();
+    const stream = new RouteStream(ws, 'r', 1, new SettledMemory());
+    const bad = await stream.send('q', msg('bad'));
+    let next = false;
+    const waiting = stream.send('q', msg('next')).then((sent) => {
+      next = true;
+      return sent;
+    });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(next, false, 'blocked: the window is full');
+    stream.onReject([bad.tag]);
+    stream.onAck([bad.tag]); // a later answer for the same tag changes nothing
+    assert.equal(await bad.answered, 'reject');
+    const second = await waiting;
+    stream.onAck([second.tag]);
+    assert.equal(await second.answered, 'ack');
+    assert.deepEqual(stream.counts, { sent: 2, acked: 1, rejected: 1, settled: 0 });
+    const frame = { type: 'reject' as const, tags: [1, 2] };
+    assert.deepEqual(decodeClientFrame(encodeFrame(frame)), { ok: true, frame });
+    const welcome = decodeAgentFrame(
+      encodeFrame({
+        type: 'welcome',
+        routeId: 'r',
+        queues: [],
+        window: 1,
+        settled: [],
+        features: ['reject'],
+      }),
+    );
+    assert.ok(welcome.ok && welcome.frame.type === 'welcome');
+    assert.deepEqual(welcome.frame.features, ['reject']);
+    const old = decodeAgentFrame(
+      encodeFrame({ type: 'welcome', routeId: 'r', queues: [], window: 1, settled: [] }),
+    );
+    assert.ok(
+      old.ok && old.frame.type === 'welcome' && old.frame.features === undefined,
+      'an older agent welcomes without it',
+    );
+  });
+
   test('stop: what was sent and not acked never resolves as acked, waiting sends fail, settlements still go out until finish', async () => {
     const { ws, sent } = fakeSocket();
     const memory = new SettledMemory();
@@ -200,7 +241,7 @@ describe('RouteStream', () => {
     const first = await stream.send('q', msg('a'));
     const waiting = stream.send('q', msg('b'));
     stream.stop('client gone');
-    await assert.rejects(first.acked, StreamClosed);
+    await assert.rejects(first.answered, StreamClosed);
     await assert.rejects(waiting, StreamClosed);
     stream.settle([first.tag]); // a reader that committed anyway (it was acked before the stop)
     stream.finish('client gone');

@@ -64,6 +64,7 @@ describe('session view', () => {
           attempt: 1,
           reason: 'HTTP 500',
           retryInMs: 250,
+          blockedSince: T,
           counts: { delivered: 1, failed: 1 },
         },
         {

@@ -116,6 +116,8 @@ describe('sidecar command line', () => {
             mode,
             settingsFile,
             stateFile: path.join(dir, 'state.json'),
+            // --reject-after in http and relay; the sidecar refuses it in env mode, so it is left out.
+            rejectAfterAttempts: 8,
             ...(mode === 'env' ? { envOut: path.join(dir, 'x.env') } : {}),
             ...(mode === 'relay' ? { relayKafkaBrokers: '127.0.0.1:9092' } : {}),
           }),

@@ -327,8 +327,16 @@ test("an http handler that answers 500 for one message blocks the route visibly;
   );
   // The broker dead-lettered it by the queue's x-dead-letter-exchange, reason `rejected`.
   assert.deepEqual(await deadLettered(dlq), { body: 'bad-1', reason: 'rejected', queue: shadow });
-  const info = await getQueue(services.rabbitManagementUrl, shadow);
-  assert.equal((info.messages_ready ?? 0) + (info.messages_unacknowledged ?? 0), 0, 'the shadow is empty');
+  // The management API's counts are sampled (every 5 s by default), so wait for a sample after the acks.
+  await pollUntil(
+    'the shadow is empty (ready + unacknowledged)',
+    async () => {
+      const info = await getQueue(services.rabbitManagementUrl, shadow);
+      return (info.messages_ready ?? 0) + (info.messages_unacknowledged ?? 0);
+    },
+    (left) => left === 0,
+    20_000,
+  );
   assert.equal(
     target.posts.filter((p) => p.body === 'bad-1').length,
     rejected.attempts,

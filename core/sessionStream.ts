@@ -17,7 +17,10 @@
 //                                                public key and its own uid. unsettled: messages
 //                                                it acked on a dropped stream and never saw settled
 //   agent  → welcome{queues, settled,            settled: those of `unsettled` the agent did
-//                    features} | refused         settle (reported now, not sent again);
+//                    features} | refused         settle (reported now, not sent again); the
+//                                                rest either come again or, when the broker
+//                                                turns out to have had the answer, are named in
+//                                                a later settled{refs};
 //                                                features: what this agent takes beyond v2's
 //                                                first frames (SESSION_FEATURES); refused
 //                                                closes the stream
@@ -36,11 +39,17 @@
 //                                                an ack. Sent only to an agent whose welcome
 //                                                lists 'reject' (an older agent would end the
 //                                                stream on a frame it does not know).
-//   agent  → settled{tags}                       the broker has the client's answer: committed
+//   agent  → settled{tags, refs?}                the broker has the client's answer: committed
 //                                                (Kafka), acked or rejected (RabbitMQ). One
 //                                                settlement for both answers: the client knows
 //                                                which it gave, and reports the message
-//                                                delivered (ack) or rejected (reject) only now
+//                                                delivered (ack) or rejected (reject) only now.
+//                                                refs: messages answered on an earlier stream
+//                                                that ended before the broker's proof came back
+//                                                (tags mean nothing across streams), settled
+//                                                once this stream shows the broker had the answer
+//                                                (optional: an older client ignores it and
+//                                                leaves those unreported, as before)
 //   client → publish{requestId, queue, …}        Send Test Message; the agent publishes to the
 //   agent  → published | publishRefused          source only when the headers match the route
 //   agent  → notice{code, message}               e.g. the route is draining: the stream ends
@@ -161,7 +170,12 @@ export const agentFrameSchema = z.discriminatedUnion('type', [
     queue: z.string(),
     message: wireMessageSchema,
   }),
-  z.object({ type: z.literal('settled'), tags }),
+  z.object({
+    type: z.literal('settled'),
+    tags,
+    /** Answered on an earlier stream, proven only on this one (the exchange above). */
+    refs: messageRefs.optional(),
+  }),
   z.object({ type: z.literal('published'), requestId: z.string(), messageId: z.string() }),
   z.object({ type: z.literal('publishRefused'), requestId: z.string(), reason: z.string() }),
   z.object({

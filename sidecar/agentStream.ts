@@ -97,6 +97,12 @@ export class AgentStream {
   private loop: Promise<void> | undefined;
   /** Acked on a stream that dropped before their settlement arrived: asked about on resuming. */
   private carried = new Map<string, Unsettled>();
+  /**
+   * Carried messages the welcome did not settle: each either comes again (then it is delivered
+   * again, as any unsettled one) or is settled by ref once the agent proves the broker had the
+   * answer (core/sessionStream.ts settled{refs}). Kept across further drops.
+   */
+  private awaiting = new Map<string, Unsettled>();
   /** Refused after the welcome: the stream is over for good (invariant 5). */
   private refused = false;
   /** Messages parked so far (queue, id): each is reported once, however often it comes again. */
@@ -286,9 +292,12 @@ export class AgentStream {
             // Committed before the old stream could say so: delivered, reported now. The rest
             // of what the old stream left unsettled comes again.
             for (const ref of frame.settled) {
-              const done = this.carried.get(refKey(ref.queue, ref.id));
+              const key = refKey(ref.queue, ref.id);
+              const done = this.carried.get(key);
               done?.handler.settled(done.message, done.delivery);
+              this.carried.delete(key);
             }
+            this.awaiting = this.carried;
             this.carried = new Map();
             conn.features = new Set(frame.features ?? []);
             this.current = conn;
@@ -325,6 +334,7 @@ export class AgentStream {
         const handler = this.options.handlers.get(frame.queue);
         if (!handler) return; // not a queue of this split: never acked, so the agent keeps it
         const message = fromWireMessage(frame.queue, frame.message);
+        this.awaiting.delete(refKey(message.queue, message.id)); // it came again: delivered again
         const lane = laneOf(frame.queue, message.kafka?.partition);
         this.enqueue(lane, () => this.deliver(conn, lane, frame.tag, message, handler));
         return;
@@ -334,6 +344,13 @@ export class AgentStream {
           const done = conn.unsettled.get(tag);
           if (!done) continue;
           conn.unsettled.delete(tag);
+          done.handler.settled(done.message, done.delivery);
+        }
+        for (const ref of frame.refs ?? []) {
+          const key = refKey(ref.queue, ref.id);
+          const done = this.awaiting.get(key);
+          if (!done) continue;
+          this.awaiting.delete(key);
           done.handler.settled(done.message, done.delivery);
         }
         return;
@@ -438,6 +455,9 @@ export class AgentStream {
 
   /** Keeps what `conn` acked but never saw settled, to ask about on the next hello. */
   private carry(conn: Connection): void {
+    // Still awaiting proof from the stream that just dropped: asked about again, oldest first.
+    for (const [key, u] of this.awaiting) this.carried.set(key, u);
+    this.awaiting.clear();
     for (const u of conn.unsettled.values()) this.carried.set(refKey(u.message.queue, u.message.id), u);
     conn.unsettled.clear();
   }

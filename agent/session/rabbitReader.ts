@@ -9,6 +9,9 @@
 // the channel closes, so what the sidecar never confirmed is requeued for a resumed stream or the
 // route's drain; a stop that comes while the reader is still connecting waits for it and closes
 // what it opened, so no consumer outlives its stream (docs/design.md §8, "Before a drain").
+// An earlier stream's acks whose proof never came back (routeStream.ts invariant 4) are proven
+// here: such a message that comes again was not acked; one that is no longer in the shadow at
+// all (nothing ready, and no consumer but ours that could hold it unacked) was.
 import * as amqp from 'amqplib';
 import { amqpShadowMessage } from '../../core/shadowMessage';
 import { SESSION_BOUNDS } from './bounds';
@@ -17,6 +20,8 @@ import type { SessionReader } from './reader';
 
 const INITIAL_PREFETCH = 4;
 const RECENT_SIZES = 32;
+/** How often the shadow is looked at while an earlier stream's acks wait for proof. */
+const AWAITING_CHECK_MS = 500;
 
 export interface RabbitReaderConfig {
   queue: string;
@@ -67,6 +72,33 @@ export class RabbitSessionReader implements SessionReader {
     if (this.stopping) return;
     // Small until the first sizes are seen: large messages must not arrive a window at a time.
     await this.consume(channel, stream, Math.min(stream.window, INITIAL_PREFETCH), onFailure);
+    if (stream.awaits(this.config.queue)) void this.proveAwaiting(channel, stream);
+  }
+
+  /**
+   * Settles the earlier stream's unproven acks once the shadow shows the broker had them: none of
+   * those messages came again (each that did left the waiting set on arrival), none is ready,
+   * and no consumer but ours holds any unacked (a dead connection's consumer is counted until
+   * the broker has requeued what it held). Looks again while any waits: the old connection may
+   * not be gone yet, or the queue not yet empty.
+   */
+  private async proveAwaiting(channel: amqp.Channel, stream: RouteStream): Promise<void> {
+    const { queue, shadow } = this.config;
+    while (!this.stopping && stream.awaits(queue)) {
+      let ready: number;
+      let consumers: number;
+      try {
+        ({ messageCount: ready, consumerCount: consumers } = await channel.checkQueue(shadow));
+      } catch {
+        return; // the channel closed: the next stream looks again
+      }
+      const ours = this.consumerTag !== undefined ? 1 : 0;
+      if (ready === 0 && consumers <= ours && !this.stopping) {
+        stream.resolveAwaiting(queue);
+        return;
+      }
+      await new Promise((wake) => setTimeout(wake, AWAITING_CHECK_MS));
+    }
   }
 
   /** One consumer with `prefetch` (RabbitMQ applies a prefetch to the consumers started after it). */
@@ -87,7 +119,10 @@ export class RabbitSessionReader implements SessionReader {
           if (!this.stopping) onFailure(new Error(`the broker cancelled the consumer of ${shadow}`));
           return;
         }
-        this.follow(msg.content.length, stream, channel, onFailure);
+        // On arrival, before any later proof looks at the shadow: this one was not acked.
+        const id = msg.properties.messageId as unknown;
+        if (typeof id === 'string' && id !== '') stream.cameAgain(this.config.queue, id);
+        this.follow(msg.content.length, msg.fields.consumerTag, stream, channel, onFailure);
         this.order = this.order.then(() => this.forward(msg, stream, channel));
       },
       { noAck: false },
@@ -103,6 +138,8 @@ export class RabbitSessionReader implements SessionReader {
    */
   private follow(
     size: number,
+    /** The consumer that delivered it: the one to replace. */
+    delivering: string,
     stream: RouteStream,
     channel: amqp.Channel,
     onFailure: (err: unknown) => void,
@@ -112,9 +149,12 @@ export class RabbitSessionReader implements SessionReader {
     const largest = Math.max(1, ...this.recentSizes);
     const target = Math.max(1, Math.min(stream.window, Math.floor(SESSION_BOUNDS.maxUnackedBytes / largest)));
     if (this.switching || this.stopping || (target < this.prefetch * 2 && target * 2 > this.prefetch)) return;
-    const old = this.consumerTag;
+    // The delivering consumer, not this.consumerTag: a delivery in the same read as the
+    // consume-ok comes before that is set, and replacing "no consumer" left two on the channel.
+    const old = delivering;
+    if (this.consumerTag !== undefined && old !== this.consumerTag) return; // one already replaced
     this.switching = (async () => {
-      if (old) await channel.cancel(old);
+      await channel.cancel(old);
       if (this.consumerTag === old) this.consumerTag = undefined;
       if (!this.stopping) await this.consume(channel, stream, target, onFailure);
     })()

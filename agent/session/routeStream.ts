@@ -14,6 +14,12 @@
 //   3. After stop(), nothing more is sent and every pending `answered` rejects with StreamClosed,
 //      so no reader commits what the client never confirmed; settlements still go out until
 //      finish() closes the WebSocket.
+//   4. What was answered but never settled when a stream finishes (its reader lost the broker
+//      before the proof came back: the broker may or may not have the ack) is kept as unproven
+//      in SettledMemory. The next stream's readers settle such a message by ref only on proof
+//      that the broker had the answer (RabbitMQ: ./rabbitReader.ts), and forget it when it comes
+//      again (the broker lacked it); never on a guess, which could report a message delivered
+//      and then deliver it again.
 import type { WebSocket } from 'ws';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import { encodeFrame, type AgentFrame, type MessageRef, type NOTICE_CODES } from '../../core/sessionStream';
@@ -60,15 +66,47 @@ export class RouteStream {
   /** What each tag not yet settled refers to, so a settlement is remembered by message. */
   private readonly refs = new Map<number, MessageRef>();
 
+  /** Unproven refs of an earlier stream still waiting for proof, per queue (invariant 4). */
+  private readonly awaiting = new Map<string, MessageRef>();
+
   constructor(
     private readonly ws: WebSocket,
     readonly routeId: string,
     readonly window: number,
     /** Settled messages of this route, kept across streams (SettledMemory). */
     private readonly memory: SettledMemory,
+    /** Of the client's unsettled refs, those an earlier stream left unproven (invariant 4). */
+    awaiting: readonly MessageRef[] = [],
     private readonly maxUnackedBytes = SESSION_BOUNDS.maxUnackedBytes,
   ) {
     this.credits = window;
+    for (const ref of awaiting) this.awaiting.set(refKey(ref), ref);
+  }
+
+  /** Whether `queue` has refs waiting for proof (a reader checks only then). */
+  awaits(queue: string): boolean {
+    for (const ref of this.awaiting.values()) if (ref.queue === queue) return true;
+    return false;
+  }
+
+  /** The message came again: the broker lacked the answer, so it flows as any other. */
+  cameAgain(queue: string, id: string): void {
+    this.awaiting.delete(refKey({ queue, id }));
+  }
+
+  /**
+   * The broker provably had the answers for every ref of `queue` still waiting (the reader's
+   * proof: ./rabbitReader.ts): settled by ref, so the client reports them now.
+   */
+  resolveAwaiting(queue: string): void {
+    const refs = [...this.awaiting.values()].filter((r) => r.queue === queue);
+    if (refs.length === 0) return;
+    for (const ref of refs) {
+      this.awaiting.delete(refKey(ref));
+      this.memory.remember(ref);
+    }
+    this.counts.settled += refs.length;
+    this.frame({ type: 'settled', tags: [], refs });
   }
 
   get isClosed(): boolean {
@@ -181,6 +219,11 @@ export class RouteStream {
   finish(reason: string, wsCode = 1000, refusal?: Extract<AgentFrame, { type: 'refused' }>): void {
     this.stop(reason);
     if (this.finished) return;
+    // Answered, never proven (stop() already dropped what was never answered): invariant 4.
+    for (const ref of this.refs.values()) this.memory.markUnproven(ref);
+    this.refs.clear();
+    // Still unproven: a later stream may prove them.
+    for (const ref of this.awaiting.values()) this.memory.markUnproven(ref);
     this.flushSettled();
     if (refusal) this.frame(refusal);
     this.finished = true;
@@ -197,17 +240,37 @@ export class RouteStream {
  */
 export class SettledMemory {
   private readonly keys = new Set<string>();
+  /** Answered on a stream that ended before the broker's proof came back (invariant 4). */
+  private readonly unprovenKeys = new Set<string>();
 
   constructor(private readonly capacity = 4096) {}
 
   remember(ref: MessageRef): void {
-    const key = `${ref.queue}\u0000${ref.id}`;
-    this.keys.delete(key);
-    this.keys.add(key);
-    if (this.keys.size > this.capacity) this.keys.delete(this.keys.values().next().value!);
+    const key = refKey(ref);
+    this.unprovenKeys.delete(key);
+    bounded(this.keys, key, this.capacity);
+  }
+
+  markUnproven(ref: MessageRef): void {
+    const key = refKey(ref);
+    if (!this.keys.has(key)) bounded(this.unprovenKeys, key, this.capacity);
   }
 
   settled(refs: readonly MessageRef[]): MessageRef[] {
-    return refs.filter((r) => this.keys.has(`${r.queue}\u0000${r.id}`));
+    return refs.filter((r) => this.keys.has(refKey(r)));
   }
+
+  /** Of `refs`, those answered on an earlier stream and not yet proven either way. */
+  unproven(refs: readonly MessageRef[]): MessageRef[] {
+    return refs.filter((r) => this.unprovenKeys.has(refKey(r)));
+  }
+}
+
+const refKey = (ref: MessageRef) => `${ref.queue}\u0000${ref.id}`;
+
+/** Adds `key` as the newest of `set`, dropping the oldest beyond `capacity`. */
+function bounded(set: Set<string>, key: string, capacity: number): void {
+  set.delete(key);
+  set.add(key);
+  if (set.size > capacity) set.delete(set.values().next().value!);
 }

@@ -280,7 +280,10 @@ export class SessionServer {
     const window = Math.min(hello.window || DEFAULT_SESSION_WINDOW, MAX_SESSION_WINDOW);
     let memory = this.memories.get(hello.routeId);
     if (!memory) this.memories.set(hello.routeId, (memory = new SettledMemory()));
-    const stream = new RouteStream(ws, hello.routeId, window, memory);
+    const asked = hello.unsettled ?? [];
+    // What an earlier stream left unproven waits for this one's readers to prove it (routeStream.ts).
+    const unproven = memory.unproven(asked);
+    const stream = new RouteStream(ws, hello.routeId, window, memory, unproven);
     const open: OpenStream = { ws, stream, readers: [] };
     this.open.set(hello.routeId, open);
     ws.on('message', (data: RawData, isBinary: boolean) => this.onFrame(open, served, data, isBinary));
@@ -291,13 +294,15 @@ export class SessionServer {
       queues: served.plans.map((p) => ({ name: p.name, provider: p.provider })),
       window,
       // Read after the previous stream's readers stopped: what they committed is in it.
-      settled: memory.settled(hello.unsettled ?? []),
+      settled: memory.settled(asked),
       features: [...SESSION_FEATURES],
     });
     this.log.info('session.opened', {
       route: hello.routeId,
       window,
       queues: served.plans.map((p) => p.name).join(','),
+      // Counts only: which messages is the sidecar's business, not the agent's log's.
+      ...(asked.length > 0 ? { askedUnsettled: asked.length, unproven: unproven.length } : {}),
     });
     const fail = (queue: string) => (err: unknown) => {
       this.log.warn('session.reader_failed', { route: hello.routeId, queue, reason: describeError(err) });

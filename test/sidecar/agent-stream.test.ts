@@ -858,6 +858,66 @@ test('RabbitMQ settles before the broker has the ack: with the agent’s broker 
   await sidecar.waitFor('detached');
 });
 
+test('an ack the broker took whose proof never came back (RabbitMQ, the replies of the agent’s broker link stalled, then cut): each message is reported delivered once, and none reported delivered is delivered again', async () => {
+  const agent = await startAgent();
+  const amqpLink = await brokerProxy('amqp');
+  const queue = uniqueName('stream-proofcut-q');
+  await channel.assertQueue(queue, { durable: true });
+  const all = ids('proofcut', 120);
+  await publishAmqp(queue, all);
+  const target = await httpTarget(5);
+  const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url], agent.agentUrl);
+  const split = await activateWhenAsked(admin, sidecar, [
+    { name: 'invoices', phase: 'Active', shadow: { source: queue } },
+  ]);
+  await agent.server.update(
+    desiredFor(split, { invoices: { shadow: queue } }, 'ACTIVE', { amqp: amqpLink.env }),
+  );
+  await pollUntil(
+    'some delivered',
+    async () => sidecar.of('delivered').length,
+    (n) => n >= 20,
+    30_000,
+  );
+  // The broker still gets the agent's acks, but its answers (the proofs that it has them) and
+  // new deliveries never come back; what the agent already holds is still delivered and acked.
+  amqpLink.proxy.stallReplies();
+  const atStall = target.received.length;
+  await pollUntil(
+    'deliveries acked while the replies are stalled',
+    async () => target.received.length,
+    (n) => n >= atStall + 5,
+    30_000,
+  );
+  await sleep(1_000);
+  const reportedBeforeCut = new Set(sidecar.of('delivered').map((d) => d.messageId));
+  const receivedBeforeCut = target.received.length;
+  amqpLink.proxy.cut();
+  await pollUntil(
+    'every message reported delivered',
+    async () => new Set(sidecar.of('delivered').map((d) => d.messageId)).size,
+    (n) => n >= all.length,
+    60_000,
+  ).catch((err: unknown) => {
+    const reported = new Set(sidecar.of('delivered').map((d) => d.messageId));
+    const missing = all.filter((id) => !reported.has(id));
+    throw new Error(
+      `${err instanceof Error ? err.message : String(err)}; ${reported.size} of ${all.length} reported, never reported: ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? ', …' : ''} (the broker has their acks: they are not in ${queue})`,
+    );
+  });
+  const again = target.received.slice(receivedBeforeCut).filter((r) => reportedBeforeCut.has(r.body));
+  assert.deepEqual(
+    again.map((r) => r.body),
+    [],
+    'a message reported delivered before the cut is never delivered again',
+  );
+  const reported = sidecar.of('delivered').map((d) => d.messageId);
+  assert.equal(new Set(reported).size, reported.length, 'each message reported delivered once');
+  assert.equal((await channel.checkQueue(queue)).messageCount, 0, 'nothing left for the drain');
+  sidecar.kill('SIGTERM');
+  await sidecar.waitFor('detached');
+});
+
 for (const queueType of ['classic', 'quorum'] as const) {
   test(`one message stalls a route forever (${queueType}): an AMQP timestamp of 2**53 is carried with its time normalised, the messages after it flow, and the stream never reconnects`, async () => {
     const agent = await startAgent();

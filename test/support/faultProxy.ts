@@ -22,6 +22,11 @@ export interface FaultProxy {
    * dropped by the next cut): what the client wrote after this never reaches the server.
    */
   stall(): void;
+  /**
+   * Stops carrying the server's bytes to the client on the open connections (dropped): the server
+   * still gets and acts on what the client writes, but the client never hears the answers.
+   */
+  stallReplies(): void;
   /** Destroys every open connection (both sides, held bytes dropped); new ones pass normally. */
   cut(): void;
   close(): Promise<void>;
@@ -31,6 +36,8 @@ interface Link {
   client: net.Socket;
   upstream: net.Socket | undefined;
   stalled: boolean;
+  /** Server bytes are dropped instead of reaching the client. */
+  repliesStalled: boolean;
   /** Client bytes not written upstream: before the delayed connect, or while stalled. */
   held: Buffer[];
 }
@@ -47,7 +54,7 @@ export async function startFaultProxy(target: { host: string; port: number }): P
   };
   const server = net.createServer((client) => {
     accepted++;
-    const link: Link = { client, upstream: undefined, stalled: false, held: [] };
+    const link: Link = { client, upstream: undefined, stalled: false, repliesStalled: false, held: [] };
     links.add(link);
     client.on('error', () => undefined);
     client.on('close', () => drop(link));
@@ -61,7 +68,9 @@ export async function startFaultProxy(target: { host: string; port: number }): P
       link.upstream = upstream;
       upstream.on('error', () => undefined);
       upstream.on('close', () => drop(link));
-      upstream.on('data', (chunk: Buffer) => client.write(chunk));
+      upstream.on('data', (chunk: Buffer) => {
+        if (!link.repliesStalled) client.write(chunk);
+      });
       // Written before the connect completes: the socket sends them, in order, once connected.
       if (!link.stalled) for (const chunk of link.held.splice(0)) upstream.write(chunk);
     };
@@ -84,6 +93,9 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     delayConnect: (ms) => (connectDelayMs = ms),
     stall: () => {
       for (const link of links) link.stalled = true;
+    },
+    stallReplies: () => {
+      for (const link of links) link.repliesStalled = true;
     },
     cut: () => {
       for (const link of [...links]) drop(link);

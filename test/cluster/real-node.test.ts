@@ -34,8 +34,9 @@ import {
   restrictedPodSecurityContext,
 } from '../../core/podSecurity';
 import { repoRoot, runDir } from '../env/paths';
+import { createDevNetns } from '../support/devNetns';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
-import { pollUntil } from '../support/poll';
+import { pollUntil, waitForGone } from '../support/poll';
 import { loadServices } from '../support/services';
 import { DESIRED_DIGESTS_KEY, documentDigest } from '../../agent/kube/sealDocument';
 
@@ -266,4 +267,53 @@ test('the queue-agent image runs on a real node under PodSecurity restricted, pr
   assert.ok(pid, `containerd runs task ${containerId}`);
   const uids = /^Uid:\s+(\d+)\s+(\d+)/m.exec(await fs.readFile(`/proc/${pid}/status`, 'utf8'));
   assert.deepEqual([Number(uids?.[1]), Number(uids?.[2])], [AGENT_UID, AGENT_UID], 'real and effective uid');
+});
+
+test('a pod that ran before anything made a network namespace with `ip netns add` still terminates', async () => {
+  // The CRI mounts each pod's network namespace on a file under /run/netns. The first
+  // `ip netns add` on the machine (test/support/devNetns.ts, or any tool) binds that directory
+  // over itself unless it is a mount point already, hiding the mounts made before beneath it:
+  // the CRI can then never remove them ("unlinkat /var/run/netns/cni-…: device or resource
+  // busy"), and every pod that ran before stays Terminating, with its namespace, its
+  // Deployment's rollout (the controller's Recreate) and the node's drain.
+  const core = kc.makeApiClient(CoreV1Api);
+  const name = 'before-netns';
+  await core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { name },
+      spec: {
+        ...realNodePlacement,
+        terminationGracePeriodSeconds: 1,
+        securityContext: restrictedPodSecurityContext,
+        containers: [
+          {
+            name: 'pause',
+            image: 'registry.k8s.io/pause:3.10', // the node's own sandbox image (images/build.sh)
+            imagePullPolicy: 'Never',
+            securityContext: restrictedContainerSecurityContext,
+          },
+        ],
+      },
+    },
+  });
+  await pollUntil(
+    `pod ${name} running on ${NODE}`,
+    async () => summary(await core.readNamespacedPod({ name, namespace })),
+    (p) => p.phase === 'Running',
+    60_000,
+  );
+  const dev = createDevNetns(11);
+  try {
+    await core.deleteNamespacedPod({ name, namespace });
+    await waitForGone(
+      `pod ${name} gone after a network namespace was added (see ${NODE}'s kubelet.log for "device or resource busy")`,
+      () => core.readNamespacedPod({ name, namespace }),
+      60_000,
+    );
+  } finally {
+    dev.close();
+  }
+  const { stdout } = await run('findmnt', ['-n', '-o', 'PROPAGATION', '--mountpoint', '/run/netns']);
+  assert.match(stdout, /shared/, '/run/netns is a shared mount point while the node runs');
 });

@@ -342,6 +342,29 @@ wait_ready() {
     die "node $NODE_NAME not Ready within 120 s (last: ${status:-no status}); see $RUN/logs/kubelet.log"
 }
 
+# Pods' network namespaces are mounted on files under /run/netns (the CRI's netns directory). It
+# is made a shared mount point before the first pod, as `ip netns add` does on its first use on a
+# machine: done later, that bind hides the mounts made before it beneath itself, and the CRI can
+# never remove them ("unlinkat /var/run/netns/cni-…: device or resource busy"), so every pod that
+# ran before stays Terminating. `down` undoes the bind once nothing is mounted under it.
+netns_dir_up() {
+    mkdir -p /run/netns
+    if ! mountpoint -q /run/netns; then
+        mount --rbind /run/netns /run/netns
+        touch "$RUN/netns-bind"
+    fi
+    mount --make-shared /run/netns
+}
+
+netns_dir_down() {
+    [[ -f $RUN/netns-bind ]] || return 0
+    if awk '$5 ~ "^/run/netns/" {found = 1} END {exit !found}' /proc/self/mountinfo; then
+        log "/run/netns keeps its bind mount: network namespaces are still mounted under it"
+    else
+        umount /run/netns 2>/dev/null || true
+    fi
+}
+
 # ---------------------------------------------------------------------------------------------
 # down: pods first (so the kubelet runs CNI DEL for each), then the kubelet, then containerd
 # and the shims it left, then mounts, cgroups, the network and the run dir.
@@ -392,6 +415,7 @@ down() {
             rm -f "$ns"
         done
     fi
+    netns_dir_down
     # Mounts under the run dir (container rootfs, projected volumes, shm), deepest first.
     local m
     for m in $(awk -v p="$RUN/" 'index($2, p) == 1 {print $2}' /proc/self/mounts | sort -r); do
@@ -431,7 +455,7 @@ up() {
     t=$SECONDS; images="$("$HERE/images/build.sh" | tail -1)"; log "images ready in $((SECONDS - t))s"
     PAUSE_IMAGE="$(awk '$1 == "pause.tar" {print $2}' "$images/IMAGES")"
     mkdir -p "$RUN"
-    t=$SECONDS; net_up; containerd_up; images_import "$images"; log "containerd ready in $((SECONDS - t))s"
+    t=$SECONDS; net_up; netns_dir_up; containerd_up; images_import "$images"; log "containerd ready in $((SECONDS - t))s"
     t=$SECONDS; kubelet_up "$kubelet"; log_keeper_up; wait_ready; log "kubelet Ready in $((SECONDS - t))s"
     log "up: $NODE_NAME Ready in $((SECONDS - t0))s"
 }

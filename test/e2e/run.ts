@@ -1,7 +1,8 @@
 // `npm run test:e2e`: the extension in a real VS Code (code-server 4.100.3 + headless Chromium).
 //   1. builds the bundles (npm run build) and the extension-host tests (dist-test/e2e-host);
 //   2. ensures code-server and Chromium (test/e2e/setup/install-code-server.sh; cached);
-//   3. runs the extension-host tests (mocha, real `vscode` API) inside the workbench;
+//   3. runs the extension-host tests (mocha, real `vscode` API) in workbenches side by side
+//      (QS_E2E_HOST_SHARDS, default 2; each runs the files it claims first, host/index.ts);
 //   4. runs the UI tests (test/e2e/ui/*.test.ts, node:test, one at a time).
 // While iterating: QS_E2E_HOST=word,... runs only the host test files whose names contain a word
 // (see host/index.ts); QS_E2E_UI=word,... only those UI test files, QS_E2E_UI=none none of them.
@@ -10,6 +11,7 @@
 // Screenshots and logs: test-results/e2e/<test>/.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { runHostTests } from './harness/hostTests';
 import { installScript, repoRoot, requireTools } from './harness/paths';
@@ -69,14 +71,34 @@ async function main(): Promise<number> {
 
   if (prepared) {
     await phase('extension-host tests', async () => {
-      // A real split (activation + drain) runs among them: allow for it.
-      const result = await runHostTests(undefined, 12 * 60_000);
-      console.log(`ℹ pass ${result.passes}\nℹ fail ${result.failures}`);
-      const where = path.relative(repoRoot, result.resultsDir);
-      if (result.code !== 0 || result.failures > 0) {
-        throw new Error(`${result.failures} failed, workbench exit code ${result.code}; logs in ${where}/`);
+      // Workbenches side by side, each running the files it claims first (host/index.ts): their
+      // tests wait on real splits far more than they compute, and each uses its own namespace.
+      const shards = Number(process.env.QS_E2E_HOST_SHARDS ?? 2);
+      const claims = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-e2e-claims-'));
+      try {
+        const results = await Promise.all(
+          Array.from({ length: shards }, (_, i) =>
+            runHostTests({
+              name: `extension-host-${i + 1}`,
+              env: { QS_E2E_CLAIMS: claims },
+              echo: (line) => console.log(`[host ${i + 1}] ${line}`),
+              // Real splits (activation + drain) run among them: allow for them.
+              timeoutMs: 12 * 60_000,
+            }),
+          ),
+        );
+        const passes = results.reduce((n, r) => n + r.passes, 0);
+        const failures = results.reduce((n, r) => n + r.failures, 0);
+        console.log(`ℹ pass ${passes}\nℹ fail ${failures}`);
+        const where = results.map((r) => `${path.relative(repoRoot, r.resultsDir)}/`).join(', ');
+        const codes = results.map((r) => r.code);
+        if (codes.some((c) => c !== 0) || failures > 0) {
+          throw new Error(`${failures} failed, workbench exit codes ${codes.join(', ')}; logs in ${where}`);
+        }
+        return `${passes} passed in ${shards} workbenches; logs in ${where}`;
+      } finally {
+        fs.rmSync(claims, { recursive: true, force: true });
       }
-      return `${result.passes} passed; logs in ${where}/`;
     });
     const ui = (process.env.QS_E2E_UI ?? '').split(',').filter(Boolean);
     if (!ui.includes('none'))

@@ -15,10 +15,21 @@ export interface HostTestResult {
   resultsDir: string;
 }
 
-export async function runHostTests(
-  echo: (line: string) => void = (line) => console.log(line),
+export interface HostTestOptions {
+  /** Names the results folder, test-results/e2e/<name>/. */
+  name?: string;
+  /** Environment of the workbench's server, so of its extension host (QS_E2E_CLAIMS, …). */
+  env?: Record<string, string>;
+  echo?: (line: string) => void;
+  timeoutMs?: number;
+}
+
+export async function runHostTests({
+  name = 'extension-host',
+  env,
+  echo = (line) => console.log(line),
   timeoutMs = 5 * 60_000,
-): Promise<HostTestResult> {
+}: HostTestOptions = {}): Promise<HostTestResult> {
   if (!fs.existsSync(path.join(hostTestsDir, 'index.js'))) {
     throw new Error(
       `${hostTestsDir}/index.js is missing: build it with \`npx tsx test/e2e/setup/build-host-tests.ts\``,
@@ -29,8 +40,8 @@ export async function runHostTests(
     if (started && !line.includes(resultMarker)) echo(line.replace(/^\[info\] /, ''));
     started ||= line.includes(startMarker);
   };
-  const options = { extensionTestsPath: hostTestsDir, echo: echoTestOutput };
-  return withWorkbench('extension-host', options, async (session) => {
+  const options = { extensionTestsPath: hostTestsDir, echo: echoTestOutput, ...(env ? { env } : {}) };
+  return withWorkbench(name, options, async (session) => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(

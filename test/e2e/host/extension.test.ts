@@ -1,3 +1,4 @@
+// e2e-host: first (it checks what activation loads into a fresh extension host)
 // The extension, loaded unpacked from this checkout, inside a real VS Code extension host: it is
 // found, activates fast on its own events only, registers every contributed command, and its
 // debug configuration provider guards launches — all through the real `vscode` API.

@@ -2,3 +2,5 @@
 // it shows what comes after the start marker and counts results from the result line.
 export const startMarker = 'QS_HOST_TESTS_START';
 export const resultMarker = 'QS_HOST_TESTS_RESULT';
+/** Beside the compiled tests: the order in which workbenches claim them (build-host-tests.ts). */
+export const ORDER_FILE = 'order.json';

@@ -111,6 +111,7 @@ async function getThroughPortForward(
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined); // a late frame written after the GET ended (EPIPE)
     void forward.portForward(namespace, pod, [port], socket, null, socket).catch(() => socket.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

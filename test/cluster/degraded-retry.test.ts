@@ -1,4 +1,4 @@
-// test-group: serial (reinstalls the shared controller with other settings)
+// test-order: first (waits out the suite's 120 s step timeout)
 // A route that cannot drain does not wait silently: a developer whose consumer stays attached to
 // the session shadow stops the split; after a step's time the route turns Degraded with the
 // reason and the exact retry command. Once the consumer lets go, an operator's retry annotation
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
 import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { installController, testInstall } from '../../deploy/install';
+import { installController } from '../../deploy/install';
 import { RETRY_ANNOTATION } from '../../core/state/operatorRetry';
 import { mergePatch } from '../../agent/kube/client';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
@@ -25,15 +25,15 @@ let ch: amqp.ConfirmChannel;
 
 before(async () => {
   kc = adminConfig(services.kubeconfig);
-  // A shorter step than the suite's (120 s): the drain times out sooner, nothing else differs.
-  await installController(kc, { ...testInstall, extraArgs: [...testInstall.extraArgs, '--step-timeout=40'] });
+  // The suite's controller, whose step timeout (120 s, deploy/install.ts) the drain waits out:
+  // a controller of its own with a shorter one would have to run alone, which costs the suite more.
+  await installController(kc);
   namespace = await createNamespace(kc, 'qs-degraded');
   conn = await amqp.connect(services.amqpUrl);
   ch = await conn.createConfirmChannel();
 });
 after(async () => {
   await conn?.close().catch(() => undefined);
-  await installController(kc); // the suite's controller for the files that follow
   await deleteNamespace(kc, namespace);
 });
 

@@ -1,0 +1,28 @@
+// test-order: first (up to three split lives with a kill in every phase)
+// kill -9 of the queue-agent in every phase (docs/design.md §6 recovery; the lives themselves are
+// test/support/crashLives.ts): the workload's queue-agent is SIGKILLed the moment each phase is
+// persisted; it restarts and resumes from its checkpoints. It kills only the queue-agent of its
+// own namespace, so it runs beside the other files; the controller's kills are serial
+// (crash-recovery.test.ts).
+import { after, before, test } from 'node:test';
+import { crashLives, KILL_TEST, type CrashLives } from '../support/crashLives';
+
+let lives: CrashLives;
+
+before(async () => {
+  lives = await crashLives('qs-agent-kill');
+});
+after(async () => {
+  await lives?.close();
+});
+
+// One agent serving a Kafka topic and a RabbitMQ queue: every kill interrupts both engines, so the
+// RabbitMQ engine is killed in every phase here too (a RabbitMQ-only agent's lives would cost
+// minutes more for the same kills; the controller's kills use that subject).
+test(
+  'queue-agent kill -9 in every phase, one agent with a Kafka topic and a RabbitMQ queue: it restarts, resumes from its checkpoints, and nothing is lost',
+  KILL_TEST,
+  async () => {
+    await lives.killInEveryPhase('queue-agent', 'mixed');
+  },
+);

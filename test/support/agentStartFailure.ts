@@ -1,0 +1,95 @@
+// A split whose queue-agent cannot start (docs/design.md §6, "Refused activations"): the helpers
+// of agent-start-failures.test.ts (what needs its own controller settings, serial) and
+// agent-start-refused.test.ts (what a namespace alone causes, beside the other files).
+import assert from 'node:assert/strict';
+import * as amqp from 'amqplib';
+import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { mergePatch } from '../../agent/kube/client';
+import { RETRY_ANNOTATION } from '../../core/state/operatorRetry';
+import { pollUntil } from './poll';
+import { appReceived, deployRabbitApp, ids, publishTo } from './rabbitSplit';
+import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from './splits';
+import { uniqueName, type Services } from './services';
+
+export interface Started {
+  workload: string;
+  source: string;
+  split: string;
+}
+
+export class AgentStartFailures {
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly services: Services,
+    private readonly namespace: string,
+    private readonly conn: amqp.ChannelModel,
+  ) {}
+
+  /** A RabbitMQ app and noor's split of it; `beforeSplit` gets the workload's uid. */
+  async startSplit(workload: string, beforeSplit?: (uid: string) => Promise<void>): Promise<Started> {
+    const { kc, namespace } = this;
+    const source = uniqueName(`${workload}-orders`);
+    const ch = await this.conn.createChannel();
+    await ch.assertQueue(source, { durable: true });
+    await ch.close();
+    await deployRabbitApp(kc, this.services, namespace, workload, source);
+    const d = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: workload, namespace });
+    await beforeSplit?.(d.metadata!.uid!);
+    const split = await createSplit(kc, namespace, {
+      workload,
+      queues: ['orders'],
+      filter: { 'x-queue-split-user': 'noor' },
+      owner: 'noor',
+    });
+    return { workload, source, split: split.metadata.name };
+  }
+
+  /** Degraded naming `cause`, the app untouched and still consuming; returns the status message. */
+  async assertDegradedKeepingMessages(s: Started, cause: RegExp, timeoutMs: number): Promise<string> {
+    const { kc, namespace } = this;
+    const degraded = await waitForSplitPhase(kc, namespace, s.split, 'Degraded', timeoutMs);
+    const message = degraded.status?.conditions?.[0]?.message ?? '';
+    assert.match(message, /the queue-agent cannot run/, `the step names the agent: ${message}`);
+    assert.match(message, cause, `the cause is named: ${message}`);
+    assert.match(
+      message,
+      new RegExp(`annotate deployment/${s.workload} ${RETRY_ANNOTATION}=now`),
+      'the retry',
+    );
+    assert.ok(!message.includes('noor'), 'no header value in the status');
+    const app = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: s.workload, namespace });
+    assert.equal(app.spec?.replicas, 1, 'the app was never quiesced');
+    assert.ok(
+      !JSON.stringify(app.spec?.template.spec?.containers[0]?.env).includes('qs-'),
+      'the app was never redirected',
+    );
+    const ch = await this.conn.createConfirmChannel();
+    const plain = ids(s.source, 'plain', 3);
+    const mine = ids(s.source, 'noor', 2);
+    await publishTo(ch, s.source, plain);
+    await publishTo(ch, s.source, mine, 'noor');
+    await ch.close();
+    await pollUntil(
+      'the app still consumes every message of its source',
+      async () => appReceived(s.source),
+      (got) => [...plain, ...mine].every((id) => got.has(id)),
+      30_000,
+    );
+    return message;
+  }
+
+  /** The operator's retry once the cause is fixed: the abort completes and the split ends. */
+  async retryAndEnd(s: Started): Promise<void> {
+    const { kc, namespace } = this;
+    await kc
+      .makeApiClient(AppsV1Api)
+      .patchNamespacedDeployment(
+        { name: s.workload, namespace, body: { metadata: { annotations: { [RETRY_ANNOTATION]: 'now' } } } },
+        mergePatch,
+      );
+    const ended = await waitForSplitPhase(kc, namespace, s.split, 'Failed', 120_000);
+    assert.match(ended.status?.conditions?.[0]?.message ?? '', /Nothing was lost/);
+    await deleteSplit(kc, namespace, s.split);
+    await waitForSplitGone(kc, namespace, s.split, 60_000);
+  }
+}

@@ -22,9 +22,17 @@ mkdir -p test-results/timing && rm -f "$QS_TIMING_FILE"
 #   // test-group: serial (why)
 # Those run one at a time after the others, which run side by side as the flags say
 # (--test-concurrency); the declaration lives in the file, so no list can drift.
+# A file that runs much longer than the others says so on a line of its own:
+#   // test-order: first (why)
+# and starts first, so that it does not begin last and hold the whole group up alone.
+first=()
+rest=()
+for f in "${files[@]}"; do
+  if grep -qE '^// test-order: first' "$f"; then first+=("$f"); else rest+=("$f"); fi
+done
 parallel=()
 serial=()
-for f in "${files[@]}"; do
+for f in "${first[@]}" "${rest[@]}"; do
   if grep -qE '^// test-group: serial' "$f"; then serial+=("$f"); else parallel+=("$f"); fi
 done
 serial_flags=()

@@ -1,3 +1,4 @@
+// test-order: first (the whole scenario suite on a quorum source: about 4 minutes)
 // The conformance suite against RabbitMQ: a durable classic source and a quorum source (whose
 // shadows become quorum queues too). The two run side by side: most of their time is spent
 // waiting for broker statistics, not computing.

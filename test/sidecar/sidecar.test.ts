@@ -1,3 +1,4 @@
+// test-order: first (about 2 minutes, the longest of its suite)
 // The sidecar against real brokers and the real API server, run as the shipped bundle with a
 // developer's namespace-scoped credentials (through the group proxy, see groupProxy.ts). The controller is not part of this suite: the tests
 // play its role (and the queue-agent's routing, with the shared filter semantics) — they create

@@ -10,8 +10,12 @@ import { recoveryScenarios } from './recovery';
 import { routingScenarios } from './routing';
 import { soakScenarios } from './soak';
 
+// Two scenarios at a time: each has resources of its own (Topology), and they spend their time
+// waiting on the broker (statistics, proofs), not computing.
+const SCENARIOS_AT_ONCE = 2;
+
 export function defineConformanceSuite(h: ProviderHarness): void {
-  describe(`engine conformance: ${h.name}`, { concurrency: 1 }, () => {
+  describe(`engine conformance: ${h.name}`, { concurrency: SCENARIOS_AT_ONCE }, () => {
     routingScenarios(h);
     fieldScenarios(h);
     crashScenarios(h);

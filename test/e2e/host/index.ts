@@ -36,7 +36,10 @@ function selectedFiles(): string[] {
   const only = (process.env.QS_E2E_HOST ?? '').split(',').filter(Boolean);
   const present = fs.readdirSync(__dirname).filter((f) => f.endsWith('.test.js'));
   const ordered = JSON.parse(fs.readFileSync(path.join(__dirname, ORDER_FILE), 'utf8')) as string[];
-  const files = [...ordered.filter((f) => present.includes(f)), ...present.filter((f) => !ordered.includes(f))];
+  const files = [
+    ...ordered.filter((f) => present.includes(f)),
+    ...present.filter((f) => !ordered.includes(f)),
+  ];
   const selected = files.filter((f) => only.length === 0 || only.some((word) => f.includes(word)));
   if (selected.length === 0)
     throw new Error(

@@ -20,6 +20,7 @@
 import type { Admin } from 'kafkajs';
 import type { EngineHooks } from '../engine/contract';
 import { describeError, type Logger } from '../engine/log';
+import type { PumpSelection } from '../engine/port';
 import type { PublishBarrier } from '../engine/publishBarrier';
 import { Backoff } from '../engine/timing';
 import { MAX_PARKED, type IsolationLevel, type KafkaTiming } from './config';
@@ -29,12 +30,6 @@ import { chunks, codecRuns, messageIdOf, topicMessages } from './records';
 import { partitionCount } from './shadows';
 import { sendAcknowledged, type TxnOutcome, type TxnProducer } from './txn';
 import type { FetchedRecord, Offsets, PartitionRead, RecordHeaders, Wire } from './wire';
-
-export interface PumpSelection {
-  readonly routeId: string | undefined;
-  readonly destination: string;
-  readonly generation: number;
-}
 
 export interface PumpDeps {
   readonly wire: Wire;

@@ -19,6 +19,7 @@
 //   to new deliveries). Deliveries still waiting for a retry are requeued to the queue.
 // - If the connection or channel dies, every unacked delivery goes back to the queue by the
 //   broker's doing; the relay forgets them (a publish already made becomes a duplicate).
+import type { PumpSelection } from '../engine/port';
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { EngineHooks } from '../engine/contract';
 import { describeError, type Logger } from '../engine/log';
@@ -29,12 +30,8 @@ import { shadowPublishOptions } from './properties';
 import { ensureRoute } from './routing';
 import type { Link } from './session';
 
-export interface RelaySelection {
-  readonly destination: string;
-  readonly routeId: string | undefined;
-  /** The route-table generation the choice was made under (for the publish barrier). */
-  readonly generation: number;
-}
+/** Where a delivery goes, chosen under the route table of a generation (the kernel's). */
+export type RelaySelection = PumpSelection;
 
 export interface RelayOptions {
   readonly queue: string;

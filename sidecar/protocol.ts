@@ -1,6 +1,6 @@
 // The sidecar's stdout protocol: one JSON object per line, each with a `type` and a `time`.
-// The VS Code extension imports these types to parse what the sidecar says, so this module has
-// no imports at all (it must bundle into the extension without pulling broker or kube clients).
+// The VS Code extension imports these types to parse what the sidecar says, so this module imports
+// types only (it must bundle into the extension without pulling broker or kube clients).
 //
 // Rules every message follows:
 // - No header values, message bodies or credentials ever appear (URLs are shown with the
@@ -11,6 +11,8 @@
 // - Every failure that ends the process is one `error` line (with `suggestedAction`) followed by
 //   a non-zero exit; see SIDECAR_EXIT_CODES.
 
+import type { Provider } from '../core/providers';
+
 export const SIDECAR_PROTOCOL_VERSION = 1;
 
 /** The env var through which a parent that created the split (the extension) hands a sidecar
@@ -18,7 +20,6 @@ export const SIDECAR_PROTOCOL_VERSION = 1;
 export const SESSION_SECRET_ENV = 'QUEUE_SPLIT_SESSION_SECRET';
 
 export type SidecarDeliveryMode = 'http' | 'env' | 'relay';
-export type SidecarProvider = 'kafka' | 'rabbitmq';
 
 /** Exit codes: 0 after a clean stop (detached), 1 after an `error`, 2 for bad flags, 130 when a second signal cut the stop short. */
 export const SIDECAR_EXIT_CODES = { ok: 0, error: 1, usage: 2, interrupted: 130 } as const;
@@ -184,7 +185,7 @@ export interface ErrorMessage {
 
 export interface ReadyQueue {
   name: string;
-  provider: SidecarProvider;
+  provider: Provider;
   /** `agent`: the queue-agent reads the session shadow and streams it to the sidecar (http and
    * relay by default). Absent: the sidecar reads the broker itself (`--transport broker`), or
    * the debugged process does (env mode). */

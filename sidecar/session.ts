@@ -3,6 +3,7 @@
 // on SIGINT/SIGTERM stop consuming, delete the split and report the drain. Failures become one
 // `error` line; after a failure the split is left to its lease (a quick restart adopts it),
 // except a Rejected split, which can never become Active and is deleted.
+import type { Provider } from '../core/providers';
 import * as path from 'node:path';
 import { AppsV1Api } from '@kubernetes/client-node';
 import type { QueueSplit, WorkloadRef } from '../core/crd/queueSplitSchema';
@@ -39,7 +40,6 @@ import {
   type BlockedMessageRequest,
   type PublishRequest,
   type ReadyQueue,
-  type SidecarProvider,
 } from './protocol';
 import {
   LeaseKeeper,
@@ -465,7 +465,7 @@ export class Session {
 
   private pipeline(
     queue: string,
-    provider: SidecarProvider,
+    provider: Provider,
     filter: HeaderFilter,
     deliverer: Deliverer,
     cannotReject: RejectRules['cannotReject'],

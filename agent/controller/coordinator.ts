@@ -781,7 +781,7 @@ export class Coordinator {
     const queues = this.resolved.filter((q) => state.activeQueues.includes(q.name));
     const changed = overrideDrift(
       workload,
-      overridesFor(queues, (q) => queueNames(state, q.name)),
+      overridesFor(queues, (q) => queueNames(state, q)),
     );
     if (changed.length === 0) return undefined;
     return (
@@ -877,7 +877,7 @@ export class Coordinator {
             ? action.queues
             : state.activeQueues.filter((q) => !action.queues.includes(q));
         const queues = this.resolved.filter((q) => keep.includes(q.name));
-        const overrides = overridesFor(queues, (q) => queueNames(state, q.name));
+        const overrides = overridesFor(queues, (q) => queueNames(state, q));
         if (action.type === 'applyOverrides' && state.phase !== 'REDIRECTING_APP') {
           // A retry's re-apply: only where someone changed them, so a retry does not roll the app for nothing.
           const current = await this.deps.workloads.read(this.kind, this.namespace, this.name);

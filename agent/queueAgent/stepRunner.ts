@@ -21,8 +21,9 @@ import type {
   ShadowLag,
 } from '../engine/contract';
 import { describeError, type Logger } from '../engine/log';
-import { EngineConfigError } from './connections';
-import { createEngine, type EngineSettings } from './engineFactory';
+import type { EngineSettings } from '../providers/contract';
+import { EngineConfigError } from '../providers/podEnv';
+import { createEngine } from '../providers/registry';
 
 /** Phases in which the pump runs and the route table is kept current. */
 const PUMPING: readonly WorkloadPhase[] = ['STARTING_PUMP', 'REDIRECTING_APP', 'ACTIVE', 'DEGRADED'];

@@ -1,6 +1,6 @@
 // The agent's half of one authenticated session stream (core/sessionStream.ts): a credit window
 // shared by the route's readers, tags for what was sent, and the answers (ack, reject) and
-// settlements that come back. Readers (./kafkaReader.ts, ./rabbitReader.ts) call `send` in their
+// settlements that come back. Readers (agent/<provider>/sessionReader.ts) call `send` in their
 // shadow's order and commit/ack (or reject) on the broker only once a message's `answered`
 // resolves, then `settle` it.
 //
@@ -17,7 +17,7 @@
 //   4. What was answered but never settled when a stream finishes (its reader lost the broker
 //      before the proof came back: the broker may or may not have the ack) is kept as unproven
 //      in SettledMemory. The next stream's readers settle such a message by ref only on proof
-//      that the broker had the answer (RabbitMQ: ./rabbitReader.ts), and forget it when it comes
+//      that the broker had the answer (RabbitMQ: agent/rabbitmq/sessionReader.ts), and forget it when it comes
 //      again (the broker lacked it); never on a guess, which could report a message delivered
 //      and then deliver it again.
 import type { WebSocket } from 'ws';
@@ -96,7 +96,7 @@ export class RouteStream {
 
   /**
    * The broker provably had the answers for every ref of `queue` still waiting (the reader's
-   * proof: ./rabbitReader.ts): settled by ref, so the client reports them now.
+   * proof: agent/rabbitmq/sessionReader.ts): settled by ref, so the client reports them now.
    */
   resolveAwaiting(queue: string): void {
     const refs = [...this.awaiting.values()].filter((r) => r.queue === queue);

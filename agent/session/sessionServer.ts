@@ -37,9 +37,7 @@ import {
 } from '../../core/sessionStream';
 import { newNonce, proofMatches } from '../../core/sessionSecret';
 import { describeError, type Logger } from '../engine/log';
-import { kafkaConnection, rabbitUrls } from '../queueAgent/connections';
-import { KafkaSessionReader } from './kafkaReader';
-import { RabbitSessionReader } from './rabbitReader';
+import { sessionReader } from '../providers/registry';
 import type { SessionReader } from './reader';
 import { SESSION_BOUNDS } from './bounds';
 import { RouteStream, SettledMemory } from './routeStream';
@@ -80,25 +78,7 @@ const noMetrics: SessionMetrics = { streamReplaced: () => undefined, frameRefuse
 /** Builds a reader for one queue of a route (tests and the agent use the brokers' own). */
 export type ReaderFactory = (plan: AgentQueuePlan, route: AgentRoute) => SessionReader;
 
-export const brokerReaders: ReaderFactory = (plan, route) => {
-  const shadow = route.shadows[plan.name];
-  if (!shadow) throw new Error(`route ${route.routeId} has no session shadow for queue ${plan.name}`);
-  if (plan.provider === 'kafka') {
-    if (!shadow.sessionGroup)
-      throw new Error(`route ${route.routeId} has no session group for queue ${plan.name}`);
-    return new KafkaSessionReader({
-      queue: plan.name,
-      connection: kafkaConnection(plan),
-      topic: shadow.shadow,
-      group: shadow.sessionGroup,
-    });
-  }
-  return new RabbitSessionReader({
-    queue: plan.name,
-    amqpUrl: rabbitUrls(plan).amqpUrl,
-    shadow: shadow.shadow,
-  });
-};
+export const brokerReaders: ReaderFactory = sessionReader;
 
 export class SessionServer {
   private readonly wss = new WebSocketServer({

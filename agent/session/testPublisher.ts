@@ -6,35 +6,16 @@
 // the client asked for. Connections open on first use, one per broker URL, and stay for the
 // agent's life.
 import { randomUUID } from 'node:crypto';
-import * as amqp from 'amqplib';
-import type { Producer } from 'kafkajs';
 import type { AgentQueuePlan } from '../../core/agentProtocol';
-import { amqpHeaders, kafkaHeaders, matches, type HeaderFilter } from '../../core/filter';
-import { kafkaClient } from '../kafka/clients';
-import { defaultTiming } from '../kafka/config';
-import { kafkaConnection, rabbitUrls } from '../queueAgent/connections';
+import { matches, type HeaderFilter } from '../../core/filter';
+import type { Provider } from '../../core/providers';
+import type { TestMessage, TestMessageSender } from '../providers/contract';
+import { testMessageSenders, type PlanFor } from '../providers/registry';
 
-export interface TestMessage {
-  queue: string;
-  headers: Record<string, string>;
-  body: Uint8Array;
-  contentType?: string;
-  key?: string;
-}
+export type { TestMessage } from '../providers/contract';
 
 /** A published test message carries this id (Kafka: the `message-id` header; AMQP: message-id). */
 export type PublishOutcome = { ok: true; messageId: string } | { ok: false; reason: string };
-
-type AmqpPublishing = { connection: amqp.ChannelModel; channel: amqp.ConfirmChannel };
-
-/** The Kafka headers of a test message as published: the agent's own keys win. */
-function kafkaTestHeaders(message: TestMessage, messageId: string): Record<string, string> {
-  return {
-    ...message.headers,
-    'message-id': messageId,
-    ...(message.contentType !== undefined ? { 'content-type': message.contentType } : {}),
-  };
-}
 
 /** Keys of the filter the published message lacks or carries with another value (no values: they may be secret). */
 function unmatchedKeys(filter: HeaderFilter, published: ReadonlyMap<string, string>): string[] {
@@ -42,18 +23,16 @@ function unmatchedKeys(filter: HeaderFilter, published: ReadonlyMap<string, stri
 }
 
 export class TestPublisher {
-  private readonly kafka = new Map<string, Promise<Producer>>();
-  private readonly amqp = new Map<string, Promise<AmqpPublishing>>();
+  private readonly senders = testMessageSenders();
 
   async publish(plan: AgentQueuePlan, filter: HeaderFilter, message: TestMessage): Promise<PublishOutcome> {
     const body = Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength);
     const messageId = `qs-test-${randomUUID()}`;
-    const kafkaHeadersOut = plan.provider === 'kafka' ? kafkaTestHeaders(message, messageId) : undefined;
-    // What the engine will read: Kafka routes on every header; AMQP on the headers table alone.
-    const published = kafkaHeadersOut ? kafkaHeaders(kafkaHeadersOut) : amqpHeaders(message.headers);
-    if (!matches(filter, published)) {
-      const unmatched = unmatchedKeys(filter, published);
-      const own = unmatched.filter((k) => kafkaHeadersOut && (k === 'message-id' || k === 'content-type'));
+    // What the engine will read, as published.
+    const published = this.sender(plan.provider).published(message, messageId);
+    if (!matches(filter, published.headers)) {
+      const unmatched = unmatchedKeys(filter, published.headers);
+      const own = unmatched.filter((k) => published.ownKeys.includes(k));
       return {
         ok: false,
         reason:
@@ -63,22 +42,7 @@ export class TestPublisher {
       };
     }
     try {
-      if (kafkaHeadersOut) {
-        const producer = await this.kafkaProducer(plan);
-        await producer.send({
-          topic: plan.source,
-          acks: -1,
-          messages: [
-            {
-              value: body,
-              ...(message.key !== undefined ? { key: message.key } : {}),
-              headers: kafkaHeadersOut,
-            },
-          ],
-        });
-      } else {
-        await this.publishAmqp(plan, body, message, messageId);
-      }
+      await this.send(plan.provider, plan, body, message, messageId);
       return { ok: true, messageId };
     } catch (err) {
       return {
@@ -88,86 +52,21 @@ export class TestPublisher {
     }
   }
 
-  private kafkaProducer(plan: AgentQueuePlan): Promise<Producer> {
-    let producer = this.kafka.get(plan.name);
-    if (!producer) {
-      producer = (async () => {
-        const p = kafkaClient(kafkaConnection(plan), `queue-split-test-${plan.name}`, defaultTiming).producer(
-          {
-            allowAutoTopicCreation: false,
-          },
-        );
-        await p.connect();
-        return p;
-      })();
-      producer.catch(() => this.kafka.delete(plan.name));
-      this.kafka.set(plan.name, producer);
-    }
-    return producer;
-  }
-
-  private async publishAmqp(
-    plan: AgentQueuePlan,
+  private send<P extends Provider>(
+    provider: P,
+    plan: PlanFor<P>,
     body: Buffer,
     message: TestMessage,
     messageId: string,
   ): Promise<void> {
-    const { amqpUrl } = rabbitUrls(plan);
-    let publishing = this.amqp.get(amqpUrl);
-    if (!publishing) {
-      publishing = (async () => {
-        const connection = await amqp.connect(amqpUrl, {
-          clientProperties: { connection_name: 'queue-split test messages' },
-        });
-        connection.on('error', () => undefined);
-        connection.on('close', () => {
-          if (this.amqp.get(amqpUrl) === publishing) this.amqp.delete(amqpUrl);
-        });
-        const channel = await connection.createConfirmChannel();
-        channel.on('error', () => undefined);
-        return { connection, channel };
-      })();
-      const mine = publishing;
-      mine.catch(() => {
-        if (this.amqp.get(amqpUrl) === mine) this.amqp.delete(amqpUrl);
-      });
-      this.amqp.set(amqpUrl, publishing);
-    }
-    const { channel } = await publishing;
-    // A positive confirm arrives for an unroutable mandatory publish too; only basic.return says
-    // so (BROKER-FACTS), and it carries the message id.
-    let returned = false;
-    const onReturn = (m: amqp.Message) => {
-      if (m.properties.messageId === messageId) returned = true;
-    };
-    channel.on('return', onReturn);
-    try {
-      await new Promise<void>((resolve, reject) =>
-        channel.sendToQueue(
-          plan.source,
-          body,
-          {
-            persistent: true,
-            mandatory: true,
-            messageId,
-            headers: message.headers,
-            ...(message.contentType !== undefined ? { contentType: message.contentType } : {}),
-          },
-          (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()),
-        ),
-      );
-    } finally {
-      channel.off('return', onReturn);
-    }
-    if (returned) throw new Error(`queue ${plan.source} does not exist (NO_ROUTE)`);
+    return this.sender(provider).send(plan, body, message, messageId);
+  }
+
+  private sender<P extends Provider>(provider: P): TestMessageSender<P> {
+    return this.senders[provider];
   }
 
   async close(): Promise<void> {
-    const producers = [...this.kafka.values()];
-    this.kafka.clear();
-    await Promise.all(producers.map((p) => p.then((x) => x.disconnect()).catch(() => undefined)));
-    const connections = [...this.amqp.values()];
-    this.amqp.clear();
-    await Promise.all(connections.map((c) => c.then((x) => x.connection.close()).catch(() => undefined)));
+    await Promise.all(Object.values(this.senders).map((s) => s.close()));
   }
 }

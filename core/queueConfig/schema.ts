@@ -2,6 +2,7 @@
 // its TypeScript types, its JSON Schema (deploy/schema/) and the schema stage of validation.
 // Objects are strict: a typo such as `brokerEnv` must fail, not silently drop a setting.
 import { z } from 'zod';
+import type { Provider } from '../providers';
 
 export const QUEUE_CONFIG_ANNOTATION = 'telepresence.io/queue-config';
 
@@ -151,8 +152,6 @@ export type QueueDeclaration = KafkaQueueDeclaration | RabbitQueueDeclaration;
 export interface QueueConfig {
   queues: QueueDeclaration[];
 }
-
-export type Provider = 'kafka' | 'rabbitmq';
 
 export function providerOf(queue: QueueDeclaration): Provider {
   return 'kafka' in queue ? 'kafka' : 'rabbitmq';

@@ -1,7 +1,7 @@
 // What the views say about a message whose delivery keeps failing (issue 26 item 4): its queue
 // waits behind it, so the tree row, the status bar and the reject confirmation say which message,
 // why and how often, and what a reject does on that broker. Pure: text from a BlockedDelivery.
-import type { SidecarProvider } from '../../sidecar/protocol';
+import type { Provider } from '../../core/providers';
 import type { BlockedDelivery, SessionView } from './session';
 
 /** "blocked on message 0-5: HTTP 500, attempt 8" — the tree row's words. */
@@ -33,7 +33,7 @@ export function blockedOn(view: SessionView | undefined, queue?: string): Blocke
 /** What rejecting does, on each broker: the modal confirmation says it before anything happens. */
 export function rejectConfirmation(
   b: BlockedDelivery,
-  provider: SidecarProvider | undefined,
+  provider: Provider | undefined,
 ): { message: string; detail: string; button: string } {
   const effect =
     provider === 'kafka'

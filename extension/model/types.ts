@@ -3,9 +3,9 @@
 import type { WorkloadSplitStatus } from '../../core/workloadStatus';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import type { SidecarDeliveryMode } from '../../sidecar/protocol';
+import type { Provider } from '../../core/providers';
 
 export type WorkloadKind = 'Deployment' | 'StatefulSet';
-export type Provider = 'kafka' | 'rabbitmq';
 
 /** Which cluster and namespace the extension looks at. */
 export interface KubeTargetInfo {

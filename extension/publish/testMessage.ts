@@ -3,6 +3,7 @@
 // debugged process). The broker connection is resolved exactly as the sidecar resolves it
 // (sidecar/connection.ts: the container's env, ConfigMaps/Secrets read with the user's own
 // credentials, local overrides, address map). Loaded lazily: it pulls amqplib and kafkajs.
+import type { Provider } from '../../core/providers';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
@@ -27,7 +28,7 @@ export interface TestMessage {
 
 export interface SentMessage {
   messageId: string;
-  provider: 'kafka' | 'rabbitmq';
+  provider: Provider;
   /** The topic or queue it went to. */
   destination: string;
 }

@@ -13,14 +13,15 @@ import { matches, type HeaderFilter } from '../../core/filter';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import type { Delivery, DeliveryHandler } from '../consumers/types';
 import type { Reporter } from '../output';
-import type { BlockedMessageRequest, DeliveryCounts, SidecarProvider } from '../protocol';
+import type { Provider } from '../../core/providers';
+import type { BlockedMessageRequest, DeliveryCounts } from '../protocol';
 import { BlockedMessage } from './blocked';
 import { untilDelivered, type RejectedBy, type RetryPolicy, type StopSignals } from './retry';
 import type { Deliverer } from './types';
 
 export interface RejectRules {
   /** The queue's broker: what a reject does there (the `rejected` line says it). */
-  provider: SidecarProvider;
+  provider: Provider;
   /** --reject-after: give up once this many attempts failed; undefined: never. */
   rejectAfter?: number;
   /** Why messages cannot be rejected in this session now, if they cannot (a queue-agent from
@@ -29,7 +30,7 @@ export interface RejectRules {
 }
 
 /** What a reject does on each broker, in the words the `rejected` line and the extension use. */
-export const REJECT_EFFECT: Record<SidecarProvider, string> = {
+export const REJECT_EFFECT: Record<Provider, string> = {
   rabbitmq:
     "RabbitMQ rejected it without requeue: the broker dead-letters it by the queue's dead-letter settings (x-dead-letter-exchange), or discards it if the queue has none, as your app's own reject would",
   kafka:

@@ -5,6 +5,7 @@
 // RabbitMQ to RabbitMQ, keeping body, key/headers/properties, timestamp and (when the local
 // topic has it) the partition. Not kept: the AMQP user-id (the local broker would refuse a
 // foreign one) and the redelivered flag.
+import type { Provider } from '../../core/providers';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { sendableHeaders } from '../../core/kafkaNullHeaders';
@@ -19,7 +20,7 @@ import type { Deliverer } from './types';
 
 export interface RelayDestination {
   queue: string;
-  provider: 'kafka' | 'rabbitmq';
+  provider: Provider;
   /** Local topic or queue. */
   name: string;
 }

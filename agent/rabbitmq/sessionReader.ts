@@ -14,9 +14,9 @@
 // all (nothing ready, and no consumer but ours that could hold it unacked) was.
 import * as amqp from 'amqplib';
 import { amqpShadowMessage } from '../../core/shadowMessage';
-import { SESSION_BOUNDS } from './bounds';
-import type { RouteStream } from './routeStream';
-import type { SessionReader } from './reader';
+import { SESSION_BOUNDS } from '../session/bounds';
+import type { SessionReader } from '../session/reader';
+import type { RouteStream } from '../session/routeStream';
 
 const INITIAL_PREFETCH = 4;
 const RECENT_SIZES = 32;

@@ -12,10 +12,10 @@ import { type Consumer, type EachBatchPayload } from 'kafkajs';
 import { kafkaShadowMessage } from '../../core/shadowMessage';
 // Shadows keep their source's codec (snappy, lz4, zstd too), which kafkajs alone cannot read.
 import '../../core/kafkaCodecs';
-import { kafkaClient } from '../kafka/clients';
-import { defaultTiming, type KafkaConnection } from '../kafka/config';
-import type { RouteStream } from './routeStream';
-import type { SessionReader } from './reader';
+import type { SessionReader } from '../session/reader';
+import type { RouteStream } from '../session/routeStream';
+import { kafkaClient } from './clients';
+import { defaultTiming, type KafkaConnection } from './config';
 
 /** Long deliveries (a breakpoint in the handler) must not cost the group membership. */
 const HEARTBEAT_MS = 3_000;

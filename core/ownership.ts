@@ -5,7 +5,8 @@
 // (refuse) is possible, a missed one (two owners) is not for endpoints written with one host
 // name. Different bootstrap host lists for one Kafka cluster still give different keys.
 import { digest } from './hash';
-import type { ResolvedQueue } from './queueConfig/resolvedTypes';
+import { assertNever } from './providers';
+import type { EnvRole, ResolvedQueue } from './queueConfig/resolvedTypes';
 import { fail, fieldError, ok, type Result } from './result';
 
 const SCHEME = 'ownership-v1';
@@ -108,13 +109,10 @@ export function rabbitOwnershipKey(input: { url: string; queue: string }): Resul
  * source (and the Kafka group). Two queues with one key consume one source the same way.
  */
 export function sourceOwnershipKey(namespace: string, queue: ResolvedQueue): string {
-  const endpoint = queue.env.find((e) => e.role === (queue.provider === 'kafka' ? 'brokers' : 'url'));
-  const source = endpoint?.source;
+  const { role, literalKey, group } = ownershipParts(queue);
+  const source = queue.env.find((e) => e.role === role)?.source;
   if (source?.kind === 'value') {
-    const literal =
-      queue.provider === 'kafka'
-        ? kafkaOwnershipKey({ brokers: source.value, topic: queue.source, group: queue.group })
-        : rabbitOwnershipKey({ url: source.value, queue: queue.source });
+    const literal = literalKey(source.value);
     if (literal.ok) return literal.value;
   }
   const ref =
@@ -123,8 +121,30 @@ export function sourceOwnershipKey(namespace: string, queue: ResolvedQueue): str
       : source?.kind === 'configMapKeyRef'
         ? `configmap:${namespace}/${source.configMap}/${source.key}`
         : 'unknown';
-  return digest(
-    ['ownership-ref', queue.provider, ref, queue.source, queue.provider === 'kafka' ? queue.group : ''],
-    24,
-  );
+  return digest(['ownership-ref', queue.provider, ref, queue.source, group], 24);
+}
+
+/** Per provider: the env role of the broker endpoint, the key of a literal endpoint, and the
+ * consumer group the key includes ('' where consumers share no group). */
+function ownershipParts(queue: ResolvedQueue): {
+  role: EnvRole;
+  literalKey: (endpoint: string) => Result<string>;
+  group: string;
+} {
+  switch (queue.provider) {
+    case 'kafka':
+      return {
+        role: 'brokers',
+        literalKey: (brokers) => kafkaOwnershipKey({ brokers, topic: queue.source, group: queue.group }),
+        group: queue.group,
+      };
+    case 'rabbitmq':
+      return {
+        role: 'url',
+        literalKey: (url) => rabbitOwnershipKey({ url, queue: queue.source }),
+        group: '',
+      };
+    default:
+      return assertNever(queue, 'queue');
+  }
 }

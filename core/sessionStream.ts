@@ -61,7 +61,7 @@
 // unsettled messages), and what was never sent waits in the shadow for the route's lease.
 import { decode, encode } from '@msgpack/msgpack';
 import { z } from 'zod';
-import { providerSchema } from './providers';
+import { providerSchema } from './providerSchema';
 import { NONCE_PATTERN } from './sessionSecret';
 
 export const SESSION_PATH = '/v1/session';

@@ -38,7 +38,7 @@ import {
 import type { AgentEndpoint } from './agentPortForward';
 import type { Delivery, DeliveryHandler } from './consumers/types';
 import { sessionProof } from '../core/sessionSecret';
-import { SidecarError, errorText, isAbort } from './errors';
+import { SidecarError, errorText, isAbort } from '../laptop/errors';
 import type { Reporter } from './output';
 
 /** Agent frames carry message bodies: as large as the brokers allow. */

@@ -13,13 +13,13 @@
 import * as net from 'node:net';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel } from 'kafkajs';
-import type { AddressMap } from './addressMap';
-import type { KafkaConnection, QueueConnection, RabbitConnection } from './connection';
-import { kafkaSocketFactory, kafkaStartError } from './consumers/kafka';
-import { amqpConnectError } from './consumers/rabbitmq';
-import { SidecarError, errorText, systemCode } from './errors';
-import type { SidecarDeliveryMode } from './protocol';
-import { redactUrl } from './redact';
+import type { AddressMap } from '../laptop/addressMap';
+import type { KafkaConnection, QueueConnection, RabbitConnection } from '../laptop/brokerConnection';
+import { kafkaSocketFactory, kafkaStartError } from '../laptop/kafka';
+import { amqpConnectError } from '../laptop/rabbitmq';
+import { SidecarError, errorText, systemCode } from '../laptop/errors';
+import type { SidecarDeliveryMode } from '../core/sidecarProtocol';
+import { redactUrl } from '../laptop/redact';
 
 /** Upper bound of one check; a few seconds, so a dead address fails fast and nothing is created. */
 export const PREFLIGHT_TIMEOUT_MS = 5_000;

@@ -17,7 +17,7 @@ import { newSessionSecret, secretFits } from '../core/sessionSecret';
 import { productVersion } from '../core/version';
 import { fixedEndpoint, portForwardEndpoint } from './agentPortForward';
 import { AgentStream } from './agentStream';
-import { resolveConnections, type QueueConnection } from './connection';
+import { resolveConnections, type QueueConnection } from '../laptop/brokerConnection';
 import { KafkaShadowConsumer } from './consumers/kafka';
 import { RabbitShadowConsumer } from './consumers/rabbitmq';
 import type { ShadowConsumer } from './consumers/types';
@@ -27,10 +27,10 @@ import { QueuePipeline, type RejectRules } from './delivery/pipeline';
 import { RelayDeliverer, type RelayDestination } from './delivery/relay';
 import { StopSignals } from './delivery/retry';
 import type { Deliverer } from './delivery/types';
-import { SidecarError, errorText, isAbort, usageError } from './errors';
+import { SidecarError, errorText, isAbort, usageError } from '../laptop/errors';
 import { checkEnvBrokers, checkHttpTarget, preflightFailure } from './preflight';
 import { followHandback, workloadStatusText } from './handback';
-import { checkSessionAccess, kubeError, kubeStatus, loadKube, whoAmI, type KubeTarget } from './kube';
+import { checkSessionAccess, kubeError, kubeStatus, loadKube, whoAmI, type KubeTarget } from '../laptop/kube';
 import type { SidecarOptions } from './options';
 import type { Reporter } from './output';
 import {
@@ -40,7 +40,7 @@ import {
   type BlockedMessageRequest,
   type PublishRequest,
   type ReadyQueue,
-} from './protocol';
+} from '../core/sidecarProtocol';
 import {
   LeaseKeeper,
   QueueSplitApi,

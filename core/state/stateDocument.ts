@@ -2,7 +2,8 @@
 // every step, so a restart resumes exactly where it stopped. Reading it is strict: a corrupt
 // document or one written by a newer controller is refused with a clear error, never guessed at.
 import { z } from 'zod';
-import { providerSchema, type Provider } from '../providers';
+import { providerSchema } from '../providerSchema';
+import type { Provider } from '../providers';
 import { fail, fieldError, guarded, ok, type FieldError, type Result } from '../result';
 import { PUBLIC_KEY_PATTERN } from '../sessionSecret';
 import { describeValue, issuesToFieldErrors } from '../zodIssues';

@@ -1,7 +1,7 @@
 // What the views say about a message whose delivery keeps failing (issue 26 item 4): its queue
 // waits behind it, so the tree row, the status bar and the reject confirmation say which message,
 // why and how often, and what a reject does on that broker. Pure: text from a BlockedDelivery.
-import type { Provider } from '../../core/providers';
+import { PROVIDERS, type Provider } from '../../core/providers';
 import type { BlockedDelivery, SessionView } from './session';
 
 /** "blocked on message 0-5: HTTP 500, attempt 8" — the tree row's words. */
@@ -35,12 +35,10 @@ export function rejectConfirmation(
   b: BlockedDelivery,
   provider: Provider | undefined,
 ): { message: string; detail: string; button: string } {
-  const effect =
-    provider === 'kafka'
-      ? 'Kafka has no reject: the message is skipped, its offset committed past it, as your app would skip it. Neither you nor the app get it again.'
-      : provider === 'rabbitmq'
-        ? "RabbitMQ rejects it without requeue, as your app's own reject would: the broker dead-letters it by the queue's rules (x-dead-letter-exchange), or discards it if the queue has no dead-letter exchange."
-        : "It is settled as your app's own reject would settle it: RabbitMQ dead-letters it by the queue's rules (or discards it without a dead-letter exchange); Kafka skips it.";
+  // Without a known provider (a session from before the provider was reported) it says both.
+  const effect = provider
+    ? PROVIDERS[provider].reject.confirm
+    : "It is settled as your app's own reject would settle it: RabbitMQ dead-letters it by the queue's rules (or discards it without a dead-letter exchange); Kafka skips it.";
   return {
     message: `Reject message ${b.messageId} of ${b.queue}?`,
     detail: `It failed ${b.attempt} ${b.attempt === 1 ? 'time' : 'times'} (${b.reason}) and holds up the messages behind it. ${effect} The messages behind it then flow.`,

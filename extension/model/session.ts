@@ -1,5 +1,5 @@
 // What one running sidecar has told the extension, folded from its JSON lines
-// (sidecar/protocol.ts). Pure: the process manager feeds messages in, views read the result.
+// (core/sidecarProtocol.ts). Pure: the process manager feeds messages in, views read the result.
 import type {
   ErrorMessage,
   FailedMessage,
@@ -7,7 +7,7 @@ import type {
   SidecarDeliveryMode,
   SidecarMessage,
   WarningMessage,
-} from '../../sidecar/protocol';
+} from '../../core/sidecarProtocol';
 
 export type SessionStage =
   'starting' | 'resolving' | 'waiting' | 'active' | 'stopping' | 'draining' | 'stopped' | 'failed';

@@ -15,7 +15,7 @@ import {
   type PublishRequest,
   type ReadyMessage,
   type SidecarMessage,
-} from '../../sidecar/protocol';
+} from '../../core/sidecarProtocol';
 import type { ClusterService } from '../cluster';
 import type { BlockedRef } from '../model/blocked';
 import { filterKeys } from '../model/owner';

@@ -10,11 +10,11 @@ import * as amqp from 'amqplib';
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { sendableHeaders } from '../../core/kafkaNullHeaders';
 import type { ShadowMessage } from '../../core/shadowMessage';
-import { kafkaLogCreator } from '../consumers/kafka';
-import { amqpConnectError, amqpReplyCode } from '../consumers/rabbitmq';
-import { SidecarError, errorChain, errorText } from '../errors';
+import { kafkaLogCreator } from '../../laptop/kafka';
+import { amqpConnectError, amqpReplyCode } from '../../laptop/rabbitmq';
+import { SidecarError, errorChain, errorText } from '../../laptop/errors';
 import type { Reporter } from '../output';
-import { redactUrl } from '../redact';
+import { redactUrl } from '../../laptop/redact';
 import { abortError, Outage, type AttemptResult } from './retry';
 import type { Deliverer } from './types';
 
@@ -88,7 +88,7 @@ export class RelayDeliverer implements Deliverer {
       clientId: 'queue-split-sidecar-relay',
       brokers,
       logLevel: logLevel.WARN,
-      logCreator: kafkaLogCreator(this.options.reporter),
+      logCreator: kafkaLogCreator((line) => this.options.reporter.log(line)),
       connectionTimeout: 5_000,
       retry: { retries: 2, initialRetryTime: 300 },
     });

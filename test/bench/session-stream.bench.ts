@@ -21,7 +21,7 @@ import { DESIRED_API_VERSION } from '../../core/agentProtocol';
 import { newSessionSecret, sessionPublicKey } from '../../core/sessionSecret';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import { SESSION_PATH } from '../../core/sessionStream';
-import { AddressMap } from '../../sidecar/addressMap';
+import { AddressMap } from '../../laptop/addressMap';
 import { fixedEndpoint } from '../../sidecar/agentPortForward';
 import { AgentStream } from '../../sidecar/agentStream';
 import { KafkaShadowConsumer } from '../../sidecar/consumers/kafka';

@@ -36,7 +36,7 @@ import {
 import { runDir } from '../env/paths';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { AgentStream } from '../../sidecar/agentStream';
-import type { SidecarError } from '../../sidecar/errors';
+import type { SidecarError } from '../../laptop/errors';
 import { Reporter } from '../../sidecar/output';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { pollUntil } from '../support/poll';

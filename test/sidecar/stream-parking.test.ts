@@ -21,7 +21,7 @@ import { fixedEndpoint } from '../../sidecar/agentPortForward';
 import { AgentStream } from '../../sidecar/agentStream';
 import type { DeliveryHandler } from '../../sidecar/consumers/types';
 import { Reporter } from '../../sidecar/output';
-import { parseSidecarLine, type SidecarMessage } from '../../sidecar/protocol';
+import { parseSidecarLine, type SidecarMessage } from '../../core/sidecarProtocol';
 import { pollUntil } from '../support/poll';
 
 /** A scripted agent: challenges, welcomes every hello, sends what the test says, records what comes back. */

@@ -16,7 +16,7 @@ import {
   type TreeNode,
   type TreeSnapshot,
 } from '../../../extension/model/tree';
-import type { SidecarMessage } from '../../../sidecar/protocol';
+import type { SidecarMessage } from '../../../core/sidecarProtocol';
 import { split, workload } from './fixtures';
 
 const T0 = '2030-01-01T00:00:00.000Z';

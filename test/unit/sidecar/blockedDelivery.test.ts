@@ -10,10 +10,10 @@ import type { Delivery } from '../../../sidecar/consumers/types';
 import { QueuePipeline, type RejectRules } from '../../../sidecar/delivery/pipeline';
 import { Outage, StopSignals, type AttemptResult } from '../../../sidecar/delivery/retry';
 import type { Deliverer } from '../../../sidecar/delivery/types';
-import { SidecarError } from '../../../sidecar/errors';
+import { SidecarError } from '../../../laptop/errors';
 import { buildOptions, parseRejectAfter, type RawOptions } from '../../../sidecar/options';
 import { Reporter } from '../../../sidecar/output';
-import { parseSidecarRequest, type SidecarMessage } from '../../../sidecar/protocol';
+import { parseSidecarRequest, type SidecarMessage } from '../../../core/sidecarProtocol';
 
 function recording(): { reporter: Reporter; lines: SidecarMessage[] } {
   const lines: SidecarMessage[] = [];

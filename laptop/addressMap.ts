@@ -2,7 +2,7 @@
 // port-forward or a public listener is. The address map rewrites where the sidecar dials,
 // keeping the original host as the TLS server name so certificates still verify. For Kafka it
 // applies to every connection kafkajs opens, including the advertised broker addresses it
-// learns from metadata (see kafkaSocketFactory in consumers/kafka.ts).
+// learns from metadata (see kafkaSocketFactory in ./kafka.ts).
 import { usageError } from './errors';
 
 export interface HostPort {

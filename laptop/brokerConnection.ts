@@ -6,15 +6,16 @@
 // The result is used twice: to connect the sidecar's own consumers (http/relay modes) and, in
 // env mode, as the connection env of the debugged process.
 import * as fs from 'node:fs';
-import type * as tls from 'node:tls';
 import { CoreV1Api } from '@kubernetes/client-node';
-import type { SASLOptions } from 'kafkajs';
 import type { EnvSource } from '../core/queueConfig/containerEnv';
 import type { EnvRole, ResolvedQueue } from '../core/queueConfig/resolveQueues';
 import type { AddressMap } from './addressMap';
+import { kafkaConnection, type KafkaConnection } from './kafka';
+import { rabbitConnection, type RabbitConnection } from './rabbitmq';
+import { assertNever } from '../core/providers';
 import { SidecarError, errorText } from './errors';
 import { kubeError, kubeStatus, type KubeTarget } from './kube';
-import { redactUrl, type Redactor } from './redact';
+import type { Redactor } from './redact';
 
 export interface EnvValue {
   name: string;
@@ -25,23 +26,8 @@ export interface EnvValue {
   role: EnvRole;
 }
 
-export interface KafkaConnection {
-  provider: 'kafka';
-  /** Bootstrap brokers as declared (host:port); the address map applies when dialing. */
-  brokers: string[];
-  ssl?: tls.ConnectionOptions;
-  sasl?: SASLOptions;
-  /** For people: brokers and the addresses actually dialed. */
-  display: string;
-}
-
-export interface RabbitConnection {
-  provider: 'rabbitmq';
-  /** The URL to dial (mapped, credentials inside). Secret: never print it. */
-  url: string;
-  socketOptions: tls.ConnectionOptions;
-  display: string;
-}
+export type { KafkaConnection } from './kafka';
+export type { RabbitConnection } from './rabbitmq';
 
 export type BrokerConnection = KafkaConnection | RabbitConnection;
 
@@ -214,87 +200,43 @@ async function resolveConnection(
       role: copied.role,
     });
   }
-  const valueOf = (role: EnvRole): string | undefined => env.find((e) => e.role === role)?.value;
-  const rawOf = (role: EnvRole): string | undefined => {
-    const entry = env.find((e) => e.role === role);
-    return entry === undefined ? undefined : values.get(entry.name);
-  };
-  const envNameOf = (role: EnvRole): string => queue.env.find((e) => e.role === role)?.name ?? role;
-  const ca = await caBundle(queue, inputs, reader);
-
-  if (queue.provider === 'kafka') {
-    const brokersText = rawOf('brokers');
-    const brokers = (brokersText ?? '')
-      .split(',')
-      .map((b) => b.trim().replace(/^[A-Za-z_]+:\/\//, ''))
-      .filter((b) => b !== '')
-      .map((b) => (/:\d+$/.test(b) ? b : `${b}:9092`));
-    if (brokers.length === 0) {
-      throw new SidecarError(
-        'config-missing',
-        `${envNameOf('brokers')} of queue "${queue.name}" is empty, so there is no Kafka broker to connect to.`,
-        `Supply it locally with --env ${envNameOf('brokers')}=host:port.`,
-      );
-    }
-    const dialed = brokers.map((b) => inputs.addressMap.mapBroker(b));
-    const display = `kafka ${brokers.join(',')}${dialed.join(',') !== brokers.join(',') ? ` (dialed as ${dialed.join(',')})` : ''}`;
-    const sasl = kafkaSasl(queue, valueOf('username'), valueOf('password'), envNameOf);
-    return {
-      queue,
-      env,
-      broker: {
-        provider: 'kafka',
-        brokers,
-        ...(queue.tls !== undefined ? { ssl: ca !== undefined ? { ca: [ca] } : {} } : {}),
-        ...(sasl !== undefined ? { sasl } : {}),
-        display,
-      },
-    };
-  }
-
-  const urlText = rawOf('url');
-  if (urlText === undefined || urlText === '') {
-    throw new SidecarError(
-      'config-missing',
-      `${envNameOf('url')} of queue "${queue.name}" has no value, so there is no RabbitMQ to connect to.`,
-      `Supply it locally with --env ${envNameOf('url')}=amqp://user:password@host:5672/vhost.`,
-    );
-  }
-  let url: URL;
-  try {
-    url = new URL(urlText);
-  } catch {
-    throw new SidecarError(
-      'config-missing',
-      `${envNameOf('url')} of queue "${queue.name}" is not a URL.`,
-      `Supply it locally with --env ${envNameOf('url')}=amqp://host:5672.`,
-    );
-  }
-  const username = valueOf('username');
-  const password = valueOf('password');
-  if (url.username === '' && username !== undefined) {
-    url.username = encodeURIComponent(username);
-    url.password = encodeURIComponent(password ?? '');
-  }
-  inputs.redactor.addUrl(url.toString());
-  const mapped = inputs.addressMap.mapUrl(url.toString());
-  const socketOptions: tls.ConnectionOptions = {};
-  if (url.protocol === 'amqps:') {
-    if (ca !== undefined) socketOptions.ca = [ca];
-    // Certificates name the in-cluster host, not the port-forward we dial.
-    if (mapped.mapped && !/^[\d.]+$|:/.test(mapped.originalHost))
-      socketOptions.servername = mapped.originalHost;
-  }
-  return {
-    queue,
-    env,
-    broker: {
-      provider: 'rabbitmq',
-      url: mapped.url,
-      socketOptions,
-      display: `rabbitmq ${redactUrl(urlText)}${mapped.mapped ? ` (dialed as ${redactUrl(mapped.url)})` : ''}`,
+  const queueEnv: QueueEnv = {
+    value: (role) => env.find((e) => e.role === role)?.value,
+    raw: (role) => {
+      const entry = env.find((e) => e.role === role);
+      return entry === undefined ? undefined : values.get(entry.name);
     },
+    envName: (role) => queue.env.find((e) => e.role === role)?.name ?? role,
+    ca: await caBundle(queue, inputs, reader),
+    addressMap: inputs.addressMap,
+    redactor: inputs.redactor,
   };
+  return { queue, env, broker: brokerConnection(queue, queueEnv) };
+}
+
+/** What a provider builds its connection from: the queue's resolved env by role. */
+export interface QueueEnv {
+  /** As the local process sees it (address map applied). */
+  value(role: EnvRole): string | undefined;
+  /** As the workload declares it. */
+  raw(role: EnvRole): string | undefined;
+  /** The env var of a role, for messages. */
+  envName(role: EnvRole): string;
+  /** The CA bundle of a TLS queue, when one is declared or given. */
+  ca: string | undefined;
+  addressMap: AddressMap;
+  redactor: Redactor;
+}
+
+function brokerConnection(queue: ResolvedQueue, env: QueueEnv): BrokerConnection {
+  switch (queue.provider) {
+    case 'kafka':
+      return kafkaConnection(queue, env);
+    case 'rabbitmq':
+      return rabbitConnection(queue, env);
+    default:
+      return assertNever(queue, 'queue');
+  }
 }
 
 function localValue(raw: string, role: EnvRole, map: AddressMap): string {
@@ -305,31 +247,6 @@ function localValue(raw: string, role: EnvRole, map: AddressMap): string {
       .join(',');
   if (role === 'url' || role === 'managementUrl') return map.mapUrl(raw).url;
   return raw;
-}
-
-function kafkaSasl(
-  queue: ResolvedQueue,
-  username: string | undefined,
-  password: string | undefined,
-  envNameOf: (role: EnvRole) => string,
-): SASLOptions | undefined {
-  if (queue.provider !== 'kafka' || queue.saslMechanism === undefined) return undefined;
-  if (username === undefined || password === undefined) {
-    const missing = username === undefined ? envNameOf('username') : envNameOf('password');
-    throw new SidecarError(
-      'config-missing',
-      `Queue "${queue.name}" uses SASL ${queue.saslMechanism}, but ${missing} has no value.`,
-      `Supply it locally with --env ${missing}=<value>.`,
-    );
-  }
-  switch (queue.saslMechanism) {
-    case 'PLAIN':
-      return { mechanism: 'plain', username, password };
-    case 'SCRAM-SHA-256':
-      return { mechanism: 'scram-sha-256', username, password };
-    case 'SCRAM-SHA-512':
-      return { mechanism: 'scram-sha-512', username, password };
-  }
 }
 
 async function caBundle(

@@ -11,7 +11,7 @@
 // - Every failure that ends the process is one `error` line (with `suggestedAction`) followed by
 //   a non-zero exit; see SIDECAR_EXIT_CODES.
 
-import type { Provider } from '../core/providers';
+import type { Provider } from './providers';
 
 export const SIDECAR_PROTOCOL_VERSION = 1;
 

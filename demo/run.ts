@@ -21,7 +21,7 @@ import {
   demoNamespace,
   invoicesQueue,
   ordersTopic,
-  shopDeployment,
+  demoShop,
   workloadName,
 } from './sampleWorkload';
 
@@ -173,7 +173,7 @@ async function main(): Promise<void> {
   );
   await apps.createNamespacedDeployment({
     namespace: demoNamespace,
-    body: shopDeployment({
+    body: demoShop({
       kafkaBrokers: services.inCluster.kafkaBrokers.join(','),
       amqpUrl: services.inCluster.amqpUrl,
       managementUrl: services.inCluster.rabbitManagementUrl,

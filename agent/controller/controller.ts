@@ -25,7 +25,7 @@ import {
   type QueueSplit,
 } from '../../core/crd/queueSplitSchema';
 import { parseState } from '../../core/state/stateDocument';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import { InformerCache, type CacheObserver, type WatchedPath } from '../kube/informers';
 import { AgentObjects, type AgentSettings } from './agentObjects';
 import { Coordinator, type CoordinatorSettings } from './coordinator';

@@ -27,7 +27,7 @@ import { recover } from '../../core/state/recovery';
 import { STEPS, type WorkloadPhase } from '../../core/state/phases';
 import { initialState, parseState, serializeState, type SplitState } from '../../core/state/stateDocument';
 import { transition } from '../../core/state/transition';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import { ConfigMapStore } from '../kube/configMaps';
 import { isConflict } from '../kube/client';
 import { AgentObjects } from './agentObjects';

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { CLEANUP_KEY } from '../../core/agentProtocol';
 import type { SplitState } from '../../core/state/stateDocument';
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 import { isNotFound } from '../kube/client';
 import { ConfigMapStore } from '../kube/configMaps';
 import { namespaceDeletedRecord } from './cleanupRecord';

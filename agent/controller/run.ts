@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { jsonLogger } from '../engine/log';
+import { jsonLogger } from '../log';
 import { portOf, startServer } from '../queueAgent/server';
 import { isConflict, loadKubeConfig } from '../kube/client';
 import type { AgentPlacement } from './agentDeployment';

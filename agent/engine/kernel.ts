@@ -25,7 +25,7 @@ import type {
   ShadowLag,
   StopResult,
 } from './contract';
-import { describeError, type Logger } from './log';
+import { describeError, type Logger } from '../log';
 import { phaseRule, STEP_PHASES, type StepName } from './phases';
 import type { Blocked, BrokerPort, EngineView, KernelState, RemovedRoute } from './port';
 import { PublishBarrier } from './publishBarrier';

@@ -19,7 +19,7 @@ import type {
   RouteSpec,
   ShadowLag,
 } from './contract';
-import type { LogFields } from './log';
+import type { LogFields } from '../log';
 import type { PublishBarrier } from './publishBarrier';
 import type { RouteTable } from './routeTable';
 

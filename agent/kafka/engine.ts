@@ -17,7 +17,7 @@ import type {
   ShadowLag,
 } from '../engine/contract';
 import { EngineKernel } from '../engine/kernel';
-import { describeError, silentLogger, type Logger } from '../engine/log';
+import { describeError, silentLogger, type Logger } from '../log';
 import { rejected } from '../engine/outcome';
 import type { Blocked, BrokerPort, EngineView, KernelState, Step } from '../engine/port';
 import {

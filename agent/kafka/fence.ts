@@ -2,7 +2,7 @@
 // a replacement engine's producer fences this one for good, and a fenced engine closes every
 // client at once so it never touches the split again.
 import type { Outcome } from '../engine/contract';
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 import { degraded, pending } from '../engine/outcome';
 import type { Blocked } from '../engine/port';
 import type { KafkaLink } from './link';

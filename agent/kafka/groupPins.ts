@@ -3,7 +3,7 @@
 // with live members refuses a commit from outside (UNKNOWN_MEMBER_ID), which is the guard the
 // handback rests on (docs/design.md §7).
 import type { Outcome } from '../engine/contract';
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 import { pending } from '../engine/outcome';
 import type { Blocked } from '../engine/port';
 import type { KafkaEngineConfig } from './config';

@@ -19,7 +19,7 @@
 // reported until it goes (agent/kafka/DECISIONS.md, "Records the engine cannot copy").
 import type { Admin } from 'kafkajs';
 import type { EngineHooks } from '../engine/contract';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import type { PumpSelection } from '../engine/port';
 import type { PublishBarrier } from '../engine/publishBarrier';
 import { Backoff } from '../engine/timing';

@@ -4,7 +4,7 @@
 // phases.
 import type { CleanupReadyResult, ShadowLag } from '../engine/contract';
 import { sumLag } from '../engine/lag';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import { pending, rejected } from '../engine/outcome';
 import type { Blocked, EngineView, Step } from '../engine/port';
 import { offsetGaps } from './backlog';

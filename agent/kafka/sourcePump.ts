@@ -3,7 +3,7 @@
 // puts the application back there); the frontier is where the pump stopped (the handback
 // commits it to the application group). Nothing here decides phases.
 import type { EngineHooks } from '../engine/contract';
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 import { pending } from '../engine/outcome';
 import type { Blocked, EngineView, Step } from '../engine/port';
 import { kafkaHeaders } from '../../core/filter';

@@ -6,7 +6,7 @@ import type { AgentRoute, QueuePlanOf } from '../../core/agentProtocol';
 import type { MessageHeaders } from '../../core/filter';
 import type { Provider } from '../../core/providers';
 import type { Engine } from '../engine/contract';
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 import type { SessionReader } from '../session/reader';
 
 /** What the controller tells every queue-agent about the brokers (agent/main.ts flags). */

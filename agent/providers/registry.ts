@@ -3,7 +3,7 @@
 import type { AgentQueuePlan, AgentRoute, QueuePlanOf } from '../../core/agentProtocol';
 import { PROVIDER_NAMES, type Provider } from '../../core/providers';
 import type { Engine } from '../engine/contract';
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 import { kafkaAgent } from '../kafka/agentProvider';
 import { rabbitAgent } from '../rabbitmq/agentProvider';
 import type { SessionReader } from '../session/reader';

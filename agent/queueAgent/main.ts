@@ -11,7 +11,7 @@ import {
   type ObservedState,
 } from '../../core/agentProtocol';
 import { formatFieldError } from '../../core/result';
-import { jsonLogger, describeError } from '../engine/log';
+import { jsonLogger, describeError } from '../log';
 import { ConfigMapStore } from '../kube/configMaps';
 import { loadKubeConfig } from '../kube/client';
 import { AgentMetrics } from './metrics';

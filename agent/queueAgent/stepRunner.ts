@@ -20,7 +20,7 @@ import type {
   RouteSpec,
   ShadowLag,
 } from '../engine/contract';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import type { EngineSettings } from '../providers/contract';
 import { EngineConfigError } from '../providers/podEnv';
 import { createEngine } from '../providers/registry';

@@ -3,7 +3,7 @@
 import type { ManagementClient } from './management';
 import type { FieldError } from '../../core/result';
 import type { EngineHooks } from '../engine/contract';
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 
 export interface RabbitTiming {
   /** How long one step may wait for a proof before it answers `pending`. */

@@ -22,7 +22,7 @@ import type {
 } from '../engine/contract';
 import { EngineKernel } from '../engine/kernel';
 import { sumLag } from '../engine/lag';
-import { describeError, silentLogger, type Logger } from '../engine/log';
+import { describeError, silentLogger, type Logger } from '../log';
 import { pending, rejected } from '../engine/outcome';
 import type { Blocked, BrokerPort, EngineView, KernelState, RemovedRoute, Step } from '../engine/port';
 import { replyCode } from './amqpErrors';

@@ -3,7 +3,7 @@
 // source the engine watches the queue's consumers through the management API and reports
 // DEGRADED when one it does not own appears (it would take messages past the split).
 // Statistics lag, so a stranger must be seen on two consecutive polls.
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import type { ManagementClient } from './management';
 
 export interface ForeignConsumers {

@@ -22,7 +22,7 @@
 import type { PumpSelection } from '../engine/port';
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { EngineHooks } from '../engine/contract';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import type { PublishBarrier } from '../engine/publishBarrier';
 import { Backoff, sleep } from '../engine/timing';
 import type { PublishOutcome } from './publisher';

@@ -10,7 +10,7 @@
 // or redelivered: duplicates, not loss), and the session reconnects with backoff, takes the
 // fence again and lets the engine resume. Nothing is ever deleted on the way.
 import * as amqp from 'amqplib';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import { Backoff } from '../engine/timing';
 import { replyCode, ReplyCode } from './amqpErrors';
 import { ConfirmPublisher } from './publisher';

@@ -2,7 +2,7 @@
 // a queue idle (quiesce-and-recheck), emptying it into another queue, and removing it
 // loss-proof. Answers are "ok" or the `pending` outcome to return; nothing here decides phases.
 import type { RetainedResource } from '../engine/contract';
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 import type { Step } from '../engine/port';
 import { pending } from '../engine/outcome';
 import type { RabbitTiming } from './config';

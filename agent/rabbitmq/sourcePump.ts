@@ -2,7 +2,7 @@
 // consuming (so a reconnect resumes it), restarting it when the broker closes its channel,
 // and, on quorum sources, the ownership watch.
 import type { EngineHooks } from '../engine/contract';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import type { PublishBarrier } from '../engine/publishBarrier';
 import { replyCode, ReplyCode } from './amqpErrors';
 import type { RabbitTiming } from './config';

@@ -36,7 +36,7 @@ import {
   type REFUSAL_CODES,
 } from '../../core/sessionStream';
 import { newNonce, proofMatches } from '../../core/sessionSecret';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import { sessionReader } from '../providers/registry';
 import type { SessionReader } from './reader';
 import { SESSION_BOUNDS } from './bounds';

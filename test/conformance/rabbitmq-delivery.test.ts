@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import * as amqp from 'amqplib';
-import { silentLogger } from '../../agent/engine/log';
+import { silentLogger } from '../../agent/log';
 import { PublishBarrier } from '../../agent/engine/publishBarrier';
 import { Relay, type RelaySelection } from '../../agent/rabbitmq/relay';
 import { ensureRoute } from '../../agent/rabbitmq/routing';

@@ -18,7 +18,7 @@ import { after, before, test } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
-import { jsonLogger } from '../../agent/engine/log';
+import { jsonLogger } from '../../agent/log';
 import { SessionServer } from '../../agent/session/sessionServer';
 import { DESIRED_API_VERSION, type AgentRoute, type DesiredState } from '../../core/agentProtocol';
 import { QUEUE_SPLIT_GROUP, type QueueSplit } from '../../core/crd/queueSplitSchema';

@@ -21,7 +21,7 @@ import type {
   ShadowLag,
 } from '../../../agent/engine/contract';
 import { EngineKernel } from '../../../agent/engine/kernel';
-import { silentLogger, type Logger } from '../../../agent/engine/log';
+import { silentLogger, type Logger } from '../../../agent/log';
 import { degraded, pending } from '../../../agent/engine/outcome';
 import type {
   Blocked,

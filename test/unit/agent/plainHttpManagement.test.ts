@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
 import type { RabbitQueuePlan } from '../../../core/agentProtocol';
-import { silentLogger } from '../../../agent/engine/log';
+import { silentLogger } from '../../../agent/log';
 import { EngineConfigError } from '../../../agent/providers/podEnv';
 import { createEngine } from '../../../agent/providers/registry';
 import { parseDesired, planNames } from '../../../core/agentDocuments';

@@ -1,6 +1,7 @@
-// Structured logs for engines: one JSON object per line. Callers pass names, ids and counts
-// only; never message bodies, header values (filter values are header values) or URLs with
-// credentials. `redact` is the last line of defence for error texts that might carry a URL.
+// The agent's structured log (controller, queue-agent and engines): one JSON object per line.
+// Callers pass names, ids and counts only; never message bodies, header values (filter values
+// are header values) or URLs with credentials. `redact` is the last line of defence for error
+// texts that might carry a URL.
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Readonly<Record<string, string | number | boolean | null | undefined>>;
 

@@ -371,8 +371,9 @@ export class AgentStream {
         if (frame.code === 'replaced') this.counts.replaced++;
         this.options.onFatal(refusal(frame.code, frame.message));
         return;
+      case 'challenge':
       case 'welcome':
-        return;
+        return; // answered before the welcome (above); a repeat after it changes nothing
     }
   }
 

@@ -92,7 +92,9 @@ function describe(m: SidecarMessage): string | undefined {
     case 'failed':
       return undefined; // the once-per-outage warning says it for people
     case 'status':
-      return undefined;
+    case 'publish-result':
+    case 'rejected':
+      return undefined; // no stderr line: the protocol line says it
     case 'detached':
       return `detached: ${m.message}`;
   }

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { jsonLogger } from '../log';
-import { portOf, startServer } from '../queueAgent/server';
+import { portOf, startServer } from '../healthServer';
 import { isConflict, loadKubeConfig } from '../kube/client';
 import type { AgentPlacement } from './agentDeployment';
 import { cacheMetrics } from './cacheMetrics';

@@ -9,6 +9,10 @@ import type { Engine } from '../engine/contract';
 import type { Logger } from '../log';
 import type { SessionReader } from '../session/reader';
 
+/** RabbitMQ's own default `collect_statistics_interval`, which the RabbitMQ engine's timing
+ * assumes (agent/rabbitmq/config.ts). */
+export const DEFAULT_STATISTICS_INTERVAL_SECONDS = 5;
+
 /** What the controller tells every queue-agent about the brokers (agent/main.ts flags). */
 export interface EngineSettings {
   /** The RabbitMQ brokers' `collect_statistics_interval`, which bounds how stale management

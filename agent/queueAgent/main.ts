@@ -15,7 +15,7 @@ import { jsonLogger, describeError } from '../log';
 import { ConfigMapStore } from '../kube/configMaps';
 import { loadKubeConfig } from '../kube/client';
 import { AgentMetrics } from './metrics';
-import { portOf, startServer } from './server';
+import { portOf, startServer } from '../healthServer';
 import { brokerReaders, SessionServer } from '../session/sessionServer';
 import { StepRunner } from './stepRunner';
 import { DesiredSeal } from './desiredSeal';

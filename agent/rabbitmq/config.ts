@@ -40,9 +40,6 @@ export const defaultTiming: RabbitTiming = {
   managementTimeoutMs: 5_000,
 };
 
-/** RabbitMQ's own default `collect_statistics_interval`, which `defaultTiming` assumes. */
-export const DEFAULT_STATISTICS_INTERVAL_SECONDS = 5;
-
 /**
  * The statistics-bound timings for a broker that collects statistics every `intervalSeconds`
  * (its `collect_statistics_interval`). The quiesce window is two intervals; the lag bound three,

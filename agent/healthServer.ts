@@ -1,9 +1,9 @@
-// Liveness, readiness and metrics over HTTP. Ready means the agent has read its desired
-// document and reconciled it at least once; live means the loop is still turning.
+// Liveness, readiness and metrics over HTTP, for both roles (controller and queue-agent). Ready means
+// the agent has read its desired document and reconciled it at least once; live means the loop is still turning.
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import { HTTP_BOUNDS } from '../session/bounds';
+import { HTTP_BOUNDS } from './session/bounds';
 
 export interface Health {
   live(): boolean;

@@ -10,7 +10,7 @@ import type { BlockedDelivery } from '../model/session';
 import type { TreeNode } from '../model/tree';
 import { UserError } from '../notifications';
 import type { Services } from '../services';
-import type { SplitSession } from '../sidecar/sessions';
+import type { SplitSession } from '../sidecar/splitSession';
 
 /** The context key the command palette entries are enabled by. */
 const BLOCKED_CONTEXT = 'queueSplit.hasBlockedMessage';

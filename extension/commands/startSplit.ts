@@ -6,7 +6,7 @@ import type { TreeNode } from '../model/tree';
 import type { SplitRequest } from '../model/types';
 import { UserError } from '../notifications';
 import { relayFromSettings } from '../relay';
-import { SidecarFailure } from '../sidecar/sessions';
+import { SidecarFailure } from '../sidecar/splitSession';
 import type { Services } from '../services';
 import { chooseMode, chooseQueues, chooseWorkload, inputFilter, inputHttpTarget } from './pickers';
 

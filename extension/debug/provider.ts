@@ -28,7 +28,7 @@ import { explain, UserError } from '../notifications';
 import { relayFromSettings } from '../relay';
 import type { Services } from '../services';
 import { settings } from '../settings';
-import { SidecarFailure, type SplitSession } from '../sidecar/sessions';
+import { SidecarFailure, type SplitSession } from '../sidecar/splitSession';
 
 interface Marker {
   key: string;

@@ -3,164 +3,23 @@
 // once (concurrent starts of the same workload share one attempt), debug sessions can hold a
 // split and release it, and everything is detached when the window goes away.
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { formatFilter } from '../../core/filter';
 import { secretFits, sessionPublicKey } from '../../core/sessionSecret';
-import {
-  SESSION_SECRET_ENV,
-  type BlockedMessageRequest,
-  type ErrorMessage,
-  type PublishRequest,
-  type ReadyMessage,
-  type SidecarMessage,
-} from '../../core/sidecarProtocol';
+import type { ReadyMessage, SidecarMessage } from '../../core/sidecarProtocol';
+import { handbackUnfinished } from '../../core/workloadStatus';
 import type { ClusterService } from '../cluster';
 import type { BlockedRef } from '../model/blocked';
 import { filterKeys } from '../model/owner';
 import { progressLine } from '../model/phases';
-import { initialSession, isLive, reduceSession, sessionExited, type SessionView } from '../model/session';
-import { preflightArgs, safeFileName, settingsFileContent, sidecarArgs } from '../model/sidecarArgs';
 import { myLiveSplit, sameRequest } from '../model/startSplit';
 import type { QueueSplit, SplitRequest } from '../model/types';
 import { explain, type Notifier, UserError } from '../notifications';
 import { settings } from '../settings';
-import { SidecarProcess, type SidecarSpawn } from './process';
-import { handbackUnfinished } from '../../core/workloadStatus';
-
-/** The sidecar stops delivery, deletes the split and waits this long for the drain. */
-const DETACH_TIMEOUT_SECONDS = 120;
-/** A preflight's checks are bounded to seconds each (sidecar/preflight.ts); this bounds the process. */
-const PREFLIGHT_TIMEOUT_MS = 60_000;
-/** While a split lingers, the tree and the status bar count down at this pace. */
-const LINGER_TICK_MS = 1_000;
-
-export class SidecarFailure extends Error {
-  constructor(
-    message: string,
-    readonly suggestedAction: string,
-  ) {
-    super(message);
-    this.name = 'SidecarFailure';
-  }
-}
-
-export class SplitSession {
-  view: SessionView;
-  /** Debug sessions (by marker key) that use this split. */
-  readonly holders = new Set<string>();
-  persist = false;
-  /** Set while the split lingers after its last debug session (epoch ms it stops at). */
-  lingerUntil: number | undefined;
-  lingerTimer: NodeJS.Timeout | undefined;
-  stopping: Promise<void> | undefined;
-  readonly ready: Promise<ReadyMessage>;
-  private settle: { resolve: (m: ReadyMessage) => void; reject: (e: Error) => void } | undefined;
-  private readonly changed = new vscode.EventEmitter<SplitSession>();
-  readonly onDidChange = this.changed.event;
-  private readonly publishes = new Map<string, (result: PublishResult) => void>();
-
-  constructor(
-    readonly request: SplitRequest,
-    readonly split: QueueSplit,
-    readonly process: SidecarProcess,
-    readonly files: string[],
-  ) {
-    this.view = initialSession(request.mode);
-    this.ready = new Promise<ReadyMessage>((resolve, reject) => (this.settle = { resolve, reject }));
-    // Nobody may be awaiting `ready` (a debug launch in http mode does not): never unhandled.
-    this.ready.catch(() => undefined);
-  }
-
-  get name(): string {
-    return this.split.metadata.name;
-  }
-
-  get key(): string {
-    return sessionKey(this.request.target.context, this.request.target.namespace, this.name);
-  }
-
-  get live(): boolean {
-    return isLive(this.view);
-  }
-
-  get label(): string {
-    return `${this.request.workload.name} [${this.request.queues.join(', ')}]`;
-  }
-
-  /**
-   * Send Test Message through this split's sidecar and its queue-agent (http and relay): the
-   * agent publishes it into the real source if it matches the split's filter.
-   */
-  publish(request: Omit<PublishRequest, 'type' | 'id'>): Promise<PublishResult> {
-    const id = randomUUID();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.publishes.delete(id);
-        resolve({ published: false, reason: 'the sidecar did not answer within 45s' });
-      }, 45_000);
-      this.publishes.set(id, (result) => {
-        clearTimeout(timer);
-        resolve(result);
-      });
-      if (
-        !this.process.request(JSON.stringify({ type: 'publish', id, ...request } satisfies PublishRequest))
-      ) {
-        clearTimeout(timer);
-        this.publishes.delete(id);
-        resolve({ published: false, reason: 'the sidecar is not running' });
-      }
-    });
-  }
-
-  /**
-   * Asks the sidecar to retry the blocked message now, or to reject it (settled as the app's own
-   * reject would); its lines say what came of it. False when the sidecar cannot take requests.
-   */
-  blockedRequest(type: BlockedMessageRequest['type'], queue: string, messageId: string): boolean {
-    return this.process.request(JSON.stringify({ type, queue, messageId } satisfies BlockedMessageRequest));
-  }
-
-  apply(message: SidecarMessage): void {
-    if (message.type === 'publish-result') {
-      this.publishes.get(message.id)?.({
-        published: message.published,
-        ...(message.reason !== undefined ? { reason: message.reason } : {}),
-        ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
-      });
-      this.publishes.delete(message.id);
-      return;
-    }
-    this.view = reduceSession(this.view, message);
-    if (message.type === 'ready') this.settle?.resolve(message);
-    if (message.type === 'error')
-      this.settle?.reject(new SidecarFailure(message.message, message.suggestedAction));
-    this.changed.fire(this);
-  }
-
-  exited(code: number | null, signal: string | null): void {
-    this.view = sessionExited(this.view, code, signal);
-    this.settle?.reject(
-      new SidecarFailure(
-        this.view.error?.message ?? this.view.message,
-        this.view.error?.suggestedAction ?? 'See the Queue Split log (Show Logs) for what the sidecar said.',
-      ),
-    );
-    this.changed.fire(this);
-    this.changed.dispose();
-  }
-}
-
-export interface PublishResult {
-  published: boolean;
-  messageId?: string;
-  reason?: string;
-}
-
-export function sessionKey(context: string, namespace: string, name: string): string {
-  return `${context}/${namespace}/${name}`;
-}
+import { Linger } from './linger';
+import { DETACH_TIMEOUT_SECONDS, SidecarLauncher } from './sidecarLauncher';
+import { sessionKey, SplitSession } from './splitSession';
 
 /** Where VS Code's secret storage keeps a split's session secret. */
 function secretKey(context: string, namespace: string, name: string): string {
@@ -176,19 +35,24 @@ export class SessionManager implements vscode.Disposable {
   private readonly starting = new Map<string, Promise<SplitSession>>();
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
-  /** Runs while any split lingers: the views redraw the time left. */
-  private lingerTick: NodeJS.Timeout | undefined;
-  /** The last bad `queueSplit.linger` value told about (told once, not on every release). */
-  private toldLinger: string | undefined;
-  /** The same for `queueSplit.delivery.rejectAfterAttempts`, told when a sidecar starts. */
-  private toldRejectAfter: string | undefined;
+  private readonly launcher: SidecarLauncher;
+  private readonly linger: Linger;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly cluster: ClusterService,
     private readonly log: vscode.LogOutputChannel,
     private readonly notifier: Notifier,
-  ) {}
+  ) {
+    this.launcher = new SidecarLauncher(context, log, notifier);
+    this.linger = new Linger(
+      () => this.list(),
+      (session) => this.stop(session),
+      () => this.changed.fire(),
+      log,
+      notifier,
+    );
+  }
 
   list(): SplitSession[] {
     return [...this.sessions.values()];
@@ -268,7 +132,7 @@ export class SessionManager implements vscode.Disposable {
       this.log.info(`adopting my split ${mine.metadata.name} (${mine.status?.phase ?? 'Pending'})`);
       split = mine;
     } else {
-      await this.preflight(request, api.connection.kubeconfigPath);
+      await this.launcher.preflight(request, api.connection.kubeconfigPath);
       const secret = streams ? randomBytes(32).toString('base64url') : undefined;
       split = await api.createSplit(
         request,
@@ -296,93 +160,6 @@ export class SessionManager implements vscode.Disposable {
     }
   }
 
-  private storageDir(): string {
-    const dir = path.join(this.context.globalStorageUri.fsPath, 'sidecar');
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return dir;
-  }
-
-  /** The sidecar's --settings file for `request` (0600; it can hold secrets), if it needs one. */
-  private writeSettings(dir: string, base: string, request: SplitRequest): string | undefined {
-    const settingsText = settingsFileContent({
-      env: settings.envOverrides(),
-      addressMap: settings.addressMap(),
-      ...(request.relay?.amqpUrl !== undefined ? { relayAmqpUrl: request.relay.amqpUrl } : {}),
-      ...(request.relay?.to !== undefined ? { relayTo: request.relay.to } : {}),
-    });
-    if (settingsText === undefined) return undefined;
-    const file = path.join(dir, `${base}.settings.json`);
-    fs.writeFileSync(file, settingsText, { mode: 0o600 });
-    return file;
-  }
-
-  /** How to run dist/sidecar.js: the configured Node, else VS Code's own runtime as Node. */
-  private sidecarCommand(args: string[]): SidecarSpawn {
-    const configuredNode = settings.sidecarNodePath();
-    const node = configuredNode !== '' ? configuredNode : process.execPath;
-    const script = this.context.asAbsolutePath(path.join('dist', 'sidecar.js'));
-    if (!fs.existsSync(script))
-      throw new UserError(
-        `The sidecar bundle ${script} is missing.`,
-        'Reinstall the extension (or run `npm run build` in a development checkout).',
-      );
-    return {
-      node,
-      script,
-      args,
-      env: configuredNode === '' ? { ELECTRON_RUN_AS_NODE: '1' } : {},
-      cwd: path.dirname(script),
-    };
-  }
-
-  /**
-   * What a `relay` or `env` session needs from this machine (the local broker; direct broker
-   * reach and login), checked by the sidecar before the split exists: creating it scales down and
-   * rolls the team's workload (issue 15 item 5). `http` is not: its target is the process the
-   * debug launch starts after the sidecar. A failure creates nothing and says what to change.
-   */
-  private async preflight(request: SplitRequest, kubeconfigPath: string | undefined): Promise<void> {
-    if (request.mode === 'http') return;
-    const dir = this.storageDir();
-    const base = safeFileName(
-      `${request.target.context}-${request.target.namespace}-${request.workload.name}-preflight`,
-    );
-    const settingsFile = this.writeSettings(dir, base, request);
-    try {
-      const spec = this.sidecarCommand(
-        preflightArgs({
-          workload: request.workload,
-          queues: request.queues,
-          owner: request.owner,
-          target: request.target,
-          ...(kubeconfigPath !== undefined ? { kubeconfig: kubeconfigPath } : {}),
-          mode: request.mode,
-          ...(request.relay?.kafkaBrokers !== undefined
-            ? { relayKafkaBrokers: request.relay.kafkaBrokers }
-            : {}),
-          ...(settingsFile !== undefined ? { settingsFile } : {}),
-        }),
-      );
-      this.log.info(`preflight of ${request.workload.name} (${request.mode}) before creating the split`);
-      const child = new SidecarProcess(spec);
-      let error: ErrorMessage | undefined;
-      child.onLog((line) => this.log.info(`[sidecar preflight] ${line}`));
-      child.onMessage((m) => {
-        if (m.type === 'error') error = m;
-      });
-      const timer = setTimeout(() => void child.stop(5_000), PREFLIGHT_TIMEOUT_MS);
-      const exit = await child.exited.finally(() => clearTimeout(timer));
-      if (exit.code === 0) return;
-      if (error !== undefined) throw new UserError(error.message, error.suggestedAction);
-      throw new UserError(
-        `The preflight of your ${request.mode} split of ${request.workload.name} ended without a result (exit code ${exit.code}, signal ${exit.signal}). Nothing was created.`,
-        'Open the Queue Split output for the sidecar log, then start the split again.',
-      );
-    } finally {
-      if (settingsFile !== undefined) fs.rmSync(settingsFile, { force: true });
-    }
-  }
-
   /** The session secret of my split created by an earlier window of this VS Code. */
   private async secretOf(split: QueueSplit): Promise<string> {
     const { context, namespace } = (await this.cluster.api()).target;
@@ -402,58 +179,14 @@ export class SessionManager implements vscode.Disposable {
     );
   }
 
+  /** Starts the sidecar of `split` and follows what it says. */
   private spawn(
     request: SplitRequest,
     split: QueueSplit,
     kubeconfigPath: string | undefined,
     sessionSecret?: string,
   ): SplitSession {
-    const dir = this.storageDir();
-    const base = safeFileName(`${request.target.context}-${request.target.namespace}-${split.metadata.name}`);
-    const files: string[] = [];
-    const settingsFile = this.writeSettings(dir, base, request);
-    if (settingsFile !== undefined) files.push(settingsFile);
-    const envOut = request.mode === 'env' ? path.join(dir, `${base}.env`) : undefined;
-    if (envOut !== undefined) files.push(envOut);
-    const stateFile = path.join(dir, `${base}.state.json`);
-    files.push(stateFile);
-    const rejectAfter = settings.rejectAfterAttempts();
-    if (rejectAfter.error !== undefined && rejectAfter.error !== this.toldRejectAfter) {
-      this.toldRejectAfter = rejectAfter.error;
-      this.notifier.warn(rejectAfter.error, 'Set it to a number of attempts, e.g. 8, or 0.', {
-        title: 'Open Settings',
-        run: () =>
-          vscode.commands.executeCommand(
-            'workbench.action.openSettings',
-            'queueSplit.delivery.rejectAfterAttempts',
-          ),
-      });
-    }
-    const args = sidecarArgs({
-      splitName: split.metadata.name,
-      target: request.target,
-      ...(kubeconfigPath !== undefined ? { kubeconfig: kubeconfigPath } : {}),
-      mode: request.mode,
-      ...(request.httpTarget !== undefined ? { httpTarget: request.httpTarget } : {}),
-      ...(request.relay?.kafkaBrokers !== undefined ? { relayKafkaBrokers: request.relay.kafkaBrokers } : {}),
-      leaseSeconds: settings.leaseSeconds(),
-      readyTimeoutSeconds: settings.readyTimeoutSeconds(),
-      detachTimeoutSeconds: DETACH_TIMEOUT_SECONDS,
-      rejectAfterAttempts: rejectAfter.attempts,
-      stateFile,
-      ...(envOut !== undefined ? { envOut } : {}),
-      ...(settingsFile !== undefined ? { settingsFile } : {}),
-    });
-    const command = this.sidecarCommand(args);
-    // The secret goes in the child's environment (private to it), never on its command line.
-    const spec =
-      sessionSecret !== undefined
-        ? { ...command, env: { ...command.env, [SESSION_SECRET_ENV]: sessionSecret } }
-        : command;
-    this.log.info(
-      `starting sidecar for ${split.metadata.name}: ${path.basename(spec.node)} ${path.basename(spec.script)} ${args.join(' ')}`,
-    );
-    const child = new SidecarProcess(spec);
+    const { process: child, files } = this.launcher.launch(request, split, kubeconfigPath, sessionSecret);
     const session = new SplitSession(request, split, child, files);
     child.onLog((line) => this.log.info(`[sidecar ${split.metadata.name}] ${line}`));
     child.onMessage((message) => {
@@ -463,7 +196,7 @@ export class SessionManager implements vscode.Disposable {
     });
     void child.exited.then(({ code, signal }) => {
       const wasStopping = session.stopping !== undefined;
-      this.endLinger(session);
+      this.linger.end(session);
       session.exited(code, signal);
       this.log.info(`sidecar of ${split.metadata.name} exited (code ${code}, signal ${signal})`);
       // The settings and env files can hold secrets: gone with the sidecar that needed them.
@@ -559,7 +292,7 @@ export class SessionManager implements vscode.Disposable {
 
   /** Stops one of this window's splits: the sidecar stops delivering, deletes it and waits for the drain. */
   stop(session: SplitSession): Promise<void> {
-    this.endLinger(session);
+    this.linger.end(session);
     session.stopping ??= (async () => {
       await this.notifier.progress(`Stopping your split of ${session.label}`, async (report) => {
         report('stopping delivery, then draining the route back to the app');
@@ -633,69 +366,12 @@ export class SessionManager implements vscode.Disposable {
 
   /** A debug session starts using `session`: a linger (a restart, the next F5) ends, the split stays. */
   hold(session: SplitSession, holder: string, persist: boolean): void {
-    session.holders.add(holder);
-    session.persist ||= persist;
-    if (session.lingerUntil !== undefined) {
-      this.log.info(`debug session took ${session.name} again: it stops lingering`);
-      this.endLinger(session);
-      this.changed.fire();
-    }
+    this.linger.hold(session, holder, persist);
   }
 
-  /**
-   * A debug session ended: after its last holder the split lingers `queueSplit.linger` seconds
-   * (0: stops now) unless it was meant to persist, so a restart or the next F5 does not roll the
-   * workload's pods again. `now`: a cancelled launch, nothing to wait for — stop at once.
-   */
+  /** A debug session ended: the split lingers after its last holder (./linger.ts). */
   release(holder: string, options: { now?: boolean } = {}): void {
-    for (const session of this.sessions.values()) {
-      if (!session.holders.delete(holder)) continue;
-      if (session.holders.size > 0 || session.persist || !session.live) continue;
-      const stopUnheld = () => {
-        this.endLinger(session);
-        if (session.holders.size > 0 || !session.live || session.stopping !== undefined) return;
-        this.log.info(`last debug session of ${session.name} ended: stopping the split`);
-        void this.stop(session).catch((err: unknown) => {
-          const e = explain(err);
-          this.notifier.error(e.message, e.suggestedAction);
-        });
-      };
-      const seconds = options.now === true ? 0 : this.lingerSeconds();
-      if (seconds === 0) {
-        stopUnheld();
-        continue;
-      }
-      this.endLinger(session);
-      session.lingerUntil = Date.now() + seconds * 1000;
-      session.lingerTimer = setTimeout(stopUnheld, seconds * 1000);
-      this.log.info(`last debug session of ${session.name} ended: the split lingers ${seconds}s`);
-      this.lingerTick ??= setInterval(() => {
-        if (!this.list().some((s) => s.lingerUntil !== undefined)) {
-          clearInterval(this.lingerTick);
-          this.lingerTick = undefined;
-        }
-        this.changed.fire();
-      }, LINGER_TICK_MS);
-      this.changed.fire();
-    }
-  }
-
-  private lingerSeconds(): number {
-    const linger = settings.linger();
-    if (linger.error !== undefined && linger.error !== this.toldLinger) {
-      this.toldLinger = linger.error;
-      this.notifier.warn(linger.error, 'Set queueSplit.linger to seconds, e.g. 180, or 0.', {
-        title: 'Open Settings',
-        run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'queueSplit.linger'),
-      });
-    }
-    return linger.seconds;
-  }
-
-  private endLinger(session: SplitSession): void {
-    clearTimeout(session.lingerTimer);
-    session.lingerTimer = undefined;
-    session.lingerUntil = undefined;
+    this.linger.release(holder, options);
   }
 
   /** Reads the env file the sidecar wrote (env mode): the complete env, secrets included. */
@@ -710,9 +386,9 @@ export class SessionManager implements vscode.Disposable {
 
   dispose(): void {
     // VS Code is closing the window: every sidecar gets a stop request and detaches its split itself.
-    clearInterval(this.lingerTick);
+    this.linger.dispose();
     for (const session of this.sessions.values()) {
-      this.endLinger(session);
+      this.linger.end(session);
       session.process.terminate();
     }
     this.changed.dispose();

@@ -3,7 +3,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import { HTTP_BOUNDS } from './session/bounds';
+import { HTTP_BOUNDS } from './sessionStream/bounds';
 
 export interface Health {
   live(): boolean;

@@ -9,7 +9,7 @@ import {
   isOwnerPolicyDenial,
   reviewSelf,
 } from '../core/identity';
-import { accessText, deniedAccess, sessionAccessChecks } from '../core/preflight';
+import { accessText, deniedAccess, sessionAccessChecks } from '../core/accessPreflight';
 import type { WorkloadRef } from '../core/crd/queueSplitSchema';
 import { SidecarError, errorText, systemCode } from './errors';
 
@@ -173,7 +173,7 @@ export async function whoAmI(kube: KubeTarget): Promise<string> {
 }
 
 /**
- * The RBAC preflight (core/preflight.ts): every verb the session needs, asked before the
+ * The RBAC preflight (core/accessPreflight.ts): every verb the session needs, asked before the
  * QueueSplit exists, so a missing one creates nothing (no cutover nobody could stop).
  */
 export async function checkSessionAccess(

@@ -8,7 +8,7 @@ import { buildOptions, collect, intIn, type RawOptions } from './options';
 import { Reporter } from './output';
 import { createInterface } from 'node:readline';
 import { parseSidecarRequest, SIDECAR_EXIT_CODES } from '../core/sidecarProtocol';
-import { Session } from './session';
+import { Session } from './lifecycle';
 
 const reporter = new Reporter();
 

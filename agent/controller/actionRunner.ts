@@ -14,7 +14,7 @@ import { isConflict } from '../kube/client';
 import { describeError, type Logger } from '../log';
 import type { AgentObjects } from './agentObjects';
 import { queueNames } from './desired';
-import type { OwnershipLeases } from './ownership';
+import type { OwnershipLeases } from './ownershipLeases';
 import type { PhaseProgress } from './phaseProgress';
 import type { Verdict, WorkloadId } from './verdicts';
 import { overrideDrift, overridesFor, type Workloads } from './workloads';

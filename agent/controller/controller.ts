@@ -30,7 +30,7 @@ import { InformerCache, type CacheObserver, type WatchedPath } from '../kube/inf
 import { AgentObjects, type AgentSettings } from './agentObjects';
 import { Coordinator, type CoordinatorSettings } from './coordinator';
 import { DueTimes } from './dueTimes';
-import { OwnershipLeases } from './ownership';
+import { OwnershipLeases } from './ownershipLeases';
 import { SplitObjects, classifySplits } from './splitObjects';
 import { invalidSplitStatus, sameStatus } from './splitStatus';
 import { Workloads, type WorkloadKind } from './workloads';

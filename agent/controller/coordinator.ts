@@ -21,7 +21,7 @@ import { AgentObjects } from './agentObjects';
 import { cleanupRecord } from './cleanupRecord';
 import { activationIdOf, desiredState } from './desired';
 import { NamespaceDeletion } from './namespaceDeletion';
-import { OwnershipLeases } from './ownership';
+import { OwnershipLeases } from './ownershipLeases';
 import { PhaseProgress } from './phaseProgress';
 import { bindRoutes } from './routeBinding';
 import { SplitEvents, workloadRefusal } from './splitEvents';

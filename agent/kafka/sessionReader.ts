@@ -12,8 +12,8 @@ import { type Consumer, type EachBatchPayload } from 'kafkajs';
 import { kafkaShadowMessage } from '../../core/shadowMessage';
 // Shadows keep their source's codec (snappy, lz4, zstd too), which kafkajs alone cannot read.
 import '../../core/kafkaCodecs';
-import type { SessionReader } from '../session/reader';
-import type { RouteStream } from '../session/routeStream';
+import type { SessionReader } from '../sessionStream/reader';
+import type { RouteStream } from '../sessionStream/routeStream';
 import { kafkaClient } from './clients';
 import { defaultTiming, type KafkaConnection } from './config';
 

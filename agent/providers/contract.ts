@@ -7,7 +7,7 @@ import type { MessageHeaders } from '../../core/filter';
 import type { Provider } from '../../core/providers';
 import type { Engine } from '../engine/contract';
 import type { Logger } from '../log';
-import type { SessionReader } from '../session/reader';
+import type { SessionReader } from '../sessionStream/reader';
 
 /** RabbitMQ's own default `collect_statistics_interval`, which the RabbitMQ engine's timing
  * assumes (agent/rabbitmq/config.ts). */

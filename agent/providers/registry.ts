@@ -6,7 +6,7 @@ import type { Engine } from '../engine/contract';
 import type { Logger } from '../log';
 import { kafkaAgent } from '../kafka/agentProvider';
 import { rabbitAgent } from '../rabbitmq/agentProvider';
-import type { SessionReader } from '../session/reader';
+import type { SessionReader } from '../sessionStream/reader';
 import type { AgentProvider, EngineSettings, TestMessageSender } from './contract';
 
 const AGENT_PROVIDERS: { readonly [P in Provider]: AgentProvider<P> } = {

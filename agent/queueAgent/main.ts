@@ -16,7 +16,7 @@ import { ConfigMapStore } from '../kube/configMaps';
 import { loadKubeConfig } from '../kube/client';
 import { AgentMetrics } from './metrics';
 import { portOf, startServer } from '../healthServer';
-import { brokerReaders, SessionServer } from '../session/sessionServer';
+import { brokerReaders, SessionServer } from '../sessionStream/sessionServer';
 import { StepRunner } from './stepRunner';
 import { DesiredSeal } from './desiredSeal';
 

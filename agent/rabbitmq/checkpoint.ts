@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { checkpointCodec, filterSchema, phaseSchema, retainedSchema } from '../engine/checkpointCodec';
 import type { Checkpoint, EnginePhase, RetainedResource, RouteSpec } from '../engine/contract';
 import type { Decoded } from '../engine/port';
-import type { SourceType } from './preflight';
+import type { SourceType } from './sourceCheck';
 import type { ShadowArguments } from './shadowArguments';
 
 export const PROVIDER = 'rabbitmq';

@@ -2,7 +2,7 @@
 // RabbitMQ's broker port. It consumes the source on one fenced connection, copies each message to
 // exactly one shadow queue with confirmed mandatory publishes, and does the broker work of the
 // drains, rollback, handoff and cleanup. The port holds the step logic that needs the broker;
-// the work lives in SourcePump (consuming), ShadowWork (proofs, moves, deletes) and AmqpSession
+// the work lives in SourcePump (consuming), ShadowWork (proofs, moves, deletes) and AmqpConnection
 // (connection and fence).
 import { randomUUID } from 'node:crypto';
 import { amqpHeaders } from '../../core/filter';
@@ -38,10 +38,10 @@ import {
 } from './config';
 import { ManagementClient } from './management';
 import { proveNoPublisher } from './noPublisher';
-import { checkSource, type SourceType } from './preflight';
+import { checkSource, type SourceType } from './sourceCheck';
 import { idle, noBacklog, noConsumers } from './probe';
 import { ensureRoute, deleteRoutingExchange } from './routing';
-import { AmqpSession, type Link } from './session';
+import { AmqpConnection, type Link } from './amqpConnection';
 import { describeArguments, sameArguments, typeOnly, type ShadowArguments } from './shadowArguments';
 import { declareShadow } from './shadows';
 import { ShadowWork } from './shadowWork';
@@ -78,7 +78,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
   readonly inFlight = { what: 'publishes', awaits: 'confirm' };
   private readonly timing: RabbitTiming;
   private readonly management: ManagementClient;
-  private readonly session: AmqpSession;
+  private readonly connection: AmqpConnection;
   private readonly pump: SourcePump;
   private readonly work: ShadowWork;
   /** The split's routing exchange (routing.ts): named like the application shadow. */
@@ -116,7 +116,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
         this.timing.managementTimeoutMs,
       );
     this.work = new ShadowWork(this.management, this.timing, target.username, prefetch, this.exchange, log);
-    this.session = new AmqpSession(
+    this.connection = new AmqpConnection(
       {
         target,
         lockQueue: config.lockQueue,
@@ -153,8 +153,8 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
       logger: log,
       select: (msg) => view.select(amqpHeaders(msg.properties.headers)),
       onRouted: ({ routeId }) => view.countPublished(routeId),
-      currentLink: () => this.session.current(),
-      dropLink: (reason) => this.session.drop(reason),
+      currentLink: () => this.connection.current(),
+      dropLink: (reason) => this.connection.drop(reason),
     });
   }
 
@@ -227,7 +227,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
 
   /** Connects and takes the fence (the lock queue); the link to work on, or why not. */
   private async connect(): Promise<Up> {
-    const result = await this.session.ensureUp();
+    const result = await this.connection.ensureUp();
     if (result.kind === 'up') {
       this.downSince = undefined;
       this.fencedSince = undefined;
@@ -411,7 +411,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
   // ---- status -----------------------------------------------------------------------------
 
   conditions(): EngineCondition[] {
-    const fenced = this.session.fenced;
+    const fenced = this.connection.fenced;
     return conditions({
       sourceQueue: this.config.sourceQueue,
       fenced: fenced && this.fencedSince ? { reason: fenced, since: this.fencedSince } : undefined,
@@ -423,7 +423,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
   }
 
   get connected(): boolean {
-    return this.session.current() !== undefined;
+    return this.connection.current() !== undefined;
   }
 
   get retrying(): number {
@@ -448,7 +448,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
     // Settle what settles quickly; whatever cannot goes back to the source when the
     // connection closes (a duplicate at worst).
     await this.pump.stop(2_000);
-    await this.session.close();
+    await this.connection.close();
   }
 
   // ---- internals ---------------------------------------------------------------------------

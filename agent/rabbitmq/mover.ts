@@ -7,7 +7,7 @@ import type { Logger } from '../log';
 import { sleep } from '../engine/timing';
 import { Relay } from './relay';
 import { ensureRoute } from './routing';
-import type { Link } from './session';
+import type { Link } from './amqpConnection';
 
 export interface MoveResult {
   readonly moved: number;

@@ -28,7 +28,7 @@ import { Backoff, sleep } from '../engine/timing';
 import type { PublishOutcome } from './publisher';
 import { shadowPublishOptions } from './properties';
 import { ensureRoute } from './routing';
-import type { Link } from './session';
+import type { Link } from './amqpConnection';
 
 /** Where a delivery goes, chosen under the route table of a generation (the kernel's). */
 export type RelaySelection = PumpSelection;

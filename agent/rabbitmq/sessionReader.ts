@@ -14,9 +14,9 @@
 // all (nothing ready, and no consumer but ours that could hold it unacked) was.
 import * as amqp from 'amqplib';
 import { amqpShadowMessage } from '../../core/shadowMessage';
-import { SESSION_BOUNDS } from '../session/bounds';
-import type { SessionReader } from '../session/reader';
-import type { RouteStream } from '../session/routeStream';
+import { SESSION_BOUNDS } from '../sessionStream/bounds';
+import type { SessionReader } from '../sessionStream/reader';
+import type { RouteStream } from '../sessionStream/routeStream';
 
 const INITIAL_PREFETCH = 4;
 const RECENT_SIZES = 32;

@@ -8,10 +8,10 @@ import { pending } from '../engine/outcome';
 import type { RabbitTiming } from './config';
 import type { ManagementClient } from './management';
 import { moveAll } from './mover';
-import type { SourceType } from './preflight';
+import type { SourceType } from './sourceCheck';
 import { describeCounts, idle, noConsumers, prove, readCounts, type Expectation, type Proof } from './probe';
 import type { NoPublisher } from './noPublisher';
-import type { Link } from './session';
+import type { Link } from './amqpConnection';
 import { removeShadow } from './shadows';
 
 export interface Emptied {

@@ -26,11 +26,11 @@ import { randomUUID } from 'node:crypto';
 import { pollUntil } from '../engine/timing';
 import { replyCode, ReplyCode } from './amqpErrors';
 import type { ManagementClient, ManagementQueue } from './management';
-import type { SourceType } from './preflight';
+import type { SourceType } from './sourceCheck';
 import type { NoPublisher } from './noPublisher';
 import { ensureRoute } from './routing';
 import { describeArguments, type ShadowArguments } from './shadowArguments';
-import type { Link } from './session';
+import type { Link } from './amqpConnection';
 
 export type DeclareResult = { ok: true } | { ok: false; problem: string };
 

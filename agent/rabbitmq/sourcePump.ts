@@ -7,9 +7,9 @@ import type { PublishBarrier } from '../engine/publishBarrier';
 import { replyCode, ReplyCode } from './amqpErrors';
 import type { RabbitTiming } from './config';
 import type { ManagementClient } from './management';
-import { OwnershipMonitor, type ForeignConsumers } from './ownership';
+import { OwnershipMonitor, type ForeignConsumers } from './foreignConsumers';
 import { Relay, type RelayProblem, type RelaySelection } from './relay';
-import type { Link } from './session';
+import type { Link } from './amqpConnection';
 import type { ConsumeMessage } from 'amqplib';
 
 export interface SourcePumpOptions {

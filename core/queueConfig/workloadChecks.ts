@@ -2,7 +2,7 @@
 // be verified without a broker, TLS Secrets the container already uses, and env vars two queues
 // would both need to override.
 import { assertNever } from '../providers';
-import { normaliseKafkaBrokers, sourceOwnershipKey } from '../ownership';
+import { normaliseKafkaBrokers, sourceOwnershipKey } from '../sourceOwnership';
 import { fieldError, type FieldError } from '../result';
 import { literalOf } from './envResolution';
 import type { Container, PodTemplateSpec } from './podTemplate';

@@ -25,7 +25,7 @@ import { checkFilter, defaultFilterText } from '../model/startSplit';
 import type { SplitRequest } from '../model/types';
 import { parseFilter } from '../../core/filter';
 import { explain, UserError } from '../notifications';
-import { relayFromSettings } from '../relay';
+import { relayFromSettings } from '../relaySettings';
 import type { Services } from '../services';
 import { settings } from '../settings';
 import { SidecarFailure, type SplitSession } from '../sidecar/splitSession';

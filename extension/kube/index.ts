@@ -5,4 +5,4 @@ export { connect, listContexts, type ContextInfo, type KubeConnection } from './
 export { KubeProblem } from './errors';
 export { NamespaceWatch, type NamespaceState } from './watch';
 export { installObjects } from './install';
-export { sessionPreflight } from './preflight';
+export { sessionPreflight } from './accessPreflight';

@@ -2,7 +2,7 @@
 // waits behind it, so the tree row, the status bar and the reject confirmation say which message,
 // why and how often, and what a reject does on that broker. Pure: text from a BlockedDelivery.
 import { PROVIDERS, type Provider } from '../../core/providers';
-import type { BlockedDelivery, SessionView } from './session';
+import type { BlockedDelivery, SessionView } from './sidecarView';
 
 /** "blocked on message 0-5: HTTP 500, attempt 8" — the tree row's words. */
 export function blockedText(b: BlockedDelivery): string {

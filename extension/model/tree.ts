@@ -9,7 +9,7 @@ import { blockedDetail, blockedOn, blockedText } from './blocked';
 import { lingerText } from './linger';
 import { filterForDisplay, isMine } from './owner';
 import { blockingReason, countsText, phaseLook, queuePhase } from './phases';
-import { totalDelivered, type SessionView } from './session';
+import { totalDelivered, type SessionView } from './sidecarView';
 import type { DeclaredQueue, KubeTargetInfo, QueueSplit, WorkloadInfo } from './types';
 
 export interface ContextNode {

@@ -14,7 +14,7 @@ import { SidecarProcess, type SidecarSpawn } from './process';
 
 /** The sidecar stops delivery, deletes the split and waits this long for the drain. */
 export const DETACH_TIMEOUT_SECONDS = 120;
-/** A preflight's checks are bounded to seconds each (sidecar/preflight.ts); this bounds the process. */
+/** A preflight's checks are bounded to seconds each (sidecar/modePreflight.ts); this bounds the process. */
 const PREFLIGHT_TIMEOUT_MS = 60_000;
 
 export class SidecarLauncher {

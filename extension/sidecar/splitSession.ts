@@ -9,7 +9,7 @@ import type {
   ReadyMessage,
   SidecarMessage,
 } from '../../core/sidecarProtocol';
-import { initialSession, isLive, reduceSession, sessionExited, type SessionView } from '../model/session';
+import { initialSession, isLive, reduceSession, sessionExited, type SessionView } from '../model/sidecarView';
 import type { QueueSplit, SplitRequest } from '../model/types';
 import type { SidecarProcess } from './process';
 

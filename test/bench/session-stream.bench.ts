@@ -16,7 +16,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { jsonLogger } from '../../agent/log';
-import { SessionServer } from '../../agent/session/sessionServer';
+import { SessionServer } from '../../agent/sessionStream/sessionServer';
 import { DESIRED_API_VERSION } from '../../core/agentProtocol';
 import { newSessionSecret, sessionPublicKey } from '../../core/sessionSecret';
 import type { ShadowMessage } from '../../core/shadowMessage';

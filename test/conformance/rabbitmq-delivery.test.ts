@@ -10,7 +10,7 @@ import { silentLogger } from '../../agent/log';
 import { PublishBarrier } from '../../agent/engine/publishBarrier';
 import { Relay, type RelaySelection } from '../../agent/rabbitmq/relay';
 import { ensureRoute } from '../../agent/rabbitmq/routing';
-import { AmqpSession } from '../../agent/rabbitmq/session';
+import { AmqpConnection } from '../../agent/rabbitmq/amqpConnection';
 import { amqpTarget } from '../../agent/rabbitmq/urls';
 import { pollUntil } from '../support/poll';
 import { loadServices, uniqueName } from '../support/services';
@@ -400,7 +400,7 @@ test('a publish lost with its channel is retried to the destination of its own g
     ch.publish('', source, Buffer.from('one'), { messageId: `${label}-m`, persistent: true });
     await ch.waitForConfirms();
   });
-  const session = new AmqpSession(
+  const session = new AmqpConnection(
     {
       target: amqpTarget(services.amqpUrl, 10),
       lockQueue: `${label}-lock`,

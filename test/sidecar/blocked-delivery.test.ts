@@ -19,7 +19,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import { jsonLogger } from '../../agent/log';
-import { SessionServer } from '../../agent/session/sessionServer';
+import { SessionServer } from '../../agent/sessionStream/sessionServer';
 import { DESIRED_API_VERSION, type AgentRoute, type DesiredState } from '../../core/agentProtocol';
 import { QUEUE_SPLIT_GROUP, type QueueSplit } from '../../core/crd/queueSplitSchema';
 import { SESSION_PATH } from '../../core/sessionStream';

@@ -1062,7 +1062,7 @@ async function workloadGeneration(): Promise<number | undefined> {
 }
 
 /**
- * A failed preflight (sidecar/preflight.ts): one error line naming the setting, exit 1, and
+ * A failed preflight (sidecar/modePreflight.ts): one error line naming the setting, exit 1, and
  * nothing created — no QueueSplit, the workload's generation unchanged.
  */
 async function assertRefusedBeforeCreate(

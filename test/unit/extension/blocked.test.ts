@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { blockedText, parseRejectAfter, rejectConfirmation } from '../../../extension/model/blocked';
-import { initialSession, reduceSession, type SessionView } from '../../../extension/model/session';
+import { initialSession, reduceSession, type SessionView } from '../../../extension/model/sidecarView';
 import { sidecarArgs } from '../../../extension/model/sidecarArgs';
 import { statusBarLook } from '../../../extension/model/statusBar';
 import {

@@ -8,7 +8,7 @@ import {
   sessionExited,
   totalDelivered,
   type SessionView,
-} from '../../../extension/model/session';
+} from '../../../extension/model/sidecarView';
 import { parseSidecarLine, type SidecarMessage } from '../../../core/sidecarProtocol';
 
 const T = '2030-01-01T00:00:00Z';

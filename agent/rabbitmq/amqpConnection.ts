@@ -96,7 +96,7 @@ export class Link {
   }
 }
 
-export class AmqpSession {
+export class AmqpConnection {
   private link: Link | undefined;
   private connecting: Promise<ConnectResult> | undefined;
   private timer: NodeJS.Timeout | undefined;

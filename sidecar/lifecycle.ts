@@ -28,7 +28,7 @@ import { RelayDeliverer, type RelayDestination } from './delivery/relay';
 import { StopSignals } from './delivery/retry';
 import type { Deliverer } from './delivery/types';
 import { SidecarError, errorText, isAbort, usageError } from '../laptop/errors';
-import { checkEnvBrokers, checkHttpTarget, preflightFailure } from './preflight';
+import { checkEnvBrokers, checkHttpTarget, preflightFailure } from './modePreflight';
 import { followHandback, workloadStatusText } from './handback';
 import { checkSessionAccess, kubeError, kubeStatus, loadKube, whoAmI, type KubeTarget } from '../laptop/kube';
 import type { SidecarOptions } from './options';
@@ -182,7 +182,7 @@ export class Session {
           message: `Queues ${queueNames.join(', ')}: your messages will come from the workload's queue-agent through the Kubernetes API (no broker connection from this machine).`,
         });
       const relayDestinations = options.mode === 'relay' ? this.relayDestinations(resolvedQueues) : [];
-      // The mode's preflight (sidecar/preflight.ts): before the create rolls the team's workload.
+      // The mode's preflight (sidecar/modePreflight.ts): before the create rolls the team's workload.
       await this.preflight(connections, relayDestinations, (d) => (deliverer = d)).catch((err: unknown) => {
         throw preflightFailure(err, options.mode, adoptTarget === undefined);
       });

@@ -4,7 +4,7 @@
 // Secret/ConfigMap reference when it is not (the controller never reads a Secret value).
 import { AppsV1Api, CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { digest } from '../../core/hash';
-import { sourceOwnershipKey } from '../../core/ownership';
+import { sourceOwnershipKey } from '../../core/sourceOwnership';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { isConflict, isNotFound } from '../kube/client';
 import type { Workload } from './workloads';

@@ -1,7 +1,7 @@
 // The RBAC preflight before the extension creates (or adopts) a split, in the extension's
-// words: which verbs are missing, that nothing was created, and what to do (core/preflight.ts).
+// words: which verbs are missing, that nothing was created, and what to do (core/accessPreflight.ts).
 import type { WorkloadRef } from '../../core/crd/queueSplitSchema';
-import { accessText, deniedAccess, sessionAccessChecks } from '../../core/preflight';
+import { accessText, deniedAccess, sessionAccessChecks } from '../../core/accessPreflight';
 import type { ClusterApi } from './cluster';
 import { KubeProblem, kubeProblem } from './errors';
 

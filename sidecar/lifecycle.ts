@@ -3,7 +3,7 @@
 // on SIGINT/SIGTERM stop consuming, delete the split and report the drain. Failures become one
 // `error` line; after a failure the split is left to its lease (a quick restart adopts it),
 // except a Rejected split, which can never become Active and is deleted.
-import type { Provider } from '../core/providers';
+import { assertNever, type Provider } from '../core/providers';
 import * as path from 'node:path';
 import { AppsV1Api } from '@kubernetes/client-node';
 import type { QueueSplit, WorkloadRef } from '../core/crd/queueSplitSchema';
@@ -637,32 +637,38 @@ export class Session {
       );
       const onFatal = (err: SidecarError): void => this.fail(err);
       let consumer: ShadowConsumer;
-      if (c.broker.provider === 'kafka') {
-        if (shadow.group === undefined) {
-          throw new SidecarError(
-            'split-failed',
-            `The controller named no session consumer group for Kafka queue "${c.queue.name}".`,
-            'Check the controller version and `kubectl describe queuesplit`.',
-          );
+      switch (c.broker.provider) {
+        case 'kafka': {
+          if (shadow.group === undefined) {
+            throw new SidecarError(
+              'split-failed',
+              `The controller named no session consumer group for Kafka queue "${c.queue.name}".`,
+              'Check the controller version and `kubectl describe queuesplit`.',
+            );
+          }
+          consumer = new KafkaShadowConsumer({
+            queue: c.queue.name,
+            topic: source,
+            group: shadow.group,
+            connection: c.broker,
+            addressMap: options.addressMap,
+            reporter,
+            onFatal,
+          });
+          break;
         }
-        consumer = new KafkaShadowConsumer({
-          queue: c.queue.name,
-          topic: source,
-          group: shadow.group,
-          connection: c.broker,
-          addressMap: options.addressMap,
-          reporter,
-          onFatal,
-        });
-      } else {
-        consumer = new RabbitShadowConsumer({
-          queue: c.queue.name,
-          shadowQueue: source,
-          connection: c.broker,
-          reporter,
-          connectionName: `queue-split-sidecar ${split.metadata.name} ${c.queue.name}`,
-          onFatal,
-        });
+        case 'rabbitmq':
+          consumer = new RabbitShadowConsumer({
+            queue: c.queue.name,
+            shadowQueue: source,
+            connection: c.broker,
+            reporter,
+            connectionName: `queue-split-sidecar ${split.metadata.name} ${c.queue.name}`,
+            onFatal,
+          });
+          break;
+        default:
+          return assertNever(c.broker, 'broker connection');
       }
       consumers.push(consumer);
       await consumer.start(pipeline);

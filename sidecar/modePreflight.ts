@@ -10,6 +10,7 @@
 //           address map and --env overrides) must accept a connection and, with the credentials
 //           the connection already resolved (never a Secret the caller may not read), a login.
 // Messages never carry a credential: URLs go through redactUrl, broker displays are redacted.
+import { assertNever } from '../core/providers';
 import * as net from 'node:net';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel } from 'kafkajs';
@@ -166,11 +167,16 @@ export async function checkEnvBrokers(
   timeoutMs = PREFLIGHT_TIMEOUT_MS,
 ): Promise<void> {
   const results = await Promise.allSettled(
-    connections.map((c) =>
-      c.broker.provider === 'kafka'
-        ? checkKafka(c.queue.name, c.broker, map, timeoutMs)
-        : checkRabbit(c.queue.name, c.broker, timeoutMs),
-    ),
+    connections.map((c) => {
+      switch (c.broker.provider) {
+        case 'kafka':
+          return checkKafka(c.queue.name, c.broker, map, timeoutMs);
+        case 'rabbitmq':
+          return checkRabbit(c.queue.name, c.broker, timeoutMs);
+        default:
+          return assertNever(c.broker, 'broker connection');
+      }
+    }),
   );
   const failures = results.flatMap((r, i) =>
     r.status === 'rejected' ? [{ queue: connections[i]?.queue.name ?? '?', err: r.reason as unknown }] : [],

@@ -5,6 +5,7 @@
 // RabbitMQ to RabbitMQ, keeping body, key/headers/properties, timestamp and (when the local
 // topic has it) the partition. Not kept: the AMQP user-id (the local broker would refuse a
 // foreign one) and the redelivered flag.
+import { assertNever } from '../../core/providers';
 import type { Provider } from '../../core/providers';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
@@ -65,13 +66,26 @@ export class RelayDeliverer implements Deliverer {
 
   describe(queue: string): string {
     const d = this.destination(queue);
-    return d.provider === 'kafka'
-      ? `local Kafka topic ${d.name} (${this.options.kafkaBrokers?.join(',') ?? ''})`
-      : `local RabbitMQ queue ${d.name} (${redactUrl(this.options.amqpUrl ?? '')})`;
+    switch (d.provider) {
+      case 'kafka':
+        return `local Kafka topic ${d.name} (${this.options.kafkaBrokers?.join(',') ?? ''})`;
+      case 'rabbitmq':
+        return `local RabbitMQ queue ${d.name} (${redactUrl(this.options.amqpUrl ?? '')})`;
+      default:
+        return assertNever(d.provider, 'provider');
+    }
   }
 
   outage(queue: string): Outage {
-    return this.destination(queue).provider === 'kafka' ? this.kafkaOutage : this.amqpOutage;
+    const { provider } = this.destination(queue);
+    switch (provider) {
+      case 'kafka':
+        return this.kafkaOutage;
+      case 'rabbitmq':
+        return this.amqpOutage;
+      default:
+        return assertNever(provider, 'provider');
+    }
   }
 
   /** Connects and checks every destination exists: a missing one is an error before consuming starts. */
@@ -178,7 +192,14 @@ export class RelayDeliverer implements Deliverer {
   attempt(message: ShadowMessage, signal: AbortSignal): Promise<AttemptResult> {
     if (signal.aborted) return Promise.reject(abortError());
     const d = this.destination(message.queue);
-    return d.provider === 'kafka' ? this.publishKafka(d.name, message) : this.publishAmqp(d, message);
+    switch (d.provider) {
+      case 'kafka':
+        return this.publishKafka(d.name, message);
+      case 'rabbitmq':
+        return this.publishAmqp(d, message);
+      default:
+        return assertNever(d.provider, 'provider');
+    }
   }
 
   private async publishKafka(topic: string, message: ShadowMessage): Promise<AttemptResult> {

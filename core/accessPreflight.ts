@@ -1,4 +1,4 @@
-// The RBAC part of the preflight (issue 15 item 5): before a QueueSplit exists — before the
+// The RBAC part of the preflight: before a QueueSplit exists — before the
 // team's workload is scaled down and rolled — ask the API server, one SelfSubjectAccessReview
 // per verb, whether the caller may do everything the session will need. Without it a user who
 // may create but not renew or delete a split would start a cutover nobody can stop but the

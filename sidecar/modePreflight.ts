@@ -1,4 +1,4 @@
-// The mode part of the preflight (issue 15 item 5; the RBAC part is core/accessPreflight.ts): what the
+// The mode part of the preflight (the RBAC part is core/accessPreflight.ts): what the
 // chosen delivery mode needs from this machine is checked BEFORE the QueueSplit exists, because
 // creating it scales down and rolls the team's workload. Every check is bounded
 // (PREFLIGHT_TIMEOUT_MS), independent checks run concurrently, and a failure names the fix in

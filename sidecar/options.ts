@@ -88,7 +88,7 @@ export interface SidecarOptions {
   pollMs: number;
   stopGraceMs: number;
   /** Run the checks a create runs first (access, declaration, the mode's needs), then exit:
-   * the extension asks before it creates a split itself (issue 15 item 5). */
+   * the extension asks before it creates a split itself, since creating one rolls the workload. */
   preflightOnly: boolean;
 }
 

@@ -593,8 +593,8 @@ export interface DetachResult {
 }
 
 /**
- * Warns once per queue-agent restart the controller reports (the `AgentRestarted` condition,
- * issue 19): messages in flight may come again, a drain resumes. A restart from before the
+ * Warns once per queue-agent restart the controller reports (the `AgentRestarted` condition):
+ * messages in flight may come again, a drain resumes. A restart from before the
  * watch began (whole seconds: condition times have no fractions) is not news.
  */
 export class RestartWatch {

@@ -11,7 +11,7 @@
 //   copy) selects its destination again under the table then in force. A retry after a publish
 //   lost with its channel goes to the same destination under the same generation: the broker
 //   may hold that copy, and re-selecting could put the message in two live destinations
-//   (issue 13 case 12; docs/design.md §5.3). The barrier tracks a delivery's generation from its
+//   (docs/design.md §5.3). The barrier tracks a delivery's generation from its
 //   selection until it is settled, so a route that left the table is drained (and its shadow
 //   deleted) only after every delivery that may still reach it has been confirmed or requeued.
 // - stop() cancels the consumer first and only then lets the last confirms ack their

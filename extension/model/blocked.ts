@@ -1,4 +1,4 @@
-// What the views say about a message whose delivery keeps failing (issue 26 item 4): its queue
+// What the views say about a message whose delivery keeps failing (docs/design.md §8): its queue
 // waits behind it, so the tree row, the status bar and the reject confirmation say which message,
 // why and how often, and what a reject does on that broker. Pure: text from a BlockedDelivery.
 import { PROVIDERS, type Provider } from '../../core/providers';

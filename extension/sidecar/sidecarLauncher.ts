@@ -85,7 +85,7 @@ export class SidecarLauncher {
   /**
    * What a `relay` or `env` session needs from this machine (the local broker; direct broker
    * reach and login), checked by the sidecar before the split exists: creating it scales down and
-   * rolls the team's workload (issue 15 item 5). `http` is not: its target is the process the
+   * rolls the team's workload. `http` is not: its target is the process the
    * debug launch starts after the sidecar. A failure creates nothing and says what to change.
    */
   async preflight(request: SplitRequest, kubeconfigPath: string | undefined): Promise<void> {

@@ -1,4 +1,4 @@
-// The session path through the cluster (issue 15) against the former direct path, at 1 KiB, in
+// The session path through the cluster (docs/design.md §8) against the former direct path, at 1 KiB, in
 // one process against the brokers of `npm run env:up`:
 //   direct  the sidecar's own Kafka consumer (`--transport broker`) reads the session shadow
 //   stream  the queue-agent's session server reads it and streams it over a WebSocket

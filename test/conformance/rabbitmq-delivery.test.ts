@@ -1,5 +1,4 @@
-// What a RabbitMQ copy carries when real producers send it (issue 13 cases 10, 11 and 12, issue
-// 17 item 6): sender-selected distribution headers (CC/BCC), the producer's routing key on every
+// What a RabbitMQ copy carries when real producers send it (docs/design.md §7): sender-selected distribution headers (CC/BCC), the producer's routing key on every
 // hop, header values of every AMQP type (sent by a second client, pika), broker-added delivery
 // headers, and a publish lost with its channel while the route table changes. Classic and
 // quorum sources.

@@ -1,4 +1,4 @@
-// A local handler that keeps failing one message (issue 26 item 4): with http delivery the
+// A local handler that keeps failing one message (docs/design.md §8): with http delivery the
 // sidecar retries it for as long as it fails, and every later message of that queue waits
 // behind it (head of line). These cases hold the shipped sidecar bundle to what the developer
 // must get then: the block visible on stdout (which message, why, which attempt, since when),

@@ -388,7 +388,7 @@ test('http mode (Kafka): only the session shadow reaches the target, as CloudEve
 });
 
 test('http mode (Kafka): SIGTERM during a burst — every message reported delivered is committed before the detach', async () => {
-  // Issue 19: a message delivered while the consumer was stopping was reported delivered but
+  // The failure this guards: a message delivered while the consumer was stopping was reported delivered but
   // not committed, so the route drain (which moves the suffix after the session group's commits)
   // handed it to the app as well.
   const session = await kafkaTopic('kburst', 2);

@@ -1,4 +1,4 @@
-// Issue 16 item 12: RabbitMQ management credentials are never sent over plain http when AMQP
+// RabbitMQ management credentials are never sent over plain http when AMQP
 // uses TLS, unless the declaration says allowPlainHttpManagement: true. The queue-agent's
 // preflight sees the values its pod env resolves to (Secrets included), which the controller's
 // config check cannot.

@@ -1,4 +1,4 @@
-// A handler that keeps failing blocks the developer's route (issue 26 item 4), as the extension
+// A handler that keeps failing blocks the developer's route (docs/design.md §8), as the extension
 // shows it: the sidecar's `failed` lines fold into a blocked state that `delivered`/`rejected`
 // (and stopping) clear; the tree row and the status bar say "blocked on message X: HTTP 500,
 // attempt 8"; the row's menu opens only then; the reject confirmation says what each broker does;

@@ -1,4 +1,4 @@
-// A handler that keeps failing blocks the developer's route (issue 26 item 4), as pure logic: the
+// A handler that keeps failing blocks the developer's route (docs/design.md §8), as pure logic: the
 // real QueuePipeline and retry loop around a scripted Deliverer (its attempts' results are the
 // only stand-in), the stdin requests that act on the blocked message, and the --reject-after flag.
 // The same behaviour against the real brokers and the shipped bundle: test/sidecar/blocked-delivery.test.ts.

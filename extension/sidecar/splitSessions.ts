@@ -17,7 +17,7 @@ import { myLiveSplit, sameRequest } from '../model/startSplit';
 import type { QueueSplit, SplitRequest } from '../model/types';
 import { explain, type Notifier, UserError } from '../notifications';
 import { settings } from '../settings';
-import { Linger } from './linger';
+import { SplitHolders } from './holders';
 import { DETACH_TIMEOUT_SECONDS, SidecarLauncher } from './sidecarLauncher';
 import { sessionKey, SplitSession } from './splitSession';
 
@@ -36,7 +36,7 @@ export class SessionManager implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
   private readonly launcher: SidecarLauncher;
-  private readonly linger: Linger;
+  private readonly holders: SplitHolders;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -45,7 +45,7 @@ export class SessionManager implements vscode.Disposable {
     private readonly notifier: Notifier,
   ) {
     this.launcher = new SidecarLauncher(context, log, notifier);
-    this.linger = new Linger(
+    this.holders = new SplitHolders(
       () => this.list(),
       (session) => this.stop(session),
       () => this.changed.fire(),
@@ -196,7 +196,7 @@ export class SessionManager implements vscode.Disposable {
     });
     void child.exited.then(({ code, signal }) => {
       const wasStopping = session.stopping !== undefined;
-      this.linger.end(session);
+      this.holders.end(session);
       session.exited(code, signal);
       this.log.info(`sidecar of ${split.metadata.name} exited (code ${code}, signal ${signal})`);
       // The settings and env files can hold secrets: gone with the sidecar that needed them.
@@ -292,7 +292,7 @@ export class SessionManager implements vscode.Disposable {
 
   /** Stops one of this window's splits: the sidecar stops delivering, deletes it and waits for the drain. */
   stop(session: SplitSession): Promise<void> {
-    this.linger.end(session);
+    this.holders.end(session);
     session.stopping ??= (async () => {
       await this.notifier.progress(`Stopping your split of ${session.label}`, async (report) => {
         report('stopping delivery, then draining the route back to the app');
@@ -366,12 +366,12 @@ export class SessionManager implements vscode.Disposable {
 
   /** A debug session starts using `session`: a linger (a restart, the next F5) ends, the split stays. */
   hold(session: SplitSession, holder: string, persist: boolean): void {
-    this.linger.hold(session, holder, persist);
+    this.holders.hold(session, holder, persist);
   }
 
-  /** A debug session ended: the split lingers after its last holder (./linger.ts). */
+  /** A debug session ended: the split lingers after its last holder (./holders.ts). */
   release(holder: string, options: { now?: boolean } = {}): void {
-    this.linger.release(holder, options);
+    this.holders.release(holder, options);
   }
 
   /** Reads the env file the sidecar wrote (env mode): the complete env, secrets included. */
@@ -386,9 +386,9 @@ export class SessionManager implements vscode.Disposable {
 
   dispose(): void {
     // VS Code is closing the window: every sidecar gets a stop request and detaches its split itself.
-    this.linger.dispose();
+    this.holders.dispose();
     for (const session of this.sessions.values()) {
-      this.linger.end(session);
+      this.holders.end(session);
       session.process.terminate();
     }
     this.changed.dispose();

@@ -1,6 +1,6 @@
-// Debug sessions hold a split; after the last one ends the split lingers `queueSplit.linger`
-// seconds (unless it is meant to persist), so a debug restart or the next F5 does not roll the
-// workload's pods again, then stops. While any split lingers the views redraw the time left.
+// Debug sessions hold a split (the timer side of extension/model/linger.ts); after the last one
+// ends the split lingers `queueSplit.linger` seconds (unless it is meant to persist), so a
+// debug restart or the next F5 does not roll the workload's pods again, then stops.
 import * as vscode from 'vscode';
 import { explain, type Notifier } from '../notifications';
 import { settings } from '../settings';
@@ -9,7 +9,7 @@ import type { SplitSession } from './splitSession';
 /** While a split lingers, the tree and the status bar count down at this pace. */
 const LINGER_TICK_MS = 1_000;
 
-export class Linger implements vscode.Disposable {
+export class SplitHolders implements vscode.Disposable {
   /** Runs while any split lingers: the views redraw the time left. */
   private lingerTick: NodeJS.Timeout | undefined;
   /** The last bad `queueSplit.linger` value told about (told once, not on every release). */

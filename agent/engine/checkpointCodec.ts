@@ -4,7 +4,6 @@
 // agent of the next version reads back.
 import { z } from 'zod';
 import { ENGINE_PHASES, type Checkpoint } from './contract';
-import type { Decoded } from './port';
 
 export const phaseSchema = z.enum(ENGINE_PHASES);
 
@@ -19,6 +18,9 @@ export const retainedSchema = z.array(
     verifiedEmptyAt: z.string(),
   }),
 );
+
+/** A checkpoint read back: its state, or why it is not one of this format. */
+export type Decoded<S> = { ok: true; state: S } | { ok: false; problem: string };
 
 export interface CheckpointCodec<S> {
   encode(state: S): Checkpoint;

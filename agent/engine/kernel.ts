@@ -4,26 +4,27 @@
 // routes, the publish barrier and the published counts, writes checkpoints and recovers from
 // them, and reports status. The provider's broker port (port.ts) does the broker work.
 import { degraded, pending, rejected, wrongPhase } from './outcome';
-import type {
-  AbortResult,
-  Checkpoint,
-  CleanupReadyResult,
-  CleanupResult,
-  Engine,
-  EnginePhase,
-  EngineStatus,
-  HandoffData,
-  HandoffResult,
-  Outcome,
-  PrepareResult,
-  PublishedRoutes,
-  RecoverResult,
-  RetainedResource,
-  RouteDrainResult,
-  RoutesResult,
-  RouteSpec,
-  ShadowLag,
-  StopResult,
+import {
+  ENGINE_PHASES,
+  type AbortResult,
+  type Checkpoint,
+  type CleanupReadyResult,
+  type CleanupResult,
+  type Engine,
+  type EnginePhase,
+  type EngineStatus,
+  type HandoffData,
+  type HandoffResult,
+  type Outcome,
+  type PrepareResult,
+  type PublishedRoutes,
+  type RecoverResult,
+  type RetainedResource,
+  type RouteDrainResult,
+  type RoutesResult,
+  type RouteSpec,
+  type ShadowLag,
+  type StopResult,
 } from './contract';
 import { describeError, type Logger } from '../log';
 import { phaseRule, STEP_PHASES, type StepName } from './phases';
@@ -34,14 +35,9 @@ import { RouteTable } from './routeTable';
 import { Serial } from './serial';
 
 /** Phases whose engine still touches the broker after a restart, and so takes the fence first. */
-const LIVE_PHASES: readonly EnginePhase[] = [
-  'prepared',
-  'running',
-  'stopped',
-  'app-drained',
-  'handed-off',
-  'aborted',
-];
+const LIVE_PHASES: readonly EnginePhase[] = ENGINE_PHASES.filter(
+  (phase) => phase !== 'new' && phase !== 'cleaned' && phase !== 'closed',
+);
 
 /** A bug in this code, not a broker that failed: retrying cannot help, so it is not `pending`. */
 export function isProgrammingError(err: unknown): boolean {
@@ -289,7 +285,7 @@ export class EngineKernel<R extends RemovedRoute, S extends KernelState<R>> impl
           ? this.done<RecoverResult>({ phase: this.phase })
           : wrongPhase('recover', this.phase, STEP_PHASES.recover.runs),
       async () => {
-        const decoded = this.port.decode(checkpoint);
+        const decoded = this.port.codec.decode(checkpoint);
         if (!decoded.ok) {
           return degraded(
             'checkpoint-mismatch',
@@ -298,7 +294,7 @@ export class EngineKernel<R extends RemovedRoute, S extends KernelState<R>> impl
           );
         }
         const s = decoded.state;
-        if (!this.port.owns(s)) {
+        if (!this.owns(s)) {
           return degraded(
             'checkpoint-mismatch',
             'the checkpoint belongs to another activation or names other resources',
@@ -453,7 +449,13 @@ export class EngineKernel<R extends RemovedRoute, S extends KernelState<R>> impl
       removed: [...this.removed.values()],
       retained: this.retained,
     };
-    return this.port.checkpoint(state);
+    return this.port.codec.encode(this.port.checkpointState(state));
+  }
+
+  /** The checkpoint names this engine's activation and resources. */
+  private owns(state: S): boolean {
+    const identity = this.port.identity;
+    return (Object.keys(identity) as (keyof S)[]).every((field) => state[field] === identity[field]);
   }
 
   /** Installs a newer route table: the shadows of routes entering it first, then the swap

@@ -6,7 +6,6 @@ import type { MessageHeaders } from '../../core/filter';
 import type { FieldError } from '../../core/result';
 import type {
   AbortResult,
-  Checkpoint,
   CleanupReadyResult,
   EngineCondition,
   EnginePhase,
@@ -19,6 +18,7 @@ import type {
   RouteSpec,
   ShadowLag,
 } from './contract';
+import type { CheckpointCodec } from './checkpointCodec';
 import type { LogFields } from '../log';
 import type { PublishBarrier } from './publishBarrier';
 import type { RouteTable } from './routeTable';
@@ -46,8 +46,6 @@ export interface KernelState<R extends RemovedRoute> {
   readonly removed: readonly R[];
   readonly retained: readonly RetainedResource[];
 }
-
-export type Decoded<S> = { ok: true; state: S } | { ok: false; problem: string };
 
 /** Where a message goes under the table in force, and that table's generation (the pump tracks
  * the publish under it for the barrier). */
@@ -124,11 +122,13 @@ export interface BrokerPort<R extends RemovedRoute, S extends KernelState<R>> {
   /** Deletes what can go loss-proof; what it keeps it records with `retain`. */
   cleanup(): Promise<Step<{ readonly deleted: string[] }>>;
 
-  /** The checkpoint of the engine's state, in the provider's format. */
-  checkpoint(kernel: KernelState<R>): Checkpoint;
-  decode(checkpoint: Checkpoint): Decoded<S>;
-  /** The checkpoint names this engine's activation and resources. */
-  owns(state: S): boolean;
+  /** The provider's checkpoint format (./checkpointCodec.ts). */
+  readonly codec: CheckpointCodec<S>;
+  /** The state to checkpoint: the kernel's part with the provider's, in the format's field order. */
+  checkpointState(kernel: KernelState<R>): S;
+  /** The checkpoint fields that name this engine's activation and resources: a checkpoint with
+   * other values is another engine's. */
+  readonly identity: Partial<S>;
   /** Takes back the provider's part of a checkpoint. */
   restore(state: S): void;
 

@@ -4,8 +4,7 @@
 // frontier (for the handback). Opaque to the controller; validated on the way back in.
 import { z } from 'zod';
 import { checkpointCodec, filterSchema, phaseSchema, retainedSchema } from '../engine/checkpointCodec';
-import type { Checkpoint, EnginePhase, RetainedResource, RouteSpec } from '../engine/contract';
-import type { Decoded } from '../engine/port';
+import type { EnginePhase, RetainedResource, RouteSpec } from '../engine/contract';
 
 export const PROVIDER = 'kafka';
 const FORMAT = 1;
@@ -80,7 +79,7 @@ export const toList = (offsets: ReadonlyMap<number, string>): OffsetList =>
 export const toMap = (list: OffsetList): Map<number, string> =>
   new Map(list.map((o) => [o.partition, o.offset]));
 
-const codec = checkpointCodec<KafkaState>(PROVIDER, FORMAT, stateSchema, (state) => ({
+export const kafkaCheckpoints = checkpointCodec<KafkaState>(PROVIDER, FORMAT, stateSchema, (state) => ({
   ...state,
   routes: state.routes.map((r) => ({
     routeId: r.routeId,
@@ -90,11 +89,3 @@ const codec = checkpointCodec<KafkaState>(PROVIDER, FORMAT, stateSchema, (state)
     drainGroup: r.drainGroup,
   })),
 }));
-
-export function encodeCheckpoint(state: KafkaState): Checkpoint {
-  return codec.encode(state);
-}
-
-export function decodeCheckpoint(checkpoint: Checkpoint): Decoded<KafkaState> {
-  return codec.decode(checkpoint);
-}

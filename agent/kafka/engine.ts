@@ -6,7 +6,6 @@
 // GroupPins (commits to groups the engine does not consume with) and KafkaFence (the fence).
 import type {
   AbortResult,
-  Checkpoint,
   CleanupReadyResult,
   EngineCondition,
   HandoffData,
@@ -21,8 +20,7 @@ import { describeError, silentLogger, type Logger } from '../log';
 import { rejected } from '../engine/outcome';
 import type { Blocked, BrokerPort, EngineView, KernelState, Step } from '../engine/port';
 import {
-  decodeCheckpoint,
-  encodeCheckpoint,
+  kafkaCheckpoints,
   PROVIDER,
   toList,
   toMap,
@@ -68,6 +66,8 @@ class KafkaBroker implements BrokerPort<RemovedRoute, KafkaState> {
   readonly stepTimeoutMs: number;
   readonly reservedNames: readonly string[];
   readonly inFlight = { what: 'copies', awaits: 'commit' };
+  readonly codec = kafkaCheckpoints;
+  readonly identity: Partial<KafkaState>;
   private readonly timing: KafkaTiming;
   private readonly link: KafkaLink;
   private readonly fence: KafkaFence;
@@ -85,6 +85,26 @@ class KafkaBroker implements BrokerPort<RemovedRoute, KafkaState> {
     this.epoch = config.epoch;
     this.appShadow = config.appShadow;
     this.reservedNames = [config.sourceTopic];
+    const {
+      activationId,
+      epoch,
+      sourceTopic,
+      appGroup,
+      appShadow,
+      appShadowGroup,
+      splitterGroup,
+      transactionalId,
+    } = config;
+    this.identity = {
+      activationId,
+      epoch,
+      sourceTopic,
+      appGroup,
+      appShadow,
+      appShadowGroup,
+      splitterGroup,
+      transactionalId,
+    };
     this.timing = { ...defaultTiming, ...config.timing };
     this.stepTimeoutMs = this.timing.stepTimeoutMs;
     this.link = new KafkaLink(config, this.timing, log, deps.socketFactory);
@@ -270,10 +290,10 @@ class KafkaBroker implements BrokerPort<RemovedRoute, KafkaState> {
 
   // ---- checkpoint -------------------------------------------------------------------------
 
-  checkpoint(kernel: KernelState<RemovedRoute>): Checkpoint {
+  checkpointState(kernel: KernelState<RemovedRoute>): KafkaState {
     const c = this.config;
     const { seed, frontier } = this.source;
-    return encodeCheckpoint({
+    return {
       activationId: c.activationId,
       epoch: c.epoch,
       sourceTopic: c.sourceTopic,
@@ -290,25 +310,7 @@ class KafkaBroker implements BrokerPort<RemovedRoute, KafkaState> {
       retained: kernel.retained,
       seed: seed ? toList(seed) : null,
       frontier: frontier ? toList(frontier) : null,
-    });
-  }
-
-  decode(checkpoint: Checkpoint) {
-    return decodeCheckpoint(checkpoint);
-  }
-
-  owns(s: KafkaState): boolean {
-    const c = this.config;
-    return (
-      s.activationId === c.activationId &&
-      s.epoch === c.epoch &&
-      s.sourceTopic === c.sourceTopic &&
-      s.appGroup === c.appGroup &&
-      s.appShadow === c.appShadow &&
-      s.appShadowGroup === c.appShadowGroup &&
-      s.splitterGroup === c.splitterGroup &&
-      s.transactionalId === c.transactionalId
-    );
+    };
   }
 
   restore(s: KafkaState): void {

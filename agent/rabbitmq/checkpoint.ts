@@ -2,8 +2,7 @@
 // one stopped. Opaque to the controller; validated on the way back in.
 import { z } from 'zod';
 import { checkpointCodec, filterSchema, phaseSchema, retainedSchema } from '../engine/checkpointCodec';
-import type { Checkpoint, EnginePhase, RetainedResource, RouteSpec } from '../engine/contract';
-import type { Decoded } from '../engine/port';
+import type { EnginePhase, RetainedResource, RouteSpec } from '../engine/contract';
 import type { SourceType } from './sourceCheck';
 import type { ShadowArguments } from './shadowArguments';
 
@@ -41,17 +40,9 @@ export interface RabbitState {
   readonly retained: readonly RetainedResource[];
 }
 
-const codec = checkpointCodec<RabbitState>(PROVIDER, FORMAT, stateSchema, (state) => ({
+export const rabbitCheckpoints = checkpointCodec<RabbitState>(PROVIDER, FORMAT, stateSchema, (state) => ({
   ...state,
   routes: state.routes.map((r) => ({ routeId: r.routeId, filter: { ...r.filter }, shadow: r.shadow })),
   removed: state.removed.map((r) => ({ ...r })),
   retained: state.retained.map((r) => ({ ...r })),
 }));
-
-export function encodeCheckpoint(state: RabbitState): Checkpoint {
-  return codec.encode(state);
-}
-
-export function decodeCheckpoint(checkpoint: Checkpoint): Decoded<RabbitState> {
-  return codec.decode(checkpoint);
-}

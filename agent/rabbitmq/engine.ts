@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { amqpHeaders } from '../../core/filter';
 import type {
   AbortResult,
-  Checkpoint,
   CleanupReadyResult,
   EngineCondition,
   HandoffData,
@@ -26,7 +25,7 @@ import { describeError, silentLogger, type Logger } from '../log';
 import { pending, rejected } from '../engine/outcome';
 import type { Blocked, BrokerPort, EngineView, KernelState, RemovedRoute, Step } from '../engine/port';
 import { replyCode } from './amqpErrors';
-import { decodeCheckpoint, encodeCheckpoint, PROVIDER, type RabbitState } from './checkpoint';
+import { PROVIDER, rabbitCheckpoints, type RabbitState } from './checkpoint';
 import { conditions } from './conditions';
 import {
   DEFAULT_PREFETCH,
@@ -76,6 +75,8 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
   readonly stepTimeoutMs: number;
   readonly reservedNames: readonly string[];
   readonly inFlight = { what: 'publishes', awaits: 'confirm' };
+  readonly codec = rabbitCheckpoints;
+  readonly identity: Partial<RabbitState>;
   private readonly timing: RabbitTiming;
   private readonly management: ManagementClient;
   private readonly connection: AmqpConnection;
@@ -102,6 +103,8 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
     this.epoch = config.epoch;
     this.appShadow = config.appShadow;
     this.reservedNames = [config.sourceQueue, config.lockQueue];
+    const { activationId, epoch, sourceQueue, appShadow, lockQueue } = config;
+    this.identity = { activationId, epoch, sourceQueue, appShadow, lockQueue };
     this.timing = { ...defaultTiming, ...config.timing };
     this.stepTimeoutMs = this.timing.stepTimeoutMs;
     this.exchange = config.appShadow;
@@ -370,9 +373,9 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
 
   // ---- checkpoint -------------------------------------------------------------------------
 
-  checkpoint(kernel: KernelState<RemovedRoute>): Checkpoint {
+  checkpointState(kernel: KernelState<RemovedRoute>): RabbitState {
     const c = this.config;
-    return encodeCheckpoint({
+    return {
       activationId: c.activationId,
       epoch: c.epoch,
       sourceQueue: c.sourceQueue,
@@ -385,22 +388,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
       routes: kernel.routes,
       removed: kernel.removed,
       retained: kernel.retained,
-    });
-  }
-
-  decode(checkpoint: Checkpoint) {
-    return decodeCheckpoint(checkpoint);
-  }
-
-  owns(s: RabbitState): boolean {
-    const c = this.config;
-    return (
-      s.activationId === c.activationId &&
-      s.epoch === c.epoch &&
-      s.sourceQueue === c.sourceQueue &&
-      s.appShadow === c.appShadow &&
-      s.lockQueue === c.lockQueue
-    );
+    };
   }
 
   restore(s: RabbitState): void {

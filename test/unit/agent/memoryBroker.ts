@@ -106,6 +106,7 @@ class MemoryPort implements BrokerPort<RemovedRoute, MemoryState> {
   readonly stepTimeoutMs = 200;
   readonly reservedNames: readonly string[];
   readonly inFlight = { what: 'copies', awaits: 'ack' };
+  readonly codec = codec;
   private pumping = false;
   private stoppedAt: number | null = null;
 
@@ -257,16 +258,12 @@ class MemoryPort implements BrokerPort<RemovedRoute, MemoryState> {
     return { ok: true as const, value: { deleted } };
   }
 
-  checkpoint(kernel: KernelState<RemovedRoute>): Checkpoint {
-    return codec.encode({ activationId: this.activationId, source: this.broker.source, ...kernel });
+  checkpointState(kernel: KernelState<RemovedRoute>): MemoryState {
+    return { activationId: this.activationId, source: this.broker.source, ...kernel };
   }
 
-  decode(checkpoint: Checkpoint) {
-    return codec.decode(checkpoint);
-  }
-
-  owns(state: MemoryState): boolean {
-    return state.activationId === this.activationId && state.source === this.broker.source;
+  get identity(): Partial<MemoryState> {
+    return { activationId: this.activationId, source: this.broker.source };
   }
 
   restore(): void {}

@@ -67,7 +67,17 @@ class KafkaBroker implements BrokerPort<RemovedRoute, KafkaState> {
   readonly reservedNames: readonly string[];
   readonly inFlight = { what: 'copies', awaits: 'commit' };
   readonly codec = kafkaCheckpoints;
-  readonly identity: Partial<KafkaState>;
+  readonly identity: Pick<
+    KafkaState,
+    | 'activationId'
+    | 'epoch'
+    | 'sourceTopic'
+    | 'appGroup'
+    | 'appShadow'
+    | 'appShadowGroup'
+    | 'splitterGroup'
+    | 'transactionalId'
+  >;
   private readonly timing: KafkaTiming;
   private readonly link: KafkaLink;
   private readonly fence: KafkaFence;
@@ -85,25 +95,17 @@ class KafkaBroker implements BrokerPort<RemovedRoute, KafkaState> {
     this.epoch = config.epoch;
     this.appShadow = config.appShadow;
     this.reservedNames = [config.sourceTopic];
-    const {
-      activationId,
-      epoch,
-      sourceTopic,
-      appGroup,
-      appShadow,
-      appShadowGroup,
-      splitterGroup,
-      transactionalId,
-    } = config;
+    const c = config;
+    // Every name the checkpoint records: a checkpoint naming other resources is not this engine's.
     this.identity = {
-      activationId,
-      epoch,
-      sourceTopic,
-      appGroup,
-      appShadow,
-      appShadowGroup,
-      splitterGroup,
-      transactionalId,
+      activationId: c.activationId,
+      epoch: c.epoch,
+      sourceTopic: c.sourceTopic,
+      appGroup: c.appGroup,
+      appShadow: c.appShadow,
+      appShadowGroup: c.appShadowGroup,
+      splitterGroup: c.splitterGroup,
+      transactionalId: c.transactionalId,
     };
     this.timing = { ...defaultTiming, ...config.timing };
     this.stepTimeoutMs = this.timing.stepTimeoutMs;
@@ -291,17 +293,9 @@ class KafkaBroker implements BrokerPort<RemovedRoute, KafkaState> {
   // ---- checkpoint -------------------------------------------------------------------------
 
   checkpointState(kernel: KernelState<RemovedRoute>): KafkaState {
-    const c = this.config;
     const { seed, frontier } = this.source;
     return {
-      activationId: c.activationId,
-      epoch: c.epoch,
-      sourceTopic: c.sourceTopic,
-      appGroup: c.appGroup,
-      appShadow: c.appShadow,
-      appShadowGroup: c.appShadowGroup,
-      splitterGroup: c.splitterGroup,
-      transactionalId: c.transactionalId,
+      ...this.identity, // first: the format's field order
       phase: kernel.phase,
       partitions: this.shadows.partitions,
       generation: kernel.generation,

@@ -76,7 +76,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
   readonly reservedNames: readonly string[];
   readonly inFlight = { what: 'publishes', awaits: 'confirm' };
   readonly codec = rabbitCheckpoints;
-  readonly identity: Partial<RabbitState>;
+  readonly identity: Pick<RabbitState, 'activationId' | 'epoch' | 'sourceQueue' | 'appShadow' | 'lockQueue'>;
   private readonly timing: RabbitTiming;
   private readonly management: ManagementClient;
   private readonly connection: AmqpConnection;
@@ -374,13 +374,8 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
   // ---- checkpoint -------------------------------------------------------------------------
 
   checkpointState(kernel: KernelState<RemovedRoute>): RabbitState {
-    const c = this.config;
     return {
-      activationId: c.activationId,
-      epoch: c.epoch,
-      sourceQueue: c.sourceQueue,
-      appShadow: c.appShadow,
-      lockQueue: c.lockQueue,
+      ...this.identity, // first: the format's field order
       phase: kernel.phase,
       ...(this.sourceType ? { sourceType: this.sourceType } : {}),
       ...(this.shadowArgs ? { shadowArguments: this.shadowArgs } : {}),

@@ -1,5 +1,93 @@
+import { posix } from 'node:path';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+// ---- layers (docs/architecture.md, "Dependency rules") -------------------------------------
+// What each folder must not import. ESLint's no-restricted-imports matches the import as
+// written, not the file it names, and folder names recur (extension/sidecar/ is not sidecar/),
+// so each rule is written for every depth a file can sit at below its folder.
+const TOP = ['agent', 'core', 'deploy', 'demo', 'extension', 'fixtures', 'laptop', 'sidecar', 'test'];
+const everythingBut = (...allowed) => TOP.filter((folder) => !allowed.includes(folder));
+
+/** Folder → the repository paths (folders or files, from the root) it must not import. */
+const LAYERS = [
+  // Contracts: core depends on nothing of ours.
+  {
+    folder: 'core',
+    banned: everythingBut('core'),
+    why: 'core imports nothing of ours (it is the contracts)',
+  },
+  // The engine kernel knows no provider and no caller.
+  {
+    folder: 'agent/engine',
+    banned: [
+      ...everythingBut('core', 'agent'),
+      'agent/kafka',
+      'agent/rabbitmq',
+      'agent/providers',
+      'agent/controller',
+      'agent/queueAgent',
+      'agent/sessionStream',
+      'agent/kube',
+    ],
+    why: 'the engine kernel imports core and the agent log only',
+  },
+  // A provider module: core, the kernel, the provider contract, the session reader contract.
+  ...['agent/kafka', 'agent/rabbitmq'].map((folder) => ({
+    folder,
+    banned: [
+      ...everythingBut('core', 'agent'),
+      'agent/controller',
+      'agent/queueAgent',
+      'agent/kube',
+      'agent/providers/registry',
+      'agent/sessionStream/sessionServer',
+      ...['agent/kafka', 'agent/rabbitmq'].filter((other) => other !== folder),
+    ],
+    why: 'a provider imports core, the engine kernel and the provider and reader contracts, never another provider',
+  })),
+  { folder: 'agent', banned: everythingBut('core', 'agent'), why: 'the agent imports core only' },
+  {
+    folder: 'extension',
+    banned: everythingBut('core', 'laptop', 'deploy', 'extension'),
+    why: 'the extension never imports agent or sidecar internals',
+  },
+  {
+    folder: 'sidecar',
+    banned: everythingBut('core', 'laptop', 'sidecar'),
+    why: 'the sidecar imports core and laptop only',
+  },
+  { folder: 'laptop', banned: everythingBut('core', 'laptop'), why: 'laptop code imports core only' },
+  { folder: 'deploy', banned: everythingBut('core', 'deploy'), why: 'deploy imports core only' },
+  { folder: 'fixtures', banned: everythingBut('core', 'fixtures'), why: 'fixtures import core only' },
+  {
+    folder: 'demo',
+    banned: everythingBut('core', 'deploy', 'fixtures', 'demo'),
+    why: 'nothing imports test',
+  },
+  { folder: 'test', banned: ['demo'], why: 'nothing imports the demo (shared fixtures live in fixtures/)' },
+];
+
+/** One config per folder and depth: `banned` as the relative paths a file there would write. */
+function layerConfigs({ folder, banned, why }) {
+  return [0, 1, 2, 3, 4].map((below) => {
+    const dir = `${folder}${'/d'.repeat(below)}`;
+    return {
+      files: [`${folder}/${'*/'.repeat(below)}*.ts`],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: banned.map((path) => {
+              const relative = posix.relative(dir, path);
+              return { group: [relative, `${relative}/**`], message: why };
+            }),
+          },
+        ],
+      },
+    };
+  });
+}
 
 export default tseslint.config(
   {
@@ -46,8 +134,47 @@ export default tseslint.config(
     },
   },
   {
+    // Type-aware rules: a promise nobody awaits or catches, a promise where a callback's result
+    // is ignored, and a switch over a union that misses a member.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          // node:test registers these itself and reports their failures.
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite'] },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-misused-promises': 'error',
+      // A `default:` ending in assertNever keeps a switch exhaustive; one without is a choice.
+      '@typescript-eslint/switch-exhaustiveness-check': [
+        'error',
+        { considerDefaultExhaustiveForUnions: true },
+      ],
+    },
+  },
+  {
     // In tests a `!` documents an expectation about data the test itself made.
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },
+  // Later configs win for a file matched by several: the folder rules go from general to
+  // specific (agent, then its kernel and providers).
+  ...[
+    'core',
+    'agent',
+    'agent/engine',
+    'agent/kafka',
+    'agent/rabbitmq',
+    'extension',
+    'sidecar',
+    'laptop',
+    'deploy',
+    'fixtures',
+    'demo',
+    'test',
+  ].flatMap((folder) => layerConfigs(LAYERS.find((layer) => layer.folder === folder))),
 );

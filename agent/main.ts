@@ -14,7 +14,7 @@ import {
 } from './controller/placementFlags';
 import { runController } from './controller/run';
 import { runQueueAgent } from './queueAgent/main';
-import { DEFAULT_STATISTICS_INTERVAL_SECONDS } from './rabbitmq/config';
+import { DEFAULT_STATISTICS_INTERVAL_SECONDS } from './providers/contract';
 
 function sealRef(value: string): { namespace: string; name: string } {
   const [namespace, name, ...rest] = value.split('/');

@@ -9,18 +9,18 @@ import {
   OBSERVED_API_VERSION,
   type AgentQueuePlan,
   type AgentRoute,
+  type QueuePlanOf,
   type DesiredState,
   type ObservedState,
 } from './agentProtocol';
 import { parseFilter } from './filter';
+import { assertNever, type Provider } from './providers';
 import { kafkaQueueNames, kafkaRouteNames, rabbitQueueNames, rabbitRouteNames } from './names';
 import { ISOLATION_LEVELS, KAFKA_SASL_MECHANISMS, OFFSET_RESETS, tlsSchema } from './queueConfig/schema';
 import { fail, fieldError, guarded, ok, type FieldError, type Result } from './result';
 import { PUBLIC_KEY_PATTERN } from './sessionSecret';
 import { WORKLOAD_PHASES } from './state/phases';
 import { describeValue, issuesToFieldErrors } from './zodIssues';
-
-type Provider = AgentQueuePlan['provider'];
 
 // ---- names ---------------------------------------------------------------------------------
 
@@ -32,18 +32,25 @@ export interface QueueId {
 }
 
 /** The names a queue's plan carries, derived only from core/names. */
+export function planNames<P extends Provider>(provider: P, id: QueueId): QueuePlanOf<P>['names'];
 export function planNames(provider: Provider, id: QueueId): AgentQueuePlan['names'] {
-  if (provider === 'kafka') {
-    const n = kafkaQueueNames(id);
-    return {
-      appShadow: n.appShadowTopic,
-      appShadowGroup: n.appShadowGroup,
-      splitterGroup: n.splitterGroup,
-      transactionalId: n.transactionalId,
-    };
+  switch (provider) {
+    case 'kafka': {
+      const n = kafkaQueueNames(id);
+      return {
+        appShadow: n.appShadowTopic,
+        appShadowGroup: n.appShadowGroup,
+        splitterGroup: n.splitterGroup,
+        transactionalId: n.transactionalId,
+      };
+    }
+    case 'rabbitmq': {
+      const n = rabbitQueueNames(id);
+      return { appShadow: n.appShadowQueue, lockQueue: n.lockQueue };
+    }
+    default:
+      return assertNever(provider, 'provider');
   }
-  const n = rabbitQueueNames(id);
-  return { appShadow: n.appShadowQueue, lockQueue: n.lockQueue };
 }
 
 /** A route's session shadow (and Kafka groups) on one queue, derived only from core/names. */
@@ -51,11 +58,16 @@ export function routeShadowNames(
   provider: Provider,
   id: QueueId & { routeId: string },
 ): AgentRoute['shadows'][string] {
-  if (provider === 'kafka') {
-    const n = kafkaRouteNames(id);
-    return { shadow: n.sessionTopic, sessionGroup: n.sessionGroup, drainGroup: n.drainGroup };
+  switch (provider) {
+    case 'kafka': {
+      const n = kafkaRouteNames(id);
+      return { shadow: n.sessionTopic, sessionGroup: n.sessionGroup, drainGroup: n.drainGroup };
+    }
+    case 'rabbitmq':
+      return { shadow: rabbitRouteNames(id).sessionQueue };
+    default:
+      return assertNever(provider, 'provider');
   }
-  return { shadow: rabbitRouteNames(id).sessionQueue };
 }
 
 /** `<installId>/<workload uid>` (install ids may contain "/"; UIDs never do). */
@@ -75,16 +87,10 @@ const count = () => z.int().min(0);
 const phase = z.enum(WORKLOAD_PHASES);
 const kept = z.array(z.object({ name: z.string(), reason: z.string() }));
 
-const queuePlanSchema = z.object({
+const queuePlanBase = {
   name: z.string().min(1).max(63),
-  provider: z.enum(['kafka', 'rabbitmq']),
   source: name,
-  group: name.optional(),
-  offsetReset: z.enum(OFFSET_RESETS).optional(),
-  isolationLevel: z.enum(ISOLATION_LEVELS).optional(),
-  saslMechanism: z.enum(KAFKA_SASL_MECHANISMS).optional(),
   tls: tlsSchema.optional(),
-  allowPlainHttpManagement: z.literal(true).optional(),
   env: z.object({
     brokers: z.string().optional(),
     url: z.string().optional(),
@@ -93,17 +99,33 @@ const queuePlanSchema = z.object({
     password: z.string().optional(),
   }),
   epoch: count(),
-  names: z.object({
-    appShadow: name,
-    appShadowGroup: name.optional(),
-    splitterGroup: name.optional(),
-    transactionalId: name.optional(),
-    lockQueue: name.optional(),
-  }),
   step: phase.optional(),
   handoff: z.unknown().optional(),
   checkpoint: z.unknown().optional(),
-});
+};
+
+const queuePlanSchema = z.discriminatedUnion('provider', [
+  z.object({
+    ...queuePlanBase,
+    provider: z.literal('kafka'),
+    group: name.optional(),
+    offsetReset: z.enum(OFFSET_RESETS).optional(),
+    isolationLevel: z.enum(ISOLATION_LEVELS).optional(),
+    saslMechanism: z.enum(KAFKA_SASL_MECHANISMS).optional(),
+    names: z.object({
+      appShadow: name,
+      appShadowGroup: name.optional(),
+      splitterGroup: name.optional(),
+      transactionalId: name.optional(),
+    }),
+  }),
+  z.object({
+    ...queuePlanBase,
+    provider: z.literal('rabbitmq'),
+    allowPlainHttpManagement: z.literal(true).optional(),
+    names: z.object({ appShadow: name, lockQueue: name.optional() }),
+  }),
+]);
 
 const routeSchema = z.object({
   routeId: z.string().min(1).max(64),
@@ -240,15 +262,20 @@ function desiredErrors(desired: DesiredState, raw: unknown): FieldError[] {
     return errors;
   }
   const plans = new Map<string, AgentQueuePlan>();
+  // The names as written: a name the schema does not keep for the provider is refused too.
+  const rawQueues = (raw as { queues: { names: Record<string, unknown> }[] }).queues;
   desired.queues.forEach((plan, i) => {
     if (plans.has(plan.name)) forged(`queues[${i}].name`, `"${plan.name}" appears twice.`);
     plans.set(plan.name, plan);
-    const expected = planNames(plan.provider, { ...ids, queue: plan.name, epoch: plan.epoch });
-    for (const key of Object.keys({ ...expected, ...plan.names }) as (keyof typeof expected)[]) {
-      if (plan.names[key] !== expected[key])
+    const expected: Record<string, string> = {
+      ...planNames(plan.provider, { ...ids, queue: plan.name, epoch: plan.epoch }),
+    };
+    const written = rawQueues[i]!.names;
+    for (const key of Object.keys({ ...expected, ...written })) {
+      if (written[key] !== expected[key])
         forged(
           `queues[${i}].names.${key}`,
-          `is ${describeValue(plan.names[key])}, but core/names derives ${describeValue(expected[key])} for queue ${plan.name} (epoch ${plan.epoch}).`,
+          `is ${describeValue(written[key])}, but core/names derives ${describeValue(expected[key])} for queue ${plan.name} (epoch ${plan.epoch}).`,
         );
     }
   });

@@ -4,6 +4,7 @@
 // step is idempotent, so a lost update or a restart on either side is harmless.
 import type { HeaderFilter } from './filter';
 import type { KafkaBlock, TlsBlock } from './queueConfig/schema';
+import type { Provider } from './providers';
 import type { WorkloadPhase } from './state/phases';
 
 export const DESIRED_KEY = 'desired.json';
@@ -24,30 +25,13 @@ export interface AgentQueueEnv {
   password?: string;
 }
 
-export interface AgentQueuePlan {
+interface QueuePlanBase {
   name: string;
-  provider: 'kafka' | 'rabbitmq';
   /** The literal topic or queue the workload consumes. */
   source: string;
-  /** Kafka: the application's consumer group and where a partition without offsets starts. */
-  group?: string;
-  offsetReset?: KafkaBlock['offsetReset'];
-  /** Kafka: the application's isolation.level, which the source is read at (absent: read_committed). */
-  isolationLevel?: NonNullable<KafkaBlock['isolationLevel']>;
-  saslMechanism?: string;
   tls?: TlsBlock;
-  /** RabbitMQ: plain http management next to TLS AMQP was accepted explicitly (README "Trust boundaries"). */
-  allowPlainHttpManagement?: true;
   env: AgentQueueEnv;
   epoch: number;
-  /** Resource names recorded in the controller's state for this activation epoch. */
-  names: {
-    appShadow: string;
-    appShadowGroup?: string;
-    splitterGroup?: string;
-    transactionalId?: string;
-    lockQueue?: string;
-  };
   /** The workload phase whose step this queue must run now (absent: nothing to do). */
   step?: WorkloadPhase;
   /** Opaque handoff data from the queue's STOPPING_SOURCE step, for COMMITTING_HANDOFF. */
@@ -55,6 +39,47 @@ export interface AgentQueuePlan {
   /** The engine checkpoint last recorded, for `recover` after an agent restart. */
   checkpoint?: unknown;
 }
+
+export interface KafkaQueuePlan extends QueuePlanBase {
+  provider: 'kafka';
+  /** The application's consumer group and where a partition without offsets starts (the
+   * engine refuses a plan without them: agent/kafka/agentProvider.ts). */
+  group?: string;
+  offsetReset?: KafkaBlock['offsetReset'];
+  /** The application's isolation.level, which the source is read at (absent: read_committed). */
+  isolationLevel?: NonNullable<KafkaBlock['isolationLevel']>;
+  saslMechanism?: NonNullable<KafkaBlock['sasl']>['mechanism'];
+  /** Resource names recorded in the controller's state for this activation epoch. */
+  names: KafkaPlanNames;
+}
+
+export interface RabbitQueuePlan extends QueuePlanBase {
+  provider: 'rabbitmq';
+  /** Plain http management next to TLS AMQP was accepted explicitly (README "Trust boundaries"). */
+  allowPlainHttpManagement?: true;
+  /** Resource names recorded in the controller's state for this activation epoch. */
+  names: RabbitPlanNames;
+}
+
+/** Optional beyond the application shadow: the agent refuses a plan whose names differ from
+ * core/names (core/agentDocuments.ts), and the engine one that lacks them. */
+export interface KafkaPlanNames {
+  appShadow: string;
+  appShadowGroup?: string;
+  splitterGroup?: string;
+  transactionalId?: string;
+}
+
+export interface RabbitPlanNames {
+  appShadow: string;
+  lockQueue?: string;
+}
+
+/** What a queue-agent does for one logical queue: one shape per provider. */
+export type AgentQueuePlan = KafkaQueuePlan | RabbitQueuePlan;
+
+/** The plan of a queue on provider `P`. */
+export type QueuePlanOf<P extends Provider> = Extract<AgentQueuePlan, { provider: P }>;
 
 export interface AgentRoute {
   routeId: string;

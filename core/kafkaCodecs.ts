@@ -1,6 +1,5 @@
 // Record-batch compression for every kafkajs reader and writer of this project: the agent's
-// engine and the sidecar's shadow consumer (issue 13 case 9; agent/kafka/DECISIONS.md,
-// "Compression").
+// engine and the sidecar's shadow consumer (agent/kafka/DECISIONS.md, "Compression").
 // kafkajs 2.2.4 implements gzip only: a snappy, lz4 or zstd batch from another producer (the
 // Java client, librdkafka) made every fetch of its partition throw "… not implemented". This
 // module registers pure-JS codecs for all four in kafkajs' `CompressionCodecs` (no native

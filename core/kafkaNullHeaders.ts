@@ -1,8 +1,7 @@
 // kafkajs 2.2.4 cannot send a header whose value is null (legal in Kafka; the Java client's
 // `new RecordHeader(k, null)`): its record encoder sizes every header value with
 // `Buffer.byteLength`, which throws on null, although the writer itself encodes null as length
-// -1. Copies must keep such headers (issue 13 case 1; agent/kafka/DECISIONS.md, "Null header
-// values"). The extension is the narrowest one that works: a copy carries one sentinel buffer
+// -1. Copies must keep such headers (agent/kafka/DECISIONS.md, "Null header values"). The extension is the narrowest one that works: a copy carries one sentinel buffer
 // (zero bytes long, so the size kafkajs computes is right: varint 0 and varint -1 are both one
 // byte) in place of null, and the encoder writes that exact object as null. Any other value,
 // including a real empty header value, is encoded by kafkajs unchanged.

@@ -31,7 +31,7 @@ export const restrictedContainerSecurityContext: V1SecurityContext = {
   seccompProfile: { type: 'RuntimeDefault' },
 };
 
-/** Liveness on /healthz and readiness on /readyz, both served by agent/queueAgent/server.ts. */
+/** Liveness on /healthz and readiness on /readyz, both served by agent/healthServer.ts. */
 export function agentProbes(port: number): { livenessProbe: V1Probe; readinessProbe: V1Probe } {
   return {
     livenessProbe: {

@@ -61,6 +61,7 @@
 // unsettled messages), and what was never sent waits in the shadow for the route's lease.
 import { decode, encode } from '@msgpack/msgpack';
 import { z } from 'zod';
+import { providerSchema } from './providerSchema';
 import { NONCE_PATTERN } from './sessionSecret';
 
 export const SESSION_PATH = '/v1/session';
@@ -157,7 +158,7 @@ export const agentFrameSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('welcome'),
     routeId: z.string(),
-    queues: z.array(z.object({ name: z.string(), provider: z.enum(['kafka', 'rabbitmq']) })),
+    queues: z.array(z.object({ name: z.string(), provider: providerSchema })),
     window: z.int().min(1),
     settled: messageRefs,
     /** Absent from agents before SESSION_FEATURES; unknown names are kept, and ignored. */

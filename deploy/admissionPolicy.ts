@@ -1,5 +1,5 @@
-// The ValidatingAdmissionPolicy that confines the controller's ServiceAccount (README "Install",
-// issue 16 item 1). RBAC cannot say "only objects named qs-*" or "only this image": with the
+// The ValidatingAdmissionPolicy that confines the controller's ServiceAccount (README "Install").
+// RBAC cannot say "only objects named qs-*" or "only this image": with the
 // verbs cutover needs, the controller could otherwise run any image as any ServiceAccount in
 // every namespace it serves. The API server refuses, for the controller's requests only:
 //  - ServiceAccounts, Roles, RoleBindings, ConfigMaps it does not own (named qs-*, labelled

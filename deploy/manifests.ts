@@ -155,7 +155,8 @@ export const developerRules = [
     verbs: ['create', 'get', 'list', 'watch', 'delete', 'patch', 'update'],
   },
   { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: ['get', 'list', 'watch'] },
-  // Who am I (the owner of my splits), and may I (the preflight of issue 15 item 5). Also in
+  // Who am I (the owner of my splits), and may I (the access preflight before a split exists,
+  // core/accessPreflight.ts). Also in
   // system:basic-user; listed so the role is complete where that binding was trimmed.
   {
     apiGroups: ['authentication.k8s.io'],

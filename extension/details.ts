@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import type { QueueSplit } from '../core/crd/queueSplitSchema';
 import type { ClusterService } from './cluster';
 import { isMine } from './model/owner';
-import type { SessionManager } from './sidecar/sessions';
+import type { SessionManager } from './sidecar/splitSessions';
 
 export const DETAILS_SCHEME = 'queuesplit';
 

@@ -12,7 +12,7 @@ import { registerLogging } from './logging';
 import { Notifier } from './notifications';
 import type { Services } from './services';
 import { SelectionStore } from './selectionStore';
-import { SessionManager } from './sidecar/sessions';
+import { SessionManager } from './sidecar/splitSessions';
 import { registerStatusBar } from './statusBar';
 import { SplitsTreeProvider } from './tree/provider';
 

@@ -3,7 +3,7 @@
 import type * as vscode from 'vscode';
 import type { ClusterService } from './cluster';
 import type { Notifier } from './notifications';
-import type { SessionManager } from './sidecar/sessions';
+import type { SessionManager } from './sidecar/splitSessions';
 
 export interface Services {
   context: vscode.ExtensionContext;

@@ -1,7 +1,7 @@
 // Typed access to the `queueSplit.*` settings (declared in package.json `contributes.configuration`).
 // Read fresh on every use: a changed setting applies to the next command without a reload.
 import * as vscode from 'vscode';
-import type { SidecarDeliveryMode } from '../sidecar/protocol';
+import type { SidecarDeliveryMode } from '../core/sidecarProtocol';
 import { parseRejectAfter, type RejectAfterSetting } from './model/blocked';
 import { parseLinger, type LingerSetting } from './model/linger';
 

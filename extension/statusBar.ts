@@ -4,9 +4,9 @@ import * as vscode from 'vscode';
 import type { ClusterService } from './cluster';
 import { isMine } from './model/owner';
 import { splitPhase } from './model/phases';
-import { totalDelivered } from './model/session';
+import { totalDelivered } from './model/sidecarView';
 import { statusBarLook, type MySplitSummary } from './model/statusBar';
-import type { SessionManager } from './sidecar/sessions';
+import type { SessionManager } from './sidecar/splitSessions';
 
 export function registerStatusBar(cluster: ClusterService, sessions: SessionManager): vscode.Disposable[] {
   const item = vscode.window.createStatusBarItem('queueSplit.status', vscode.StatusBarAlignment.Left, 50);

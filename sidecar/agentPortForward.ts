@@ -9,8 +9,8 @@ import { AGENT_POD_LABEL } from '../core/names';
 import type { WorkloadRef } from '../core/crd/queueSplitSchema';
 import { AGENT_HTTP_PORT, AGENT_HTTP_PORT_NAME, SESSION_PATH } from '../core/sessionStream';
 import { notTheAgent } from './agentPod';
-import { SidecarError } from './errors';
-import { kubeError, type KubeTarget } from './kube';
+import { SidecarError } from '../laptop/errors';
+import { kubeError, type KubeTarget } from '../laptop/kube';
 
 /** Where the session stream connects: a port-forward opened for it, or a URL given with --agent-url. */
 export interface AgentEndpoint {

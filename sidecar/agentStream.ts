@@ -38,7 +38,7 @@ import {
 import type { AgentEndpoint } from './agentPortForward';
 import type { Delivery, DeliveryHandler } from './consumers/types';
 import { sessionProof } from '../core/sessionSecret';
-import { SidecarError, errorText, isAbort } from './errors';
+import { SidecarError, errorText, isAbort } from '../laptop/errors';
 import type { Reporter } from './output';
 
 /** Agent frames carry message bodies: as large as the brokers allow. */
@@ -371,8 +371,9 @@ export class AgentStream {
         if (frame.code === 'replaced') this.counts.replaced++;
         this.options.onFatal(refusal(frame.code, frame.message));
         return;
+      case 'challenge':
       case 'welcome':
-        return;
+        return; // answered before the welcome (above); a repeat after it changes nothing
     }
   }
 

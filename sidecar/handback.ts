@@ -13,9 +13,9 @@ import {
   type WorkloadSplitStatus,
 } from '../core/workloadStatus';
 import { parseWorkloadStatus } from '../core/workloadStatusParse';
-import type { KubeTarget } from './kube';
+import type { KubeTarget } from '../laptop/kube';
 import type { Reporter } from './output';
-import type { SplitRef } from './protocol';
+import type { SplitRef } from '../core/sidecarProtocol';
 
 /** The raw annotation (compared, never shown), or undefined when absent or unreadable. */
 export async function workloadStatusText(kube: KubeTarget, ref: WorkloadRef): Promise<string | undefined> {

@@ -1,14 +1,14 @@
 // The local sidecar: a child process of the extension (or a terminal command) that serves one
 // developer session. This file is CLI wiring only: flags (commander) → options → Session.
-// stdout carries the JSON-lines protocol (sidecar/protocol.ts); stderr is for people.
+// stdout carries the JSON-lines protocol (core/sidecarProtocol.ts); stderr is for people.
 import { Command, CommanderError, Option } from 'commander';
 import { productVersion } from '../core/version';
-import { SidecarError, errorText } from './errors';
+import { SidecarError, errorText } from '../laptop/errors';
 import { buildOptions, collect, intIn, type RawOptions } from './options';
 import { Reporter } from './output';
 import { createInterface } from 'node:readline';
-import { parseSidecarRequest, SIDECAR_EXIT_CODES } from './protocol';
-import { Session } from './session';
+import { parseSidecarRequest, SIDECAR_EXIT_CODES } from '../core/sidecarProtocol';
+import { Session } from './lifecycle';
 
 const reporter = new Reporter();
 

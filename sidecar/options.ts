@@ -8,10 +8,10 @@ import type { WorkloadRef } from '../core/crd/queueSplitSchema';
 import { DEFAULT_FILTER_KEY, parseFilter, type HeaderFilter } from '../core/filter';
 import { formatFieldError } from '../core/result';
 import { PATTERNS } from '../core/queueConfig/schema';
-import { AddressMap } from './addressMap';
+import { AddressMap } from '../laptop/addressMap';
 import type { RetryPolicy } from './delivery/retry';
-import { SidecarError, usageError, errorText } from './errors';
-import type { SidecarDeliveryMode } from './protocol';
+import { SidecarError, usageError, errorText } from '../laptop/errors';
+import type { SidecarDeliveryMode } from '../core/sidecarProtocol';
 
 /** What commander hands over (all strings; repeatable flags as lists). */
 export interface RawOptions {
@@ -88,7 +88,7 @@ export interface SidecarOptions {
   pollMs: number;
   stopGraceMs: number;
   /** Run the checks a create runs first (access, declaration, the mode's needs), then exit:
-   * the extension asks before it creates a split itself (issue 15 item 5). */
+   * the extension asks before it creates a split itself, since creating one rolls the workload. */
   preflightOnly: boolean;
 }
 

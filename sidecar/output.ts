@@ -1,4 +1,4 @@
-// Where the sidecar speaks: protocol lines (sidecar/protocol.ts) on stdout for the parent, and
+// Where the sidecar speaks: protocol lines (core/sidecarProtocol.ts) on stdout for the parent, and
 // human-readable lines on stderr for a person (or the extension's output channel). Both pass
 // through the Redactor, so no code path can print a registered secret.
 // A reader that goes away (`| head`, an extension host that died) makes the next write fail with
@@ -6,8 +6,8 @@
 // stream and tells its owner once (sidecar/main.ts then detaches) instead of letting the stream's
 // 'error' event crash the process (sidecar/README.md, "Exit codes").
 import type { Writable } from 'node:stream';
-import type { SidecarMessage } from './protocol';
-import { Redactor } from './redact';
+import type { SidecarMessage } from '../core/sidecarProtocol';
+import { Redactor } from '../laptop/redact';
 
 /** A message as the caller writes it; the reporter stamps the time. */
 export type Outgoing = SidecarMessage extends infer M
@@ -92,7 +92,9 @@ function describe(m: SidecarMessage): string | undefined {
     case 'failed':
       return undefined; // the once-per-outage warning says it for people
     case 'status':
-      return undefined;
+    case 'publish-result':
+    case 'rejected':
+      return undefined; // no stderr line: the protocol line says it
     case 'detached':
       return `detached: ${m.message}`;
   }

@@ -4,34 +4,18 @@
 // route back to the application. All with the developer's own credentials.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import {
-  QUEUE_SPLIT_API_VERSION,
-  QUEUE_SPLIT_GROUP,
-  QUEUE_SPLIT_KIND,
-  QUEUE_SPLIT_PLURAL,
-  QUEUE_SPLIT_VERSION,
-  type QueueSplit,
-  type QueueSplitSpec,
-  type WorkloadRef,
-} from '../core/crd/queueSplitSchema';
+import { type QueueSplit, type QueueSplitSpec, type WorkloadRef } from '../core/crd/queueSplitSchema';
+import { queueSplitObject } from '../core/crd/queueSplitObject';
 import { leaseExpiry } from '../core/crd/validateQueueSplit';
 import { formatFilter, parseFilter, type HeaderFilter } from '../core/filter';
-import { labelValue, queueSplitName, routeIdFromRandomBytes } from '../core/names';
+import { queueSplitName, routeIdFromRandomBytes } from '../core/names';
 import { sessionPublicKey } from '../core/sessionSecret';
-import { SidecarError, errorText } from './errors';
-import { kubeError, kubeStatus, type KubeTarget } from './kube';
+import { SidecarError, errorText } from '../laptop/errors';
+import { kubeError, kubeStatus, type KubeTarget } from '../laptop/kube';
+import { QUEUE_SPLIT_RESOURCE, QueueSplitClient } from '../laptop/queueSplitClient';
 import type { Reporter } from './output';
-import type { SidecarDeliveryMode, SplitRef, StreamCounts } from './protocol';
+import type { SidecarDeliveryMode, SplitRef, StreamCounts } from '../core/sidecarProtocol';
 import { loadState, saveState, type RouteState } from './state';
-
-const RESOURCE = `${QUEUE_SPLIT_PLURAL}.${QUEUE_SPLIT_GROUP}`;
-const REF = { group: QUEUE_SPLIT_GROUP, version: QUEUE_SPLIT_VERSION, plural: QUEUE_SPLIT_PLURAL };
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
-export const OWNER_LABEL = 'queuesplit.dev/owner';
-export const WORKLOAD_LABEL = 'queuesplit.dev/workload';
 
 export function splitRef(split: QueueSplit): SplitRef {
   return {
@@ -44,27 +28,28 @@ export function splitRef(split: QueueSplit): SplitRef {
 
 /** Thin client of the QueueSplit resource in one namespace. */
 export class QueueSplitApi {
-  private readonly api: CustomObjectsApi;
+  private readonly client: QueueSplitClient;
 
   constructor(readonly kube: KubeTarget) {
-    this.api = kube.kc.makeApiClient(CustomObjectsApi);
+    this.client = new QueueSplitClient(kube.kc, kube.namespace);
   }
 
   private fail(err: unknown, verb: string, name?: string): SidecarError {
     return kubeError(
       err,
-      { verb, resource: RESOURCE, namespace: this.kube.namespace, ...(name !== undefined ? { name } : {}) },
+      {
+        verb,
+        resource: QUEUE_SPLIT_RESOURCE,
+        namespace: this.kube.namespace,
+        ...(name !== undefined ? { name } : {}),
+      },
       this.kube.context,
     );
   }
 
   async get(name: string): Promise<QueueSplit | undefined> {
     try {
-      return (await this.api.getNamespacedCustomObject({
-        ...REF,
-        namespace: this.kube.namespace,
-        name,
-      })) as QueueSplit;
+      return await this.client.get(name);
     } catch (err) {
       const failure = this.fail(err, 'get', name);
       if (kubeStatus(err) === 404 && failure.code !== 'crd-missing') return undefined;
@@ -74,11 +59,7 @@ export class QueueSplitApi {
 
   async create(body: QueueSplit): Promise<QueueSplit> {
     try {
-      return (await this.api.createNamespacedCustomObject({
-        ...REF,
-        namespace: this.kube.namespace,
-        body,
-      })) as QueueSplit;
+      return await this.client.create(body);
     } catch (err) {
       throw this.fail(err, 'create', body.metadata.name);
     }
@@ -86,10 +67,7 @@ export class QueueSplitApi {
 
   async patchSpec(name: string, spec: Partial<QueueSplitSpec>): Promise<QueueSplit> {
     try {
-      return (await this.api.patchNamespacedCustomObject(
-        { ...REF, namespace: this.kube.namespace, name, body: { spec } },
-        MERGE_PATCH,
-      )) as QueueSplit;
+      return await this.client.patchSpec(name, spec);
     } catch (err) {
       throw this.fail(err, 'patch', name);
     }
@@ -98,12 +76,7 @@ export class QueueSplitApi {
   /** Deletes exactly this object (uid precondition); an absent one counts as deleted. */
   async delete(name: string, uid: string | undefined): Promise<void> {
     try {
-      await this.api.deleteNamespacedCustomObject({
-        ...REF,
-        namespace: this.kube.namespace,
-        name,
-        ...(uid !== undefined ? { body: { preconditions: { uid } } } : {}),
-      });
+      await this.client.delete(name, uid);
     } catch (err) {
       const status = kubeStatus(err);
       if (status === 404 || status === 409) return; // gone, or a different object now has the name
@@ -276,31 +249,21 @@ async function create(
   };
   // Before the create: a crash right after it still finds (and adopts) this route.
   saveState(stateFile, state);
-  const body: QueueSplit = {
-    apiVersion: QUEUE_SPLIT_API_VERSION,
-    kind: QUEUE_SPLIT_KIND,
-    metadata: {
-      name,
-      namespace: api.kube.namespace,
-      labels: {
-        [MANAGED_BY_LABEL]: 'queue-split-sidecar',
-        [OWNER_LABEL]: labelValue(request.owner),
-        [WORKLOAD_LABEL]: labelValue(request.workload.name),
-      },
-    },
-    spec: {
-      workload: request.workload,
-      queues: request.queues,
-      filter: { ...request.filter },
-      owner: request.owner,
-      routeId,
-      lease: leaseNow(request.leaseSeconds),
-      delivery: { mode: request.mode },
-      ...(request.sessionSecret !== undefined
-        ? { session: { publicKey: sessionPublicKey(request.sessionSecret) } }
-        : {}),
-    },
-  };
+  const body = queueSplitObject({
+    name,
+    namespace: api.kube.namespace,
+    createdBy: 'sidecar',
+    workload: request.workload,
+    queues: request.queues,
+    filter: request.filter,
+    owner: request.owner,
+    routeId,
+    lease: leaseNow(request.leaseSeconds),
+    mode: request.mode,
+    ...(request.sessionSecret !== undefined
+      ? { sessionPublicKey: sessionPublicKey(request.sessionSecret) }
+      : {}),
+  });
   reporter.emit({
     type: 'progress',
     stage: 'creating',
@@ -630,8 +593,8 @@ export interface DetachResult {
 }
 
 /**
- * Warns once per queue-agent restart the controller reports (the `AgentRestarted` condition,
- * issue 19): messages in flight may come again, a drain resumes. A restart from before the
+ * Warns once per queue-agent restart the controller reports (the `AgentRestarted` condition):
+ * messages in flight may come again, a drain resumes. A restart from before the
  * watch began (whole seconds: condition times have no fractions) is not news.
  */
 export class RestartWatch {

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { ROUTE_ID_PATTERN } from '../core/names';
 import { SECRET_PATTERN } from '../core/sessionSecret';
-import { SidecarError, errorText } from './errors';
+import { SidecarError, errorText } from '../laptop/errors';
 
 const stateSchema = z.object({
   version: z.literal(1),

@@ -13,7 +13,7 @@ import {
   agentProbes,
 } from '../../core/podSecurity';
 import { AGENT_HTTP_PORT, AGENT_HTTP_PORT_NAME } from '../../core/sessionStream';
-import { DEFAULT_STATISTICS_INTERVAL_SECONDS } from '../rabbitmq/config';
+import { DEFAULT_STATISTICS_INTERVAL_SECONDS } from '../providers/contract';
 import { tlsMounts } from './tlsMounts';
 
 /** Where queue-agent pods may run: the controller's --agent-node-selector / --agent-tolerations. */

@@ -25,12 +25,12 @@ import {
   type QueueSplit,
 } from '../../core/crd/queueSplitSchema';
 import { parseState } from '../../core/state/stateDocument';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import { InformerCache, type CacheObserver, type WatchedPath } from '../kube/informers';
 import { AgentObjects, type AgentSettings } from './agentObjects';
 import { Coordinator, type CoordinatorSettings } from './coordinator';
 import { DueTimes } from './dueTimes';
-import { OwnershipLeases } from './ownership';
+import { OwnershipLeases } from './ownershipLeases';
 import { SplitObjects, classifySplits } from './splitObjects';
 import { invalidSplitStatus, sameStatus } from './splitStatus';
 import { Workloads, type WorkloadKind } from './workloads';

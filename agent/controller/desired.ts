@@ -8,6 +8,7 @@ import {
   type AgentRoute,
   type DesiredState,
 } from '../../core/agentProtocol';
+import { assertNever, type Provider } from '../../core/providers';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { pendingQueues } from '../../core/state/phaseActions';
 import type { WorkloadPhase } from '../../core/state/phases';
@@ -28,23 +29,26 @@ export const AGENT_STEPS: readonly WorkloadPhase[] = [
 export const activationIdOf = (state: SplitState) => `${state.installId}/${state.workload.uid}`;
 
 export type QueueNames = AgentQueuePlan['names'];
+type RouteShadow = AgentRoute['shadows'][string];
 
-export function queueNames(state: SplitState, queue: string): QueueNames {
-  const q = state.queues[queue];
-  const id = { installId: state.installId, workloadUid: state.workload.uid, queue, epoch: q?.epoch ?? 0 };
-  return planNames(q?.provider === 'kafka' ? 'kafka' : 'rabbitmq', id);
-}
-
-export function routeShadow(state: SplitState, queue: string, routeId: string) {
-  const q = state.queues[queue];
+/** The names of a declared queue's resources in the current activation epoch. */
+export function queueNames(state: SplitState, queue: { name: string; provider: Provider }): QueueNames {
   const id = {
     installId: state.installId,
     workloadUid: state.workload.uid,
-    queue,
-    epoch: q?.epoch ?? 0,
-    routeId,
+    queue: queue.name,
+    epoch: state.queues[queue.name]?.epoch ?? 0,
   };
-  return routeShadowNames(q?.provider === 'kafka' ? 'kafka' : 'rabbitmq', id);
+  return planNames(queue.provider, id);
+}
+
+/** A route's session shadow on a queue; undefined for a queue the state does not know (its
+ * provider, and so its names, are unknown). */
+export function routeShadow(state: SplitState, queue: string, routeId: string): RouteShadow | undefined {
+  const q = state.queues[queue];
+  if (!q) return undefined;
+  const id = { installId: state.installId, workloadUid: state.workload.uid, queue, epoch: q.epoch, routeId };
+  return routeShadowNames(q.provider, id);
 }
 
 interface StoredCheckpoint {
@@ -75,29 +79,45 @@ export function desiredState(
       const env = Object.fromEntries(
         r.env.filter((e) => e.role !== 'dependency').map((e) => [e.role, e.name]),
       ) as AgentQueuePlan['env'];
-      return {
-        name: r.name,
-        provider: r.provider,
-        source: r.source,
-        ...(r.provider === 'kafka'
-          ? {
-              group: r.group,
-              offsetReset: r.offsetReset,
-              ...(r.isolationLevel ? { isolationLevel: r.isolationLevel } : {}),
-              ...(r.saslMechanism ? { saslMechanism: r.saslMechanism } : {}),
-            }
-          : {}),
-        ...(r.tls ? { tls: r.tls } : {}),
-        ...(r.provider === 'rabbitmq' && r.allowPlainHttpManagement
-          ? { allowPlainHttpManagement: true as const }
-          : {}),
-        env,
-        epoch: state.queues[r.name]?.epoch ?? 0,
-        names: queueNames(state, r.name),
+      // The document's field order stays the one earlier controllers wrote.
+      const tls = r.tls ? { tls: r.tls } : {};
+      const epoch = state.queues[r.name]?.epoch ?? 0;
+      const after = {
         ...(stepQueues.includes(r.name) ? { step: state.phase } : {}),
         ...(stored.handoff !== undefined ? { handoff: stored.handoff } : {}),
         ...(stored.engine !== undefined ? { checkpoint: stored.engine } : {}),
       };
+      switch (r.provider) {
+        case 'kafka':
+          return {
+            name: r.name,
+            provider: r.provider,
+            source: r.source,
+            group: r.group,
+            offsetReset: r.offsetReset,
+            ...(r.isolationLevel ? { isolationLevel: r.isolationLevel } : {}),
+            ...(r.saslMechanism ? { saslMechanism: r.saslMechanism } : {}),
+            ...tls,
+            env,
+            epoch,
+            names: queueNames(state, r),
+            ...after,
+          };
+        case 'rabbitmq':
+          return {
+            name: r.name,
+            provider: r.provider,
+            source: r.source,
+            ...tls,
+            ...(r.allowPlainHttpManagement ? { allowPlainHttpManagement: true as const } : {}),
+            env,
+            epoch,
+            names: queueNames(state, r),
+            ...after,
+          };
+        default:
+          return assertNever(r, 'queue');
+      }
     });
   const routes: AgentRoute[] = state.routes
     .filter((r) => r.phase === 'ATTACHING' || r.phase === 'ACTIVE' || r.phase === 'DRAINING')
@@ -107,7 +127,12 @@ export function desiredState(
       queues: r.queues,
       phase: r.phase as AgentRoute['phase'],
       generation: r.generation,
-      shadows: Object.fromEntries(r.queues.map((q) => [q, routeShadow(state, q, r.routeId)])),
+      shadows: Object.fromEntries(
+        r.queues.flatMap((q) => {
+          const shadow = routeShadow(state, q, r.routeId);
+          return shadow ? [[q, shadow] as const] : [];
+        }),
+      ),
       ...(r.publicKey !== undefined ? { publicKey: r.publicKey } : {}),
     }));
   return {

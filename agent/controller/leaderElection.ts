@@ -8,7 +8,7 @@
 // @kubernetes/client-node 1.4 ships no leader election (client-go's is Go-only), hence this one.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import { isConflict, isNotFound, mergePatch, microTime } from '../kube/client';
 import { withTimeout } from '../kube/timeout';
 import { LeaseObserver } from './leaseObserver';

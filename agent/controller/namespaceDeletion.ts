@@ -1,4 +1,4 @@
-// A split whose workload's namespace is being deleted (issue 17 item 2): the namespace controller
+// A split whose workload's namespace is being deleted: the namespace controller
 // deletes the queue-agent and the state ConfigMap, and nothing can be created there again, so no
 // handback can finish. The record of every broker resource goes to the controller's namespace
 // (which outlives the workload's), with a Warning Event pointing at it (README, "When a split is
@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { CLEANUP_KEY } from '../../core/agentProtocol';
 import type { SplitState } from '../../core/state/stateDocument';
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 import { isNotFound } from '../kube/client';
 import { ConfigMapStore } from '../kube/configMaps';
 import { namespaceDeletedRecord } from './cleanupRecord';

@@ -83,7 +83,8 @@ function haltedCondition(halted: NonNullable<StatusInputs['halted']>): {
   };
 }
 
-/** The queue-agent restarted during this activation: the sidecar warns the developer (issue 19). */
+/** The queue-agent restarted during this activation: the sidecar warns the developer, since
+ * messages in flight may come again. */
 function restartCondition(observed: ObservedState | undefined): QueueSplitCondition[] {
   const restarts = observed?.restarts;
   if (!restarts) return [];

@@ -14,7 +14,7 @@ import {
   type WorkloadSplitStatus,
 } from '../../core/workloadStatus';
 import { parseWorkloadStatus } from '../../core/workloadStatusParse';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import { isNotFound, mergePatch } from '../kube/client';
 import type { Workload, WorkloadKind } from './workloads';
 

@@ -79,7 +79,9 @@ export type DegradedCode =
   | 'publish-failing'
   | 'source-lost'
   | 'broker-unavailable'
-  | 'checkpoint-mismatch';
+  | 'checkpoint-mismatch'
+  /** A programming error in the engine: no retry can fix it. */
+  | 'internal-error';
 
 export type Outcome<T> =
   | { readonly kind: 'done'; readonly value: T; readonly checkpoint: Checkpoint }

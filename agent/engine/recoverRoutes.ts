@@ -2,7 +2,7 @@
 // controller's published table when it is newer than the checkpoint's. A table that
 // `reconcileRoutes` would reject leaves the checkpoint's in force, as it would there.
 import type { Outcome, PublishedRoutes, RouteSpec } from './contract';
-import type { Logger } from './log';
+import type { Logger } from '../log';
 
 export async function installPublished(
   published: PublishedRoutes | undefined,

@@ -2,7 +2,7 @@
 // is the core RouteIndex (O(1)-ish in the number of routes); this adds the generation, the
 // application shadow for unmatched messages, and the checks a table must pass before it
 // replaces the running one.
-import type { MessageHeaders } from '../../core/filter';
+import { formatFilter, type MessageHeaders } from '../../core/filter';
 import type { FieldError, Result } from '../../core/result';
 import { RouteIndex } from '../../core/routeIndex';
 import type { RouteSpec } from './contract';
@@ -75,4 +75,16 @@ export class RouteTable {
   route(routeId: string): RouteSpec | undefined {
     return this.byId.get(routeId);
   }
+
+  /** The same routes (id, shadow and filter), in any order. */
+  sameRoutes(routes: readonly RouteSpec[]): boolean {
+    return this.routes.length === routes.length && routesKey(this.routes) === routesKey(routes);
+  }
+}
+
+function routesKey(routes: readonly RouteSpec[]): string {
+  return routes
+    .map((r) => `${r.routeId}\u0000${r.shadow}\u0000${formatFilter(r.filter)}`)
+    .sort()
+    .join('\u0001');
 }

@@ -3,24 +3,16 @@
 // broker's groups, not here; the checkpoint keeps the seed (for the rollback) and the
 // frontier (for the handback). Opaque to the controller; validated on the way back in.
 import { z } from 'zod';
-import type { HeaderFilter } from '../../core/filter';
-import {
-  ENGINE_PHASES,
-  type Checkpoint,
-  type EnginePhase,
-  RetainedResource,
-  RouteSpec,
-} from '../engine/contract';
+import { checkpointCodec, filterSchema, phaseSchema, retainedSchema } from '../engine/checkpointCodec';
+import type { EnginePhase, RetainedResource, RouteSpec } from '../engine/contract';
 
 export const PROVIDER = 'kafka';
 const FORMAT = 1;
 
-const phases = ENGINE_PHASES;
-
 const offsetList = z.array(z.object({ partition: z.number().int().nonnegative(), offset: z.string() }));
 const route = z.object({
   routeId: z.string(),
-  filter: z.record(z.string(), z.string()),
+  filter: filterSchema,
   shadow: z.string(),
   sessionGroup: z.string(),
   drainGroup: z.string(),
@@ -35,20 +27,12 @@ const stateSchema = z.object({
   appShadowGroup: z.string(),
   splitterGroup: z.string(),
   transactionalId: z.string(),
-  phase: z.enum(phases),
+  phase: phaseSchema,
   partitions: z.number().int().nonnegative(),
   generation: z.number().int().nonnegative(),
   routes: z.array(route),
   removed: z.array(route.omit({ filter: true })),
-  retained: z.array(
-    z.object({
-      kind: z.literal('shadow'),
-      name: z.string(),
-      routeId: z.string().optional(),
-      reason: z.string(),
-      verifiedEmptyAt: z.string(),
-    }),
-  ),
+  retained: retainedSchema,
   seed: offsetList.nullable(),
   frontier: offsetList.nullable(),
 });
@@ -95,40 +79,13 @@ export const toList = (offsets: ReadonlyMap<number, string>): OffsetList =>
 export const toMap = (list: OffsetList): Map<number, string> =>
   new Map(list.map((o) => [o.partition, o.offset]));
 
-export function encodeCheckpoint(state: KafkaState): Checkpoint {
-  const body = {
-    ...state,
-    routes: state.routes.map((r) => ({
-      routeId: r.routeId,
-      filter: { ...r.filter },
-      shadow: r.shadow,
-      sessionGroup: r.sessionGroup,
-      drainGroup: r.drainGroup,
-    })),
-  };
-  // A JSON round trip drops `undefined` members, so what is persisted is what comes back.
-  return { provider: PROVIDER, format: FORMAT, state: JSON.parse(JSON.stringify(body)) };
-}
-
-export function decodeCheckpoint(
-  checkpoint: Checkpoint,
-): { ok: true; state: KafkaState } | { ok: false; problem: string } {
-  if (checkpoint.provider !== PROVIDER || checkpoint.format !== FORMAT) {
-    return {
-      ok: false,
-      problem: `checkpoint is ${checkpoint.provider} format ${checkpoint.format}, not ${PROVIDER} format ${FORMAT}`,
-    };
-  }
-  const parsed = stateSchema.safeParse(checkpoint.state);
-  if (!parsed.success) {
-    return {
-      ok: false,
-      problem: `checkpoint does not parse: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
-    };
-  }
-  const s = parsed.data;
-  return {
-    ok: true,
-    state: { ...s, routes: s.routes.map((r) => ({ ...r, filter: r.filter as HeaderFilter })) },
-  };
-}
+export const kafkaCheckpoints = checkpointCodec<KafkaState>(PROVIDER, FORMAT, stateSchema, (state) => ({
+  ...state,
+  routes: state.routes.map((r) => ({
+    routeId: r.routeId,
+    filter: { ...r.filter },
+    shadow: r.shadow,
+    sessionGroup: r.sessionGroup,
+    drainGroup: r.drainGroup,
+  })),
+}));

@@ -4,7 +4,7 @@
 import type { ISocketFactory, SASLOptions } from 'kafkajs';
 import type { FieldError } from '../../core/result';
 import type { EngineHooks } from '../engine/contract';
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 
 export interface KafkaTiming {
   /** How long one step may wait for a proof before it answers `pending`. */

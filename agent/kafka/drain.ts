@@ -3,7 +3,7 @@
 // and fields. Each transaction carries the copies and the drain group's new position, so the
 // drain group's commits are the crash-recovery checkpoint and a restarted drain neither skips
 // nor (for read_committed consumers) repeats a record.
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 import { chunks, topicMessages } from './records';
 import { sendAcknowledged, type TxnProducer } from './txn';
 import type { FetchedRecord, Offsets, Wire } from './wire';

@@ -3,7 +3,7 @@
 // a fenced link stays down for good (a replacement engine owns the split now).
 import type { Admin, ISocketFactory, Kafka } from 'kafkajs';
 import { ResilientAdmin } from './admin';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import { kafkaClient } from './clients';
 import type { KafkaEngineConfig, KafkaTiming } from './config';
 import { TxnProducer } from './txn';

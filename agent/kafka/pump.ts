@@ -19,7 +19,8 @@
 // reported until it goes (agent/kafka/DECISIONS.md, "Records the engine cannot copy").
 import type { Admin } from 'kafkajs';
 import type { EngineHooks } from '../engine/contract';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
+import type { PumpSelection } from '../engine/port';
 import type { PublishBarrier } from '../engine/publishBarrier';
 import { Backoff } from '../engine/timing';
 import { MAX_PARKED, type IsolationLevel, type KafkaTiming } from './config';
@@ -29,12 +30,6 @@ import { chunks, codecRuns, messageIdOf, topicMessages } from './records';
 import { partitionCount } from './shadows';
 import { sendAcknowledged, type TxnOutcome, type TxnProducer } from './txn';
 import type { FetchedRecord, Offsets, PartitionRead, RecordHeaders, Wire } from './wire';
-
-export interface PumpSelection {
-  readonly routeId: string | undefined;
-  readonly destination: string;
-  readonly generation: number;
-}
 
 export interface PumpDeps {
   readonly wire: Wire;
@@ -89,7 +84,7 @@ export class Pump {
   private readonly parked = new Map<number, FetchedRecord[]>();
   /** Where a record went in a copy transaction that did not commit, by `partition:offset`: its
    * aborted copy is visible there to `read_uncommitted` readers, so it is retried to the same
-   * destination, never re-routed (issue 13 case 5). Each keeps its barrier tracking until it
+   * destination, never re-routed (DECISIONS.md, "Aborted copies"). Each keeps its barrier tracking until it
    * commits, between rounds too, so the route change waits for it; released at stop. */
   private readonly sentTo = new Map<string, { selection: PumpSelection; release: () => void }>();
   private readonly missing = new Map<string, { since: string; reason: string }>();
@@ -167,7 +162,7 @@ export class Pump {
 
   /** Stops after the transaction in progress and commits what was copied. False when the
    * final commit failed: the controller retries stop, and every retry commits again while
-   * offsets are pending (issue 13 case 6). Never started: nothing is pending and no round
+   * offsets are pending, so the handback frontier covers everything copied. Never started: nothing is pending and no round
    * trip is made (it would fence). */
   async stop(): Promise<boolean> {
     if (this.loop) {
@@ -206,7 +201,7 @@ export class Pump {
       await this.process(reads);
     } catch (err) {
       // Whatever failed, nothing read in this round is skipped: each partition goes back to
-      // its first record not copied (issue 13 case 1).
+      // its first record not copied (DECISIONS.md, "Records the engine cannot copy").
       for (const read of reads) {
         const p = read.partition;
         this.rewind(p, max(start.get(p) ?? 0n, this.handled.get(p) ?? 0n));
@@ -228,7 +223,7 @@ export class Pump {
 
   /** Every record is tracked by the publish barrier from its selection to its commit, across
    * all the chunks of the round: a route removed meanwhile passes its barrier only once the
-   * copies selected for it are committed (issue 13 case 2). Selection and tracking happen in
+   * copies selected for it are committed (DECISIONS.md, "The publish barrier spans the round"). Selection and tracking happen in
    * the same tick, so no table change falls between them. */
   private async copyAll(reads: readonly PartitionRead[], work: Work[]): Promise<void> {
     const selected = (record: FetchedRecord, parked: boolean): Work => {
@@ -366,7 +361,7 @@ export class Pump {
   }
 
   /** Stops partition `p` at `offset`: a record refused, or a batch that cannot be decompressed
-   * (issue 13 case 9). Retried after `retryMaxMs`, reported until something there is copied. */
+   * (DECISIONS.md, "Compression"). Retried after `retryMaxMs`, reported until something there is copied. */
   private refuseAt(p: number, offset: bigint, reason: string): number {
     const known = this.refused.get(p);
     const since = known?.offset === offset ? known.since : now();

@@ -3,7 +3,7 @@
 // then prove it (drain group committed == the ends, ends unchanged, still nobody attached)
 // and only then delete the session topic and its groups.
 import type { Outcome } from '../engine/contract';
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 import { pending } from '../engine/outcome';
 import { pollUntil } from '../engine/timing';
 import type { RemovedRoute } from './checkpoint';

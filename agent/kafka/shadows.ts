@@ -4,7 +4,7 @@
 // (the copy keeps the source record's timestamp), and at least the source's durability: its
 // replication factor, `min.insync.replicas` and `max.message.bytes` (a smaller limit would refuse
 // a record the source accepted). All of it is read back from the broker: a broker or policy that
-// silently changes it would lose messages later (issue 13 case 3).
+// silently changes it would lose messages later (DECISIONS.md, "Shadows on a replicated cluster").
 import type { Admin } from 'kafkajs';
 import { pollUntil } from '../engine/timing';
 import { isTopicExists, isUnknownTopic } from './kafkaErrors';

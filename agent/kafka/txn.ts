@@ -4,7 +4,7 @@
 // INVALID_PRODUCER_EPOCH / PRODUCER_FENCED. A transaction *begin* is local to kafkajs and
 // succeeds even when fenced, so only produce/offset/commit results count.
 import type { Kafka, Producer, ProducerBatch, Transaction } from 'kafkajs';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import { Serial } from '../engine/serial';
 import { errorName, isFenced, isRecordRefused, isUnknownTopic } from './kafkaErrors';
 

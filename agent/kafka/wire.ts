@@ -103,7 +103,7 @@ export class Wire {
 
   /** Reads records of `topic` from each partition's position, at `options.isolation`
    * (default read_committed). A batch that cannot be decompressed fails only its own
-   * partition's read, marked `undecodable` at the first offset of it not read (issue 13 case 9). */
+   * partition's read, marked `undecodable` at the first offset of it not read (DECISIONS.md, "Compression"). */
   async read(topic: string, positions: Offsets, options: ReadOptions = {}): Promise<PartitionRead[]> {
     if (positions.size === 0) return [];
     await this.ensureTopic(topic);

@@ -11,7 +11,7 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import { isNotFound } from './client';
 
 type Informer<T extends KubernetesObject> = ReturnType<typeof makeInformer<T>>;

@@ -2,7 +2,7 @@
 // boundaries"). The document lives in the tenant namespace, where anyone with ConfigMap write
 // could swap in their own secret hash, a `{}` filter or another source; the seal lives in the
 // controller's namespace, which tenants cannot write, and this agent may read only its own.
-import { describeError } from '../engine/log';
+import { describeError } from '../log';
 import { statusCode } from '../kube/client';
 import type { ConfigMapStore } from '../kube/configMaps';
 import { DESIRED_DIGESTS_KEY, sealLists } from '../kube/sealDocument';

@@ -11,13 +11,12 @@ import {
   type ObservedState,
 } from '../../core/agentProtocol';
 import { formatFieldError } from '../../core/result';
-import { jsonLogger, describeError } from '../engine/log';
+import { jsonLogger, describeError } from '../log';
 import { ConfigMapStore } from '../kube/configMaps';
 import { loadKubeConfig } from '../kube/client';
 import { AgentMetrics } from './metrics';
-import { portOf, startServer } from './server';
-import { statisticsTiming } from '../rabbitmq/config';
-import { brokerReaders, SessionServer } from '../session/sessionServer';
+import { portOf, startServer } from '../healthServer';
+import { brokerReaders, SessionServer } from '../sessionStream/sessionServer';
 import { StepRunner } from './stepRunner';
 import { DesiredSeal } from './desiredSeal';
 
@@ -57,7 +56,7 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
     ? { ...prior, refused: undefined }
     : undefined;
   const runner = new StepRunner(log, seed, {
-    rabbitTiming: statisticsTiming(options.rabbitmqStatisticsIntervalSeconds),
+    rabbitmqStatisticsIntervalSeconds: options.rabbitmqStatisticsIntervalSeconds,
   });
   // A predecessor wrote the document: this start is a restart of the activation it served.
   const startedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');

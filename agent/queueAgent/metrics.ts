@@ -2,7 +2,7 @@
 // (app | session), never route ids or filter values: those are unbounded and header values.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EngineStatus, ShadowLag } from '../engine/contract';
-import type { SessionMetrics } from '../session/sessionServer';
+import type { SessionMetrics } from '../sessionStream/sessionServer';
 
 export class AgentMetrics implements SessionMetrics {
   readonly registry = new Registry();

@@ -20,9 +20,10 @@ import type {
   RouteSpec,
   ShadowLag,
 } from '../engine/contract';
-import { describeError, type Logger } from '../engine/log';
-import { EngineConfigError } from './connections';
-import { createEngine, type EngineSettings } from './engineFactory';
+import { describeError, type Logger } from '../log';
+import type { EngineSettings } from '../providers/contract';
+import { EngineConfigError } from '../providers/podEnv';
+import { createEngine } from '../providers/registry';
 
 /** Phases in which the pump runs and the route table is kept current. */
 const PUMPING: readonly WorkloadPhase[] = ['STARTING_PUMP', 'REDIRECTING_APP', 'ACTIVE', 'DEGRADED'];
@@ -50,7 +51,7 @@ export class StepRunner {
   private readonly latest = new Map<string, unknown>();
 
   /** Published counts the previous agent of this activation reported, per queue: a restarted
-   * engine counts from zero, the observed document keeps counting (issue 19). */
+   * engine counts from zero, the observed document keeps counting. */
   private readonly carried = new Map<string, Record<string, number>>();
   private readonly seedActivation: string | undefined;
 
@@ -385,7 +386,7 @@ export class StepRunner {
   /**
    * Counts, health and the latest checkpoint change without any step: refresh them every pass.
    * A queue no step has reported on since this agent started still gets its entry, so the
-   * observed document always carries every queue's latest checkpoint (issue 19: without it
+   * observed document always carries every queue's latest checkpoint (without it
    * the next restart fell back to the checkpoint from the split's start). Its step `ACTIVE` is
    * no agent step, so the controller never reads the entry as a step report.
    */

@@ -1,7 +1,7 @@
 // Turns what the engine knows about itself into status conditions: each says what is wrong,
 // since when, and the safe thing to do about it.
 import type { EngineCondition } from '../engine/contract';
-import type { ForeignConsumers } from './ownership';
+import type { ForeignConsumers } from './foreignConsumers';
 import type { RelayProblem } from './relay';
 
 export interface ConditionFacts {

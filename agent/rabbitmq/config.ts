@@ -3,7 +3,7 @@
 import type { ManagementClient } from './management';
 import type { FieldError } from '../../core/result';
 import type { EngineHooks } from '../engine/contract';
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 
 export interface RabbitTiming {
   /** How long one step may wait for a proof before it answers `pending`. */
@@ -39,9 +39,6 @@ export const defaultTiming: RabbitTiming = {
   heartbeatSeconds: 10,
   managementTimeoutMs: 5_000,
 };
-
-/** RabbitMQ's own default `collect_statistics_interval`, which `defaultTiming` assumes. */
-export const DEFAULT_STATISTICS_INTERVAL_SECONDS = 5;
 
 /**
  * The statistics-bound timings for a broker that collects statistics every `intervalSeconds`

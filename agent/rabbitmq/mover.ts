@@ -3,11 +3,11 @@
 // destination: nothing is acked before its copy is confirmed, so a crash mid-move duplicates
 // and never loses. Done when the queue shows no ready messages and every taken delivery is
 // settled; the caller then proves emptiness with a quiesce-and-recheck.
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 import { sleep } from '../engine/timing';
 import { Relay } from './relay';
 import { ensureRoute } from './routing';
-import type { Link } from './session';
+import type { Link } from './amqpConnection';
 
 export interface MoveResult {
   readonly moved: number;

@@ -11,7 +11,7 @@
 // - the movers: none is running (they run inside engine steps, which are serial).
 // Anyone else publishing straight into a shadow is outside what the engine can see; the
 // emptiness proof in shadows.ts catches what they left before the proof.
-import type { Link } from './session';
+import type { Link } from './amqpConnection';
 
 declare const proven: unique symbol;
 

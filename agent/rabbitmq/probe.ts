@@ -6,7 +6,7 @@
 // computed yet is unknown, and unknown is never taken for zero.
 import { replyCode, ReplyCode } from './amqpErrors';
 import type { ManagementClient } from './management';
-import type { Link } from './session';
+import type { Link } from './amqpConnection';
 import { sleep } from '../engine/timing';
 
 export interface QueueCounts {

@@ -10,7 +10,7 @@
 // flight all are marked returned: retrying a routed copy costs a duplicate, acking an unrouted
 // one would lose a message.
 import type { ConfirmChannel, Message, Options } from 'amqplib';
-import type { Logger } from '../engine/log';
+import type { Logger } from '../log';
 import { ROUTE_HEADER } from './routing';
 
 /** Where one copy goes: the routing exchange, the queue it delivers to, the producer's key. */

@@ -11,7 +11,7 @@
 //   copy) selects its destination again under the table then in force. A retry after a publish
 //   lost with its channel goes to the same destination under the same generation: the broker
 //   may hold that copy, and re-selecting could put the message in two live destinations
-//   (issue 13 case 12; docs/design.md §5.3). The barrier tracks a delivery's generation from its
+//   (docs/design.md §5.3). The barrier tracks a delivery's generation from its
 //   selection until it is settled, so a route that left the table is drained (and its shadow
 //   deleted) only after every delivery that may still reach it has been confirmed or requeued.
 // - stop() cancels the consumer first and only then lets the last confirms ack their
@@ -19,22 +19,19 @@
 //   to new deliveries). Deliveries still waiting for a retry are requeued to the queue.
 // - If the connection or channel dies, every unacked delivery goes back to the queue by the
 //   broker's doing; the relay forgets them (a publish already made becomes a duplicate).
+import type { PumpSelection } from '../engine/port';
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { EngineHooks } from '../engine/contract';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import type { PublishBarrier } from '../engine/publishBarrier';
 import { Backoff, sleep } from '../engine/timing';
 import type { PublishOutcome } from './publisher';
 import { shadowPublishOptions } from './properties';
 import { ensureRoute } from './routing';
-import type { Link } from './session';
+import type { Link } from './amqpConnection';
 
-export interface RelaySelection {
-  readonly destination: string;
-  readonly routeId: string | undefined;
-  /** The route-table generation the choice was made under (for the publish barrier). */
-  readonly generation: number;
-}
+/** Where a delivery goes, chosen under the route table of a generation (the kernel's). */
+export type RelaySelection = PumpSelection;
 
 export interface RelayOptions {
   readonly queue: string;

@@ -17,7 +17,7 @@
 // - It is deleted at cleanup, after every shadow is gone: by then nothing publishes through it.
 //   Its bindings, the source's included, go with it.
 import { replyCode, ReplyCode } from './amqpErrors';
-import type { Link } from './session';
+import type { Link } from './amqpConnection';
 
 /** The header a copy carries naming the queue the routing exchange delivers it to. */
 export const ROUTE_HEADER = 'x-queue-split-to';

@@ -1,19 +1,18 @@
 // The broker work on shadow queues that drains, rollback, handoff and cleanup share: proving
 // a queue idle (quiesce-and-recheck), emptying it into another queue, and removing it
 // loss-proof. Answers are "ok" or the `pending` outcome to return; nothing here decides phases.
-import type { Outcome, RetainedResource } from '../engine/contract';
-import type { Logger } from '../engine/log';
+import type { RetainedResource } from '../engine/contract';
+import type { Logger } from '../log';
+import type { Step } from '../engine/port';
 import { pending } from '../engine/outcome';
 import type { RabbitTiming } from './config';
 import type { ManagementClient } from './management';
 import { moveAll } from './mover';
-import type { SourceType } from './preflight';
+import type { SourceType } from './sourceCheck';
 import { describeCounts, idle, noConsumers, prove, readCounts, type Expectation, type Proof } from './probe';
 import type { NoPublisher } from './noPublisher';
-import type { Link } from './session';
+import type { Link } from './amqpConnection';
 import { removeShadow } from './shadows';
-
-export type Step<T> = { ok: true; value: T } | { ok: false; outcome: Outcome<never> };
 
 export interface Emptied {
   /** Messages moved out of the queue by this emptying, across the calls it took. */

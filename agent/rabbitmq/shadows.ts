@@ -9,7 +9,7 @@
 // record that names a consumer attached after the last delivery: the broker collects a queue's
 // counts apart from its consumer details, so that record's counts may be older than the
 // consumer (a CI run deleted a shadow holding an unacknowledged message that way). Removal
-// therefore runs behind a freshness barrier, the same for both queue types (issue 18):
+// therefore runs behind a freshness barrier, the same for both queue types:
 // 1. no copy can arrive any more: the caller's `NoPublisher` (noPublisher.ts, docs/design.md §5.4);
 // 2. no consumer, by live AMQP (passive declare), not only by statistics: the engine consumes the
 //    shadow itself with a fresh tag (exclusively on classic queues) and waits for a record that
@@ -26,11 +26,11 @@ import { randomUUID } from 'node:crypto';
 import { pollUntil } from '../engine/timing';
 import { replyCode, ReplyCode } from './amqpErrors';
 import type { ManagementClient, ManagementQueue } from './management';
-import type { SourceType } from './preflight';
+import type { SourceType } from './sourceCheck';
 import type { NoPublisher } from './noPublisher';
 import { ensureRoute } from './routing';
 import { describeArguments, type ShadowArguments } from './shadowArguments';
-import type { Link } from './session';
+import type { Link } from './amqpConnection';
 
 export type DeclareResult = { ok: true } | { ok: false; problem: string };
 

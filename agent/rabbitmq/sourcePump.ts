@@ -2,14 +2,14 @@
 // consuming (so a reconnect resumes it), restarting it when the broker closes its channel,
 // and, on quorum sources, the ownership watch.
 import type { EngineHooks } from '../engine/contract';
-import { describeError, type Logger } from '../engine/log';
+import { describeError, type Logger } from '../log';
 import type { PublishBarrier } from '../engine/publishBarrier';
 import { replyCode, ReplyCode } from './amqpErrors';
 import type { RabbitTiming } from './config';
 import type { ManagementClient } from './management';
-import { OwnershipMonitor, type ForeignConsumers } from './ownership';
+import { OwnershipMonitor, type ForeignConsumers } from './foreignConsumers';
 import { Relay, type RelayProblem, type RelaySelection } from './relay';
-import type { Link } from './session';
+import type { Link } from './amqpConnection';
 import type { ConsumeMessage } from 'amqplib';
 
 export interface SourcePumpOptions {

@@ -1,6 +1,7 @@
 // Schema stage (docs/design.md §3): the annotation alone, without the workload. Each queue entry is
 // checked against the schema of the provider it declares, so a mistake in a Kafka block is
 // reported in Kafka terms instead of as "matches neither of two unions".
+import { PROVIDER_NAMES } from '../providers';
 import { z } from 'zod';
 import { joinPath } from '../fieldPath';
 import { fail, fieldError, guarded, ok, type FieldError, type Result } from '../result';
@@ -82,7 +83,7 @@ function validateQueue(item: unknown, path: string): Result<QueueDeclaration> {
   }
   if (!hasKafka && !hasRabbit) {
     const guess = Object.keys(item)
-      .map((key) => closestMatch(key, ['kafka', 'rabbitmq']))
+      .map((key) => closestMatch(key, PROVIDER_NAMES))
       .find((match) => match !== undefined);
     return fail([
       fieldError(

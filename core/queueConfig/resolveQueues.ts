@@ -10,7 +10,15 @@ import { plainHttpManagement, plainHttpManagementError } from './managementTrans
 import type { Container, PodTemplateSpec } from './podTemplate';
 import type { ResolveContext } from './resolveContext';
 import type { ResolvedKafkaQueue, ResolvedQueue, ResolvedRabbitQueue } from './resolvedTypes';
-import type { KafkaBlock, QueueConfig, QueueDeclaration, RabbitBlock } from './schema';
+import { assertNever } from '../providers';
+import {
+  declaredBlock,
+  type DeclaredBlock,
+  type KafkaBlock,
+  type QueueConfig,
+  type QueueDeclaration,
+  type RabbitBlock,
+} from './schema';
 import {
   checkLiteralBrokers,
   checkLiteralUrl,
@@ -44,10 +52,8 @@ export function resolveQueues(
     const env = new ContainerEnv(container);
     const context: ResolveContext = { env, template, path, errors };
     const before = errors.length;
-    const queueResolved =
-      'kafka' in queue
-        ? resolveKafka(queue.name, queue.kafka, context)
-        : resolveRabbit(queue.name, queue.rabbitmq, context);
+    const declared = declaredBlock(queue);
+    const queueResolved = resolveDeclared(queue.name, declared, context);
     if (queueResolved && errors.length === before) resolved.push(queueResolved);
   });
   errors.push(...overrideCollisions(config.queues, resolved), ...duplicateSources(config.queues, resolved));
@@ -88,6 +94,21 @@ function pickContainer(
     ),
   );
   return undefined;
+}
+
+function resolveDeclared(
+  name: string,
+  declared: DeclaredBlock,
+  ctx: ResolveContext,
+): ResolvedQueue | undefined {
+  switch (declared.provider) {
+    case 'kafka':
+      return resolveKafka(name, declared.block, ctx);
+    case 'rabbitmq':
+      return resolveRabbit(name, declared.block, ctx);
+    default:
+      return assertNever(declared, 'provider block');
+  }
 }
 
 function resolveKafka(name: string, block: KafkaBlock, ctx: ResolveContext): ResolvedKafkaQueue | undefined {

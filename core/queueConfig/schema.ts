@@ -2,6 +2,7 @@
 // its TypeScript types, its JSON Schema (deploy/schema/) and the schema stage of validation.
 // Objects are strict: a typo such as `brokerEnv` must fail, not silently drop a setting.
 import { z } from 'zod';
+import { assertNever, type Provider } from '../providers';
 
 export const QUEUE_CONFIG_ANNOTATION = 'telepresence.io/queue-config';
 
@@ -152,8 +153,17 @@ export interface QueueConfig {
   queues: QueueDeclaration[];
 }
 
-export type Provider = 'kafka' | 'rabbitmq';
+/** A declared queue's one provider block, with the provider it names. */
+export type DeclaredBlock =
+  { provider: 'kafka'; block: KafkaBlock } | { provider: 'rabbitmq'; block: RabbitBlock };
+
+export function declaredBlock(queue: QueueDeclaration): DeclaredBlock {
+  // The schema allows exactly one provider block; its key is the provider.
+  if ('kafka' in queue) return { provider: 'kafka', block: queue.kafka };
+  if ('rabbitmq' in queue) return { provider: 'rabbitmq', block: queue.rabbitmq };
+  return assertNever(queue, 'queue declaration');
+}
 
 export function providerOf(queue: QueueDeclaration): Provider {
-  return 'kafka' in queue ? 'kafka' : 'rabbitmq';
+  return declaredBlock(queue).provider;
 }

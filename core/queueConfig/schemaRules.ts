@@ -2,25 +2,43 @@
 // setting within a queue, and settings that only make sense in pairs.
 import { joinPath } from '../fieldPath';
 import { fieldError, type FieldError } from '../result';
-import type { QueueDeclaration, TlsBlock } from './schema';
+import { assertNever } from '../providers';
+import {
+  declaredBlock,
+  type KafkaBlock,
+  type QueueDeclaration,
+  type RabbitBlock,
+  type TlsBlock,
+} from './schema';
 
 /** Env var settings of a queue as [path below the queue, env var name]. */
 export function envSettings(queue: QueueDeclaration): [string, string][] {
-  if ('kafka' in queue) {
-    const k = queue.kafka;
-    return [
-      ['kafka.brokersEnv', k.brokersEnv],
-      ['kafka.sourceEnv', k.sourceEnv],
-      ['kafka.groupEnv', k.groupEnv],
-      ...(k.sasl
-        ? ([
-            ['kafka.sasl.usernameEnv', k.sasl.usernameEnv],
-            ['kafka.sasl.passwordEnv', k.sasl.passwordEnv],
-          ] as [string, string][])
-        : []),
-    ];
+  const declared = declaredBlock(queue);
+  switch (declared.provider) {
+    case 'kafka':
+      return kafkaEnvSettings(declared.block);
+    case 'rabbitmq':
+      return rabbitEnvSettings(declared.block);
+    default:
+      return assertNever(declared, 'provider block');
   }
-  const r = queue.rabbitmq;
+}
+
+function kafkaEnvSettings(k: KafkaBlock): [string, string][] {
+  return [
+    ['kafka.brokersEnv', k.brokersEnv],
+    ['kafka.sourceEnv', k.sourceEnv],
+    ['kafka.groupEnv', k.groupEnv],
+    ...(k.sasl
+      ? ([
+          ['kafka.sasl.usernameEnv', k.sasl.usernameEnv],
+          ['kafka.sasl.passwordEnv', k.sasl.passwordEnv],
+        ] as [string, string][])
+      : []),
+  ];
+}
+
+function rabbitEnvSettings(r: RabbitBlock): [string, string][] {
   const settings: [string, string][] = [
     ['rabbitmq.urlEnv', r.urlEnv],
     ['rabbitmq.managementUrlEnv', r.managementUrlEnv],
@@ -75,8 +93,9 @@ function sharedEnvErrors(queue: QueueDeclaration, path: string): FieldError[] {
 
 function pairingErrors(queue: QueueDeclaration, path: string): FieldError[] {
   const errors: FieldError[] = [];
-  const block = 'kafka' in queue ? 'kafka' : 'rabbitmq';
-  const tls: TlsBlock | undefined = 'kafka' in queue ? queue.kafka.tls : queue.rabbitmq.tls;
+  const declared = declaredBlock(queue);
+  const block = declared.provider;
+  const tls: TlsBlock | undefined = declared.block.tls;
   if (tls && (tls.caSecret === undefined) !== (tls.caKey === undefined)) {
     const missing = tls.caSecret === undefined ? 'caSecret' : 'caKey';
     errors.push(
@@ -88,10 +107,10 @@ function pairingErrors(queue: QueueDeclaration, path: string): FieldError[] {
     );
   }
   if (
-    'rabbitmq' in queue &&
-    (queue.rabbitmq.usernameEnv === undefined) !== (queue.rabbitmq.passwordEnv === undefined)
+    declared.provider === 'rabbitmq' &&
+    (declared.block.usernameEnv === undefined) !== (declared.block.passwordEnv === undefined)
   ) {
-    const missing = queue.rabbitmq.usernameEnv === undefined ? 'usernameEnv' : 'passwordEnv';
+    const missing = declared.block.usernameEnv === undefined ? 'usernameEnv' : 'passwordEnv';
     errors.push(
       fieldError(
         `${path}.rabbitmq.${missing}`,

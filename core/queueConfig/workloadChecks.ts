@@ -1,7 +1,8 @@
 // Checks of the workload stage beyond "where does the value come from": literal values that can
 // be verified without a broker, TLS Secrets the container already uses, and env vars two queues
 // would both need to override.
-import { normaliseKafkaBrokers, sourceOwnershipKey } from '../ownership';
+import { assertNever } from '../providers';
+import { normaliseKafkaBrokers, sourceOwnershipKey } from '../sourceOwnership';
 import { fieldError, type FieldError } from '../result';
 import { literalOf } from './envResolution';
 import type { Container, PodTemplateSpec } from './podTemplate';
@@ -138,10 +139,7 @@ export function duplicateSources(
       first.set(key, { index, queue });
       continue;
     }
-    const what =
-      queue.provider === 'kafka'
-        ? `topic "${queue.source}" read by group "${queue.group}"`
-        : `queue "${queue.source}"`;
+    const what = sameSource(queue);
     errors.push(
       fieldError(
         `queues[${index}].${queue.provider}.sourceEnv`,
@@ -151,4 +149,16 @@ export function duplicateSources(
     );
   }
   return errors;
+}
+
+/** How an error names the source a queue consumes. */
+function sameSource(queue: ResolvedQueue): string {
+  switch (queue.provider) {
+    case 'kafka':
+      return `topic "${queue.source}" read by group "${queue.group}"`;
+    case 'rabbitmq':
+      return `queue "${queue.source}"`;
+    default:
+      return assertNever(queue, 'queue');
+  }
 }

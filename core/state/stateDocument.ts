@@ -2,6 +2,8 @@
 // every step, so a restart resumes exactly where it stopped. Reading it is strict: a corrupt
 // document or one written by a newer controller is refused with a clear error, never guessed at.
 import { z } from 'zod';
+import { providerSchema } from '../providerSchema';
+import type { Provider } from '../providers';
 import { fail, fieldError, guarded, ok, type FieldError, type Result } from '../result';
 import { PUBLIC_KEY_PATTERN } from '../sessionSecret';
 import { describeValue, issuesToFieldErrors } from '../zodIssues';
@@ -13,11 +15,10 @@ export const STATE_API_VERSION = `${STATE_API_GROUP}/v${STATE_VERSION}` as const
 /** A ConfigMap holds at most 1 MiB. */
 export const MAX_STATE_BYTES = 1024 * 1024;
 
-const provider = z.enum(['kafka', 'rabbitmq']);
 const count = () => z.int().min(0);
 
 export const brokerResourceSchema = z.object({
-  provider,
+  provider: providerSchema,
   kind: z.enum(['topic', 'group', 'queue', 'lockQueue', 'transactionalId']),
   name: z.string().min(1),
   /** Logical queue the resource belongs to. */
@@ -28,7 +29,7 @@ export const brokerResourceSchema = z.object({
 });
 
 export const queueStateSchema = z.object({
-  provider,
+  provider: providerSchema,
   phase: z.enum(QUEUE_PHASES),
   /** The queue finished the current phase's step. */
   done: z.boolean(),
@@ -102,13 +103,12 @@ export type QueueState = z.infer<typeof queueStateSchema>;
 export type RouteState = z.infer<typeof routeStateSchema>;
 export type BrokerResource = z.infer<typeof brokerResourceSchema>;
 export type Workflow = z.infer<typeof workflowSchema>;
-export type QueueProvider = z.infer<typeof provider>;
 
 export interface InitialStateInput {
   workload: SplitState['workload'];
   installId: string;
   /** Declared queues and their providers (from the resolved declaration). */
-  queues: Readonly<Record<string, QueueProvider>>;
+  queues: Readonly<Record<string, Provider>>;
 }
 
 export function initialState(input: InitialStateInput): SplitState {

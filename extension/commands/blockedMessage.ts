@@ -6,11 +6,11 @@
 // sidecar's lines say what came of either (tree and status bar follow them).
 import * as vscode from 'vscode';
 import { blockedText, rejectConfirmation, type BlockedRef } from '../model/blocked';
-import type { BlockedDelivery } from '../model/session';
+import type { BlockedDelivery } from '../model/sidecarView';
 import type { TreeNode } from '../model/tree';
 import { UserError } from '../notifications';
 import type { Services } from '../services';
-import type { SplitSession } from '../sidecar/sessions';
+import type { SplitSession } from '../sidecar/splitSession';
 
 /** The context key the command palette entries are enabled by. */
 const BLOCKED_CONTEXT = 'queueSplit.hasBlockedMessage';

@@ -1,8 +1,9 @@
 // The quick picks and input boxes the commands share. Each returns undefined when the user
 // cancels (Escape), which ends the command quietly.
+import { sourceLabel } from '../../core/providers';
 import * as vscode from 'vscode';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
-import type { SidecarDeliveryMode } from '../../sidecar/protocol';
+import type { SidecarDeliveryMode } from '../../core/sidecarProtocol';
 import type { ClusterApi } from '../kube';
 import { filterForDisplay, isMine } from '../model/owner';
 import { splitPhase } from '../model/phases';
@@ -86,7 +87,7 @@ export async function chooseQueues(
     );
   const items: Item<string>[] = workload.queues.map((q) => ({
     label: q.name,
-    description: `${q.provider === 'kafka' ? 'Kafka topic' : 'RabbitMQ queue'} ${q.source}`,
+    description: `${sourceLabel(q.provider)} ${q.source}`,
     picked: preselected === undefined || preselected.includes(q.name),
     value: q.name,
   }));

@@ -4,6 +4,7 @@
 // through its sidecar and the queue-agent (README "How your messages reach your laptop"): no
 // broker reach needed, and the agent accepts only my filter's headers. Otherwise (env delivery,
 // or a split served elsewhere) the extension publishes itself (RabbitMQ: amqplib; Kafka: kafkajs).
+import { sourceLabel } from '../../core/providers';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
@@ -141,6 +142,6 @@ export async function sendTestMessage(services: Services, node?: TreeNode): Prom
   );
   // The user's own header values may be shown to them; the log line above has the keys only.
   services.notifier.info(
-    `Test message sent to ${queue} (${sent.provider === 'kafka' ? 'Kafka topic' : 'RabbitMQ queue'} ${sent.destination}) with ${formatFilter(split.spec.filter) || 'no headers'}: ${body.what}, id ${sent.messageId}.`,
+    `Test message sent to ${queue} (${sourceLabel(sent.provider)} ${sent.destination}) with ${formatFilter(split.spec.filter) || 'no headers'}: ${body.what}, id ${sent.messageId}.`,
   );
 }

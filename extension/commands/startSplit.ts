@@ -5,8 +5,8 @@ import * as vscode from 'vscode';
 import type { TreeNode } from '../model/tree';
 import type { SplitRequest } from '../model/types';
 import { UserError } from '../notifications';
-import { relayFromSettings } from '../relay';
-import { SidecarFailure } from '../sidecar/sessions';
+import { relayFromSettings } from '../relaySettings';
+import { SidecarFailure } from '../sidecar/splitSession';
 import type { Services } from '../services';
 import { chooseMode, chooseQueues, chooseWorkload, inputFilter, inputHttpTarget } from './pickers';
 

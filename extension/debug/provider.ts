@@ -25,10 +25,10 @@ import { checkFilter, defaultFilterText } from '../model/startSplit';
 import type { SplitRequest } from '../model/types';
 import { parseFilter } from '../../core/filter';
 import { explain, UserError } from '../notifications';
-import { relayFromSettings } from '../relay';
+import { relayFromSettings } from '../relaySettings';
 import type { Services } from '../services';
 import { settings } from '../settings';
-import { SidecarFailure, type SplitSession } from '../sidecar/sessions';
+import { SidecarFailure, type SplitSession } from '../sidecar/splitSession';
 
 interface Marker {
   key: string;

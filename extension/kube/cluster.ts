@@ -8,30 +8,19 @@ import {
   ApiextensionsV1Api,
   AppsV1Api,
   CoreV1Api,
-  CustomObjectsApi,
   KubernetesObjectApi,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import {
-  QUEUE_SPLIT_API_VERSION,
-  QUEUE_SPLIT_GROUP,
-  QUEUE_SPLIT_KIND,
-  QUEUE_SPLIT_PLURAL,
-  QUEUE_SPLIT_VERSION,
-  type QueueSplit,
-} from '../../core/crd/queueSplitSchema';
+import { type QueueSplit } from '../../core/crd/queueSplitSchema';
 import { IdentityUnknown, SELF_REVIEW_PERMISSION, reviewSelf } from '../../core/identity';
-import { labelValue, queueSplitName, routeIdFromRandomBytes } from '../../core/names';
+import { queueSplitName, routeIdFromRandomBytes } from '../../core/names';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
-import { MANAGED_BY_LABEL, OWNER_LABEL, WORKLOAD_LABEL } from '../../sidecar/split';
+import { queueSplitObject } from '../../core/crd/queueSplitObject';
+import { QUEUE_SPLIT_RESOURCE, QueueSplitClient } from '../../laptop/queueSplitClient';
 import type { SplitRequest, WorkloadInfo, WorkloadKind } from '../model/types';
 import { isAnnotated, summarizeWorkload } from '../model/workloads';
 import type { KubeConnection } from './connection';
 import { httpStatus, isCrdMissing, kubeProblem, KubeProblem } from './errors';
-
-const SPLITS = { group: QUEUE_SPLIT_GROUP, version: QUEUE_SPLIT_VERSION, plural: QUEUE_SPLIT_PLURAL };
-const SPLIT_RESOURCE = `${QUEUE_SPLIT_PLURAL}.${QUEUE_SPLIT_GROUP}`;
-export const MANAGED_BY_EXTENSION = 'queue-split-vscode';
 
 export type Probe =
   | { state: 'ready'; workloads: number; splits: number }
@@ -47,44 +36,33 @@ export function newQueueSplit(
   /** http/relay: the hash of the session secret the sidecar proves to the queue-agent. */
   sessionPublicKey?: string,
 ): QueueSplit {
-  const name = queueSplitName({ owner: request.owner, workloadName: request.workload.name, routeId });
-  return {
-    apiVersion: QUEUE_SPLIT_API_VERSION,
-    kind: QUEUE_SPLIT_KIND,
-    metadata: {
-      name,
-      namespace: request.target.namespace,
-      labels: {
-        [MANAGED_BY_LABEL]: MANAGED_BY_EXTENSION,
-        [OWNER_LABEL]: labelValue(request.owner),
-        [WORKLOAD_LABEL]: labelValue(request.workload.name),
-      },
-    },
-    spec: {
-      workload: { ...request.workload },
-      queues: [...request.queues],
-      filter: { ...request.filter },
-      owner: request.owner,
-      routeId,
-      // Whole seconds: RFC 3339 as the CRD's date-time format and the sidecar write it.
-      lease: { renewTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'), durationSeconds: leaseSeconds },
-      delivery: { mode: request.mode },
-      ...(sessionPublicKey !== undefined ? { session: { publicKey: sessionPublicKey } } : {}),
-    },
-  };
+  return queueSplitObject({
+    name: queueSplitName({ owner: request.owner, workloadName: request.workload.name, routeId }),
+    namespace: request.target.namespace,
+    createdBy: 'extension',
+    workload: request.workload,
+    queues: request.queues,
+    filter: request.filter,
+    owner: request.owner,
+    routeId,
+    // Whole seconds: RFC 3339 as the CRD's date-time format and the sidecar write it.
+    lease: { renewTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'), durationSeconds: leaseSeconds },
+    mode: request.mode,
+    ...(sessionPublicKey !== undefined ? { sessionPublicKey } : {}),
+  });
 }
 
 export class ClusterApi {
   readonly target;
   private readonly apps: AppsV1Api;
   private readonly core: CoreV1Api;
-  private readonly custom: CustomObjectsApi;
+  private readonly splits: QueueSplitClient;
 
   constructor(readonly connection: KubeConnection) {
     this.target = connection.target;
     this.apps = connection.kc.makeApiClient(AppsV1Api);
     this.core = connection.kc.makeApiClient(CoreV1Api);
-    this.custom = connection.kc.makeApiClient(CustomObjectsApi);
+    this.splits = new QueueSplitClient(connection.kc, connection.target.namespace);
   }
 
   private get ns(): string {
@@ -148,25 +126,18 @@ export class ClusterApi {
 
   async listSplits(): Promise<QueueSplit[]> {
     try {
-      const list = (await this.custom.listNamespacedCustomObject({ ...SPLITS, namespace: this.ns })) as {
-        items?: QueueSplit[];
-      };
-      return list.items ?? [];
+      return await this.splits.list();
     } catch (err) {
-      throw this.problem(err, 'list', SPLIT_RESOURCE);
+      throw this.problem(err, 'list', QUEUE_SPLIT_RESOURCE);
     }
   }
 
   async getSplit(name: string): Promise<QueueSplit | undefined> {
     try {
-      return (await this.custom.getNamespacedCustomObject({
-        ...SPLITS,
-        namespace: this.ns,
-        name,
-      })) as QueueSplit;
+      return await this.splits.get(name);
     } catch (err) {
       if (httpStatus(err) === 404 && !isCrdMissing(err)) return undefined;
-      throw this.problem(err, 'get', SPLIT_RESOURCE, name);
+      throw this.problem(err, 'get', QUEUE_SPLIT_RESOURCE, name);
     }
   }
 
@@ -183,29 +154,20 @@ export class ClusterApi {
       sessionPublicKey,
     );
     try {
-      return (await this.custom.createNamespacedCustomObject({
-        ...SPLITS,
-        namespace: this.ns,
-        body,
-      })) as QueueSplit;
+      return await this.splits.create(body);
     } catch (err) {
-      throw this.problem(err, 'create', SPLIT_RESOURCE, body.metadata.name);
+      throw this.problem(err, 'create', QUEUE_SPLIT_RESOURCE, body.metadata.name);
     }
   }
 
   /** Deletes exactly this split (uid precondition); already gone counts as deleted. */
   async deleteSplit(name: string, uid?: string): Promise<void> {
     try {
-      await this.custom.deleteNamespacedCustomObject({
-        ...SPLITS,
-        namespace: this.ns,
-        name,
-        ...(uid !== undefined ? { body: { preconditions: { uid } } } : {}),
-      });
+      await this.splits.delete(name, uid);
     } catch (err) {
       const status = httpStatus(err);
       if ((status === 404 && !isCrdMissing(err)) || status === 409) return;
-      throw this.problem(err, 'delete', SPLIT_RESOURCE, name);
+      throw this.problem(err, 'delete', QUEUE_SPLIT_RESOURCE, name);
     }
   }
 

@@ -1,8 +1,8 @@
-// What the views say about a message whose delivery keeps failing (issue 26 item 4): its queue
+// What the views say about a message whose delivery keeps failing (docs/design.md §8): its queue
 // waits behind it, so the tree row, the status bar and the reject confirmation say which message,
 // why and how often, and what a reject does on that broker. Pure: text from a BlockedDelivery.
-import type { SidecarProvider } from '../../sidecar/protocol';
-import type { BlockedDelivery, SessionView } from './session';
+import { PROVIDERS, type Provider } from '../../core/providers';
+import type { BlockedDelivery, SessionView } from './sidecarView';
 
 /** "blocked on message 0-5: HTTP 500, attempt 8" — the tree row's words. */
 export function blockedText(b: BlockedDelivery): string {
@@ -33,14 +33,12 @@ export function blockedOn(view: SessionView | undefined, queue?: string): Blocke
 /** What rejecting does, on each broker: the modal confirmation says it before anything happens. */
 export function rejectConfirmation(
   b: BlockedDelivery,
-  provider: SidecarProvider | undefined,
+  provider: Provider | undefined,
 ): { message: string; detail: string; button: string } {
-  const effect =
-    provider === 'kafka'
-      ? 'Kafka has no reject: the message is skipped, its offset committed past it, as your app would skip it. Neither you nor the app get it again.'
-      : provider === 'rabbitmq'
-        ? "RabbitMQ rejects it without requeue, as your app's own reject would: the broker dead-letters it by the queue's rules (x-dead-letter-exchange), or discards it if the queue has no dead-letter exchange."
-        : "It is settled as your app's own reject would settle it: RabbitMQ dead-letters it by the queue's rules (or discards it without a dead-letter exchange); Kafka skips it.";
+  // Without a known provider (a session from before the provider was reported) it says both.
+  const effect = provider
+    ? PROVIDERS[provider].reject.confirm
+    : "It is settled as your app's own reject would settle it: RabbitMQ dead-letters it by the queue's rules (or discards it without a dead-letter exchange); Kafka skips it.";
   return {
     message: `Reject message ${b.messageId} of ${b.queue}?`,
     detail: `It failed ${b.attempt} ${b.attempt === 1 ? 'time' : 'times'} (${b.reason}) and holds up the messages behind it. ${effect} The messages behind it then flow.`,

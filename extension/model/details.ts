@@ -4,7 +4,7 @@
 import { stringify } from 'yaml';
 import { filterKeys } from './owner';
 import { blockingReason } from './phases';
-import { totalDelivered, type SessionView } from './session';
+import { totalDelivered, type SessionView } from './sidecarView';
 import type { QueueSplit } from './types';
 
 export function detailsYaml(

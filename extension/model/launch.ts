@@ -15,7 +15,7 @@
 // declaration errors.
 import { parseFilter, type HeaderFilter } from '../../core/filter';
 import { formatFieldError } from '../../core/result';
-import type { SidecarDeliveryMode } from '../../sidecar/protocol';
+import type { SidecarDeliveryMode } from '../../core/sidecarProtocol';
 import { parseWorkloadRef, type WorkloadRefText } from './startSplit';
 
 export const LAUNCH_BLOCK_KEY = 'queueSplit';

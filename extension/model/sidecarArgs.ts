@@ -2,7 +2,7 @@
 // (`--preflight-only`), and the sidecar for a split the extension created, which adopts it
 // (`--split`), renews its lease and delivers. Secrets (env overrides, relay URL with a password)
 // never go on the command line, where `ps` shows them: they go in the 0600 settings file.
-import type { SidecarDeliveryMode } from '../../sidecar/protocol';
+import type { SidecarDeliveryMode } from '../../core/sidecarProtocol';
 import type { KubeTargetInfo, WorkloadKind } from './types';
 
 export interface SidecarLaunch {

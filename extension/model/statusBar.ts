@@ -3,7 +3,7 @@
 // delivery is blocked on a failing message says so first (briefly: the tooltip has the rest).
 import { blockedShort, blockedText } from './blocked';
 import { lingerText } from './linger';
-import type { BlockedDelivery } from './session';
+import type { BlockedDelivery } from './sidecarView';
 import { phaseLook } from './phases';
 
 export interface MySplitSummary {

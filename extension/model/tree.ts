@@ -2,13 +2,14 @@
 // routes (mine and teammates'). The nodes are a discriminated union; `childrenOf` builds the
 // hierarchy from one snapshot of the namespace and `lookOf` says how each node is shown. The
 // TreeDataProvider only turns these into vscode.TreeItems.
+import { PROVIDERS, sourceLabel } from '../../core/providers';
 import { isEmptyFilter } from '../../core/filter';
 import { handbackUnfinished } from '../../core/workloadStatus';
 import { blockedDetail, blockedOn, blockedText } from './blocked';
 import { lingerText } from './linger';
 import { filterForDisplay, isMine } from './owner';
 import { blockingReason, countsText, phaseLook, queuePhase } from './phases';
-import { totalDelivered, type SessionView } from './session';
+import { totalDelivered, type SessionView } from './sidecarView';
 import type { DeclaredQueue, KubeTargetInfo, QueueSplit, WorkloadInfo } from './types';
 
 export interface ContextNode {
@@ -327,10 +328,10 @@ export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
         tooltip: node.undeclared
           ? `Queue **${escapeMarkdown(queue.name)}** is named by a split but not declared by ${escapeMarkdown(node.workload.name)} any more.`
           : [
-              `**${escapeMarkdown(queue.name)}** (${queue.provider === 'kafka' ? 'Kafka topic' : 'RabbitMQ queue'} ${escapeMarkdown(queue.source)})`,
+              `**${escapeMarkdown(queue.name)}** (${sourceLabel(queue.provider)} ${escapeMarkdown(queue.source)})`,
               `container ${escapeMarkdown(queue.container)}`,
             ].join('\n\n'),
-        icon: { id: queue.provider === 'kafka' ? 'symbol-event' : 'mail' },
+        icon: { id: PROVIDERS[queue.provider].icon },
         contextValue: node.undeclared ? 'queue.undeclared' : 'queue',
         // Always expanded: an item that starts without children and gets some later (the first
         // route) would otherwise stay collapsed, VS Code remembering its state by id.

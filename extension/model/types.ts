@@ -2,10 +2,10 @@
 // here: these types are what the pure view-model functions (and their unit tests) see.
 import type { WorkloadSplitStatus } from '../../core/workloadStatus';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
-import type { SidecarDeliveryMode } from '../../sidecar/protocol';
+import type { SidecarDeliveryMode } from '../../core/sidecarProtocol';
+import type { Provider } from '../../core/providers';
 
 export type WorkloadKind = 'Deployment' | 'StatefulSet';
-export type Provider = 'kafka' | 'rabbitmq';
 
 /** Which cluster and namespace the extension looks at. */
 export interface KubeTargetInfo {

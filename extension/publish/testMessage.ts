@@ -1,19 +1,19 @@
 // "Send Test Message…": publishes one message with the user's filter headers to the REAL source
 // of a split queue, so it travels the whole way (queue-agent → session shadow → sidecar →
 // debugged process). The broker connection is resolved exactly as the sidecar resolves it
-// (sidecar/connection.ts: the container's env, ConfigMaps/Secrets read with the user's own
+// (laptop/brokerConnection.ts: the container's env, ConfigMaps/Secrets read with the user's own
 // credentials, local overrides, address map). Loaded lazily: it pulls amqplib and kafkajs.
+import { assertNever, type Provider } from '../../core/providers';
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import { resolveWorkload } from '../../core/queueConfig/resolveWorkload';
 import { formatFieldError } from '../../core/result';
-import { AddressMap } from '../../sidecar/addressMap';
-import { resolveConnections } from '../../sidecar/connection';
-import { kafkaClient } from '../../sidecar/consumers/kafka';
-import { connectAmqp } from '../../sidecar/consumers/rabbitmq';
-import { Reporter } from '../../sidecar/output';
-import { Redactor } from '../../sidecar/redact';
+import { AddressMap } from '../../laptop/addressMap';
+import { resolveConnections } from '../../laptop/brokerConnection';
+import { publishKafkaTestMessage } from '../../laptop/kafka';
+import { publishAmqpTestMessage } from '../../laptop/rabbitmq';
+import type { OutgoingTestMessage } from '../../laptop/testMessage';
+import { Redactor } from '../../laptop/redact';
 import type { KubeConnection } from '../kube/connection';
 import { KubeProblem } from '../kube/errors';
 import { declaredWorkload } from '../model/workloads';
@@ -27,19 +27,9 @@ export interface TestMessage {
 
 export interface SentMessage {
   messageId: string;
-  provider: 'kafka' | 'rabbitmq';
+  provider: Provider;
   /** The topic or queue it went to. */
   destination: string;
-}
-
-/** A Writable that hands complete lines (already redacted by the sidecar's Reporter) to `sink`. */
-function lineSink(sink: (line: string) => void): Writable {
-  return new Writable({
-    write(chunk: Buffer | string, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line.trim() !== '') sink(line);
-      done();
-    },
-  });
 }
 
 export async function sendTestMessage(
@@ -65,11 +55,6 @@ export async function sendTestMessage(
       'not-found',
     );
   const redactor = new Redactor();
-  const reporter = new Reporter(
-    lineSink(() => undefined),
-    lineSink(log),
-    redactor,
-  );
   const [resolvedConnection] = await resolveConnections([queue], {
     kube: { kc: connection.kc, context: connection.target.context, namespace: connection.target.namespace },
     overrides: new Map(Object.entries(local.env)),
@@ -83,49 +68,17 @@ export async function sendTestMessage(
     `sending test message ${messageId} to ${queue.provider} ${queue.source} via ${broker.display} (headers ${Object.keys(message.headers).join(', ') || 'none'})`,
   );
 
-  if (broker.provider === 'rabbitmq') {
-    const model = await connectAmqp(broker, `queue-split-vscode test message`);
-    try {
-      const channel = await model.createConfirmChannel();
-      channel.sendToQueue(queue.source, message.body, {
-        persistent: true,
-        messageId,
-        timestamp: Math.floor(Date.now() / 1000),
-        headers: { ...message.headers },
-        ...(message.contentType !== undefined ? { contentType: message.contentType } : {}),
-      });
-      await channel.waitForConfirms();
-    } finally {
-      await model.close().catch(() => undefined);
-    }
-    return { messageId, provider: 'rabbitmq', destination: queue.source };
+  const addressMap = AddressMap.parse(local.addressMap, 'queueSplit.addressMap');
+  const outgoing: OutgoingTestMessage = { ...message, messageId, source: queue.source };
+  switch (broker.provider) {
+    case 'kafka':
+      await publishKafkaTestMessage(broker, addressMap, (line) => log(redactor.redact(line)), outgoing);
+      break;
+    case 'rabbitmq':
+      await publishAmqpTestMessage(broker, outgoing);
+      break;
+    default:
+      assertNever(broker, 'broker connection');
   }
-
-  const kafka = kafkaClient(
-    broker,
-    AddressMap.parse(local.addressMap, 'queueSplit.addressMap'),
-    reporter,
-    'queue-split-vscode',
-  );
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  try {
-    await producer.send({
-      topic: queue.source,
-      acks: -1,
-      messages: [
-        {
-          value: message.body,
-          headers: {
-            ...message.headers,
-            ...(message.contentType !== undefined ? { 'content-type': message.contentType } : {}),
-            'message-id': messageId,
-          },
-        },
-      ],
-    });
-  } finally {
-    await producer.disconnect().catch(() => undefined);
-  }
-  return { messageId, provider: 'kafka', destination: queue.source };
+  return { messageId, provider: broker.provider, destination: queue.source };
 }

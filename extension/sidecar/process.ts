@@ -1,10 +1,10 @@
 // One sidecar child process (`node dist/sidecar.js --split ...`): stdout is the JSON-lines
-// protocol (sidecar/protocol.ts), stderr is human text for the log (the sidecar redacts both).
+// protocol (core/sidecarProtocol.ts), stderr is human text for the log (the sidecar redacts both).
 // stop() writes a stop request on its stdin (never a signal: on Windows SIGTERM is a hard kill
 // that skips the drain) — the sidecar then stops delivering, deletes the split and reports the
 // drain — and kills it only if it outlives its own detach timeout (the lease then drains it).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { parseSidecarLine, STOP_REQUEST_LINE, type SidecarMessage } from '../../sidecar/protocol';
+import { parseSidecarLine, STOP_REQUEST_LINE, type SidecarMessage } from '../../core/sidecarProtocol';
 
 export interface SidecarSpawn {
   node: string;
@@ -102,7 +102,7 @@ export class SidecarProcess {
     return true;
   }
 
-  /** Writes one request line (sidecar/protocol.ts SidecarRequest); false when the sidecar cannot take it. */
+  /** Writes one request line (core/sidecarProtocol.ts SidecarRequest); false when the sidecar cannot take it. */
   request(line: string): boolean {
     const stdin = this.child.stdin;
     if (this.hasExited || stdin === null || stdin.destroyed || !stdin.writable) return false;

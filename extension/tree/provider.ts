@@ -7,8 +7,8 @@ import type { ClusterService } from '../cluster';
 import type { NamespaceState, NamespaceWatch } from '../kube';
 import { childrenOf, contextNode, lookOf, type TreeNode, type TreeSnapshot } from '../model/tree';
 import type { KubeTargetInfo } from '../model/types';
-import type { SessionView } from '../model/session';
-import type { SessionManager } from '../sidecar/sessions';
+import type { SessionView } from '../model/sidecarView';
+import type { SessionManager } from '../sidecar/splitSessions';
 
 export type ViewState =
   'loading' | 'noCluster' | 'unreachable' | 'controllerMissing' | 'noWorkloads' | 'ready';

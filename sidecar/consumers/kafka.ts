@@ -6,15 +6,13 @@
 // app's equivalent is to skip the record.
 // Messages not committed when the sidecar stops stay in the topic: a restart resumes there, a
 // detach drains them.
-import * as net from 'node:net';
-import * as tls from 'node:tls';
-import { Kafka, logLevel, type Consumer, type ISocketFactory, type LogEntry } from 'kafkajs';
+import type { Consumer } from 'kafkajs';
 import { kafkaShadowMessage } from '../../core/shadowMessage';
 // Shadows keep their source's codec (snappy, lz4, zstd too), which kafkajs alone cannot read.
 import '../../core/kafkaCodecs';
-import type { AddressMap } from '../addressMap';
-import type { KafkaConnection } from '../connection';
-import { SidecarError, errorChain, errorText, systemCode } from '../errors';
+import type { AddressMap } from '../../laptop/addressMap';
+import { SidecarError, errorText } from '../../laptop/errors';
+import { kafkaClient, kafkaStartError, type KafkaConnection } from '../../laptop/kafka';
 import type { Reporter } from '../output';
 import type { Delivery, DeliveryHandler, ShadowConsumer } from './types';
 
@@ -22,89 +20,6 @@ import type { Delivery, DeliveryHandler, ShadowConsumer } from './types';
 const HEARTBEAT_DURING_DELIVERY_MS = 3_000;
 /** Short, so a restarted sidecar gets its partitions soon after a kill -9 of the old one. */
 const SESSION_TIMEOUT_MS = 15_000;
-
-/** Dials the address map's target for every broker kafkajs connects to (bootstrap and advertised). */
-export function kafkaSocketFactory(map: AddressMap): ISocketFactory {
-  return ({ host, port, ssl, onConnect }) => {
-    const dial = map.dial(host, port);
-    const socket = ssl
-      ? tls.connect(
-          { host: dial.host, port: dial.port, ...(net.isIP(host) ? {} : { servername: host }), ...ssl },
-          onConnect,
-        )
-      : net.connect({ host: dial.host, port: dial.port }, onConnect);
-    socket.setKeepAlive(true, 30_000);
-    return socket;
-  };
-}
-
-/** kafkajs logs → stderr (redacted by the reporter); errors and warnings only. */
-export function kafkaLogCreator(reporter: Reporter) {
-  return () =>
-    ({ level, log }: LogEntry): void => {
-      if (level > logLevel.WARN) return;
-      const { message, error } = log as { message: string; error?: unknown };
-      reporter.log(
-        `kafkajs ${level === logLevel.ERROR ? 'error' : 'warning'}: ${message}${error ? ` (${String(error)})` : ''}`,
-      );
-    };
-}
-
-export function kafkaClient(
-  connection: KafkaConnection,
-  map: AddressMap,
-  reporter: Reporter,
-  clientId: string,
-): Kafka {
-  return new Kafka({
-    clientId,
-    brokers: connection.brokers,
-    ...(connection.ssl !== undefined ? { ssl: connection.ssl } : {}),
-    ...(connection.sasl !== undefined ? { sasl: connection.sasl } : {}),
-    socketFactory: kafkaSocketFactory(map),
-    logLevel: logLevel.WARN,
-    logCreator: kafkaLogCreator(reporter),
-    connectionTimeout: 5_000,
-    retry: { retries: 4, initialRetryTime: 300, maxRetryTime: 5_000 },
-  });
-}
-
-/** A kafkajs failure while connecting/subscribing → an actionable SidecarError. */
-export function kafkaStartError(err: unknown, what: string, connection: KafkaConnection): SidecarError {
-  const chain = errorChain(err);
-  const names = chain.map((e) => (e as { name?: unknown }).name);
-  const types = chain.map((e) => (e as { type?: unknown }).type);
-  const code = systemCode(err);
-  if (types.includes('UNKNOWN_TOPIC_OR_PARTITION')) {
-    return new SidecarError(
-      'shadow-missing',
-      `${what} does not exist on ${connection.display}.`,
-      'The controller reported a shadow the broker does not have: check `kubectl describe queuesplit` and the controller logs.',
-    );
-  }
-  if (
-    names.includes('KafkaJSSASLAuthenticationError') ||
-    types.some((t) => typeof t === 'string' && t.endsWith('AUTHORIZATION_FAILED'))
-  ) {
-    return new SidecarError(
-      'broker-auth',
-      `Kafka refused the credentials or ACLs for ${what}: ${errorText(chain.at(-1))}`,
-      'Check the SASL username/password env (or override them with --env) and the ACLs of the session group and topic.',
-    );
-  }
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-    return new SidecarError(
-      'broker-unreachable',
-      `Cannot resolve the Kafka brokers of ${connection.display} from this machine (${code}).`,
-      'Forward the broker port and map the address: --map-address <in-cluster-host:port>=127.0.0.1:<local port> (or --env <brokers env>=<reachable host:port>).',
-    );
-  }
-  return new SidecarError(
-    'broker-unreachable',
-    `Cannot reach Kafka (${connection.display}) for ${what}: ${code ?? errorText(chain.at(-1))}.`,
-    'Check that the brokers are reachable from this machine; use --map-address for in-cluster addresses behind a port-forward.',
-  );
-}
 
 export interface KafkaShadowOptions {
   queue: string;
@@ -131,7 +46,7 @@ export class KafkaShadowConsumer implements ShadowConsumer {
     const kafka = kafkaClient(
       connection,
       this.options.addressMap,
-      reporter,
+      (line) => reporter.log(line),
       `queue-split-sidecar-${this.queue}`,
     );
     const consumer = kafka.consumer({

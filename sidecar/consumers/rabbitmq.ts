@@ -8,55 +8,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as amqp from 'amqplib';
 import { amqpShadowMessage } from '../../core/shadowMessage';
-import type { RabbitConnection } from '../connection';
-import { SidecarError, errorText, systemCode } from '../errors';
+import { SidecarError, errorText } from '../../laptop/errors';
+import { amqpConnectError, amqpReplyCode, connectAmqp, type RabbitConnection } from '../../laptop/rabbitmq';
 import type { Reporter } from '../output';
 import type { Delivery, DeliveryHandler, ShadowConsumer } from './types';
 
 const RECONNECT_MAX_MS = 30_000;
-
-/** Reply code of an AMQP channel/connection close (404 NOT_FOUND, 403 ACCESS_REFUSED, ...). */
-export function amqpReplyCode(err: unknown): number | undefined {
-  const code = (err as { code?: unknown } | undefined)?.code;
-  return typeof code === 'number' ? code : undefined;
-}
-
-/** Connecting failed → an actionable SidecarError. */
-export function amqpConnectError(err: unknown, connection: RabbitConnection): SidecarError {
-  const code = systemCode(err);
-  const text = errorText(err);
-  if (/ACCESS_REFUSED|403|authentication|PLAIN login refused/i.test(text) && code === undefined) {
-    return new SidecarError(
-      'broker-auth',
-      `RabbitMQ (${connection.display}) refused the credentials: ${text}`,
-      'Check the URL credentials (or override the URL env with --env).',
-    );
-  }
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-    return new SidecarError(
-      'broker-unreachable',
-      `Cannot resolve the RabbitMQ host of ${connection.display} from this machine (${code}).`,
-      'Forward the AMQP port and map the address: --map-address <in-cluster-host:port>=127.0.0.1:<local port> (or --env <url env>=<reachable URL>).',
-    );
-  }
-  return new SidecarError(
-    'broker-unreachable',
-    `Cannot connect to RabbitMQ (${connection.display}): ${code ?? text}.`,
-    'Check that the broker is reachable from this machine; use --map-address for in-cluster addresses behind a port-forward.',
-  );
-}
-
-export async function connectAmqp(connection: RabbitConnection, name: string): Promise<amqp.ChannelModel> {
-  try {
-    return await amqp.connect(connection.url, {
-      ...connection.socketOptions,
-      timeout: 10_000,
-      clientProperties: { connection_name: name },
-    });
-  } catch (err) {
-    throw amqpConnectError(err, connection);
-  }
-}
 
 export interface RabbitShadowOptions {
   queue: string;

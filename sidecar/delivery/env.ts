@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { QueueSplitQueueStatus } from '../../core/crd/queueSplitSchema';
-import type { QueueConnection } from '../connection';
+import type { QueueConnection } from '../../laptop/brokerConnection';
 import type { Reporter } from '../output';
 
 export interface SessionEnv {

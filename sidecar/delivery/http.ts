@@ -5,9 +5,9 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { ShadowMessage } from '../../core/shadowMessage';
-import { errorText, systemCode } from '../errors';
+import { errorText, systemCode } from '../../laptop/errors';
 import type { Reporter } from '../output';
-import { redactUrl } from '../redact';
+import { redactUrl } from '../../laptop/redact';
 import { cloudEventHeaders, type EventSource } from './cloudEvents';
 import { abortError, Outage, type AttemptResult } from './retry';
 import type { Deliverer } from './types';

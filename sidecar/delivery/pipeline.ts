@@ -13,28 +13,21 @@ import { matches, type HeaderFilter } from '../../core/filter';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import type { Delivery, DeliveryHandler } from '../consumers/types';
 import type { Reporter } from '../output';
-import type { BlockedMessageRequest, DeliveryCounts, SidecarProvider } from '../protocol';
+import { PROVIDERS, type Provider } from '../../core/providers';
+import type { BlockedMessageRequest, DeliveryCounts } from '../../core/sidecarProtocol';
 import { BlockedMessage } from './blocked';
 import { untilDelivered, type RejectedBy, type RetryPolicy, type StopSignals } from './retry';
 import type { Deliverer } from './types';
 
 export interface RejectRules {
   /** The queue's broker: what a reject does there (the `rejected` line says it). */
-  provider: SidecarProvider;
+  provider: Provider;
   /** --reject-after: give up once this many attempts failed; undefined: never. */
   rejectAfter?: number;
   /** Why messages cannot be rejected in this session now, if they cannot (a queue-agent from
    * before rejects: core/sessionStream.ts SESSION_FEATURES). */
   cannotReject: () => string | undefined;
 }
-
-/** What a reject does on each broker, in the words the `rejected` line and the extension use. */
-export const REJECT_EFFECT: Record<SidecarProvider, string> = {
-  rabbitmq:
-    "RabbitMQ rejected it without requeue: the broker dead-letters it by the queue's dead-letter settings (x-dead-letter-exchange), or discards it if the queue has none, as your app's own reject would",
-  kafka:
-    'Kafka has no reject: it is skipped, its offset committed past it, as your app would skip it; it is not delivered again',
-};
 
 export class QueuePipeline implements DeliveryHandler {
   readonly counts: Required<DeliveryCounts> = { delivered: 0, failed: 0, rejected: 0 };
@@ -138,7 +131,7 @@ export class QueuePipeline implements DeliveryHandler {
       attempts: delivery.attempts,
       by,
       ...(delivery.reason !== undefined ? { reason: delivery.reason } : {}),
-      message: `${why} ${REJECT_EFFECT[this.rules.provider]}. The messages behind it flow again.`,
+      message: `${why} ${PROVIDERS[this.rules.provider].reject.done}. The messages behind it flow again.`,
       counts: { ...this.counts },
     });
   }

@@ -5,21 +5,23 @@
 // RabbitMQ to RabbitMQ, keeping body, key/headers/properties, timestamp and (when the local
 // topic has it) the partition. Not kept: the AMQP user-id (the local broker would refuse a
 // foreign one) and the redelivered flag.
+import { assertNever } from '../../core/providers';
+import type { Provider } from '../../core/providers';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { sendableHeaders } from '../../core/kafkaNullHeaders';
 import type { ShadowMessage } from '../../core/shadowMessage';
-import { kafkaLogCreator } from '../consumers/kafka';
-import { amqpConnectError, amqpReplyCode } from '../consumers/rabbitmq';
-import { SidecarError, errorChain, errorText } from '../errors';
+import { kafkaLogCreator } from '../../laptop/kafka';
+import { amqpConnectError, amqpReplyCode } from '../../laptop/rabbitmq';
+import { SidecarError, errorChain, errorText } from '../../laptop/errors';
 import type { Reporter } from '../output';
-import { redactUrl } from '../redact';
+import { redactUrl } from '../../laptop/redact';
 import { abortError, Outage, type AttemptResult } from './retry';
 import type { Deliverer } from './types';
 
 export interface RelayDestination {
   queue: string;
-  provider: 'kafka' | 'rabbitmq';
+  provider: Provider;
   /** Local topic or queue. */
   name: string;
 }
@@ -64,13 +66,26 @@ export class RelayDeliverer implements Deliverer {
 
   describe(queue: string): string {
     const d = this.destination(queue);
-    return d.provider === 'kafka'
-      ? `local Kafka topic ${d.name} (${this.options.kafkaBrokers?.join(',') ?? ''})`
-      : `local RabbitMQ queue ${d.name} (${redactUrl(this.options.amqpUrl ?? '')})`;
+    switch (d.provider) {
+      case 'kafka':
+        return `local Kafka topic ${d.name} (${this.options.kafkaBrokers?.join(',') ?? ''})`;
+      case 'rabbitmq':
+        return `local RabbitMQ queue ${d.name} (${redactUrl(this.options.amqpUrl ?? '')})`;
+      default:
+        return assertNever(d.provider, 'provider');
+    }
   }
 
   outage(queue: string): Outage {
-    return this.destination(queue).provider === 'kafka' ? this.kafkaOutage : this.amqpOutage;
+    const { provider } = this.destination(queue);
+    switch (provider) {
+      case 'kafka':
+        return this.kafkaOutage;
+      case 'rabbitmq':
+        return this.amqpOutage;
+      default:
+        return assertNever(provider, 'provider');
+    }
   }
 
   /** Connects and checks every destination exists: a missing one is an error before consuming starts. */
@@ -87,7 +102,7 @@ export class RelayDeliverer implements Deliverer {
       clientId: 'queue-split-sidecar-relay',
       brokers,
       logLevel: logLevel.WARN,
-      logCreator: kafkaLogCreator(this.options.reporter),
+      logCreator: kafkaLogCreator((line) => this.options.reporter.log(line)),
       connectionTimeout: 5_000,
       retry: { retries: 2, initialRetryTime: 300 },
     });
@@ -177,7 +192,14 @@ export class RelayDeliverer implements Deliverer {
   attempt(message: ShadowMessage, signal: AbortSignal): Promise<AttemptResult> {
     if (signal.aborted) return Promise.reject(abortError());
     const d = this.destination(message.queue);
-    return d.provider === 'kafka' ? this.publishKafka(d.name, message) : this.publishAmqp(d, message);
+    switch (d.provider) {
+      case 'kafka':
+        return this.publishKafka(d.name, message);
+      case 'rabbitmq':
+        return this.publishAmqp(d, message);
+      default:
+        return assertNever(d.provider, 'provider');
+    }
   }
 
   private async publishKafka(topic: string, message: ShadowMessage): Promise<AttemptResult> {

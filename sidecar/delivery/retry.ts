@@ -2,7 +2,7 @@
 // delivered or the developer gives up on the message (a reject request, --reject-after), tell the
 // user once per outage (not once per retry), and stop promptly when the sidecar stops.
 import type { Reporter } from '../output';
-import type { WarningCode } from '../protocol';
+import type { WarningCode } from '../../core/sidecarProtocol';
 
 export interface RetryPolicy {
   initialMs: number;

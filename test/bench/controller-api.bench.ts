@@ -1,4 +1,4 @@
-// API requests the controller makes with many split workloads (issue 16 item 10), measured on
+// API requests the controller makes with many split workloads, measured on
 // the test environment (`npm run env:up`): the installed controller is scaled to 0 and the
 // controller under test runs as a local process with the controller's ServiceAccount token,
 // through a counting proxy to the API server. N workloads (0 replicas: no app pods) each get one

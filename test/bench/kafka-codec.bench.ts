@@ -1,4 +1,4 @@
-// Compression of copies (issue 13 case 9): the engine writes each copy with its source batch's
+// Compression of copies: the engine writes each copy with its source batch's
 // codec (agent/kafka/DECISIONS.md, "Compression"). Per source codec, in one process against the
 // broker from `npm run env:up`: copy throughput and the bytes the copies take on the shadows'
 // log segments, for compressible 1 KiB bodies (JSON-like orders) that the Java client wrote

@@ -1,4 +1,4 @@
-// The session path through the cluster (issue 15) against the former direct path, at 1 KiB, in
+// The session path through the cluster (docs/design.md §8) against the former direct path, at 1 KiB, in
 // one process against the brokers of `npm run env:up`:
 //   direct  the sidecar's own Kafka consumer (`--transport broker`) reads the session shadow
 //   stream  the queue-agent's session server reads it and streams it over a WebSocket
@@ -15,13 +15,13 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { jsonLogger } from '../../agent/engine/log';
-import { SessionServer } from '../../agent/session/sessionServer';
+import { jsonLogger } from '../../agent/log';
+import { SessionServer } from '../../agent/sessionStream/sessionServer';
 import { DESIRED_API_VERSION } from '../../core/agentProtocol';
 import { newSessionSecret, sessionPublicKey } from '../../core/sessionSecret';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import { SESSION_PATH } from '../../core/sessionStream';
-import { AddressMap } from '../../sidecar/addressMap';
+import { AddressMap } from '../../laptop/addressMap';
 import { fixedEndpoint } from '../../sidecar/agentPortForward';
 import { AgentStream } from '../../sidecar/agentStream';
 import { KafkaShadowConsumer } from '../../sidecar/consumers/kafka';

@@ -36,7 +36,7 @@ import { SidecarProcess, sidecarBundle } from '../sidecar/support';
 import { ClusterApi } from '../../extension/kube/cluster';
 import { connect } from '../../extension/kube/connection';
 import { KubeProblem } from '../../extension/kube/errors';
-import { sessionPreflight } from '../../extension/kube/preflight';
+import { sessionPreflight } from '../../extension/kube/accessPreflight';
 import { isMine } from '../../extension/model/owner';
 import { myLiveSplit } from '../../extension/model/startSplit';
 

@@ -14,8 +14,8 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { mergePatch } from '../../agent/kube/client';
-import { leaseName } from '../../agent/controller/ownership';
-import { sourceOwnershipKey } from '../../core/ownership';
+import { leaseName } from '../../agent/controller/ownershipLeases';
+import { sourceOwnershipKey } from '../../core/sourceOwnership';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { resolveWorkload } from '../../core/queueConfig/resolveWorkload';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
@@ -182,7 +182,7 @@ test('ownership Leases taken before a conflict are released when the split is re
   await ch.close();
   await deployRabbitApp(kc, services, namespace, 'holder', owned);
   const holder = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'holder', namespace });
-  // The owner's claim as the controller writes it for a split workload (agent/controller/ownership.ts).
+  // The owner's claim as the controller writes it for a split workload (agent/controller/ownershipLeases.ts).
   const resolved = resolveWorkload(holder as WorkloadLike);
   assert.ok(resolved.ok);
   await kc.makeApiClient(CoordinationV1Api).createNamespacedLease({

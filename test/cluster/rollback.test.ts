@@ -12,7 +12,7 @@ import * as amqp from 'amqplib';
 import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Kafka, Producer } from 'kafkajs';
 import { installController } from '../../deploy/install';
-import { shopDeployment } from '../../demo/sampleWorkload';
+import { shopDeployment } from '../../fixtures/shop';
 import {
   adminConfig,
   createNamespace,

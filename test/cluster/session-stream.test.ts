@@ -19,7 +19,7 @@ import * as amqp from 'amqplib';
 import { AppsV1Api, CoreV1Api, KubeConfig, PortForward } from '@kubernetes/client-node';
 import type { Producer } from 'kafkajs';
 import WebSocket from 'ws';
-import { shopDeclaration, shopDeployment } from '../../demo/sampleWorkload';
+import { shopDeclaration, shopDeployment } from '../../fixtures/shop';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { newSessionSecret } from '../../core/sessionSecret';
 import { SESSION_PATH, SESSION_SUBPROTOCOL, decodeAgentFrame } from '../../core/sessionStream';

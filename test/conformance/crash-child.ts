@@ -5,7 +5,7 @@
 // In:  QS_CHILD_SPEC (a ChildSpec as JSON), QS_CRASH_AT (the message id to stop at).
 // Out: one line per event on stdout: `CHECKPOINT <json>`, `CONFIRMED <id>`, `ERROR <text>`.
 import type { Outcome } from '../../agent/engine/contract';
-import { silentLogger } from '../../agent/engine/log';
+import { silentLogger } from '../../agent/log';
 import type { ChildSpec } from './harness';
 import { engineFromSpec } from './providers';
 

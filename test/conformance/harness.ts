@@ -3,7 +3,7 @@
 // against every harness; a provider joins the suite by implementing this interface.
 import type { HeaderFilter } from '../../core/filter';
 import type { Engine, EngineHooks, RouteSpec } from '../../agent/engine/contract';
-import type { Logger } from '../../agent/engine/log';
+import type { Logger } from '../../agent/log';
 
 /** A header value that is not a string (AMQP: an integer; Kafka: bytes that are not UTF-8).
  * It must never match a filter. */

@@ -1,4 +1,4 @@
-// Issue 13 case 9: compressed source batches. A real foreign producer (the Apache Kafka Java
+// Compressed source batches (agent/kafka/DECISIONS.md, "Compression"). A real foreign producer (the Apache Kafka Java
 // client) writes batches in each codec it has; the engine must read them all, write its copies
 // with the source batch's codec (agent/kafka/DECISIONS.md, "Compression"), and park a partition
 // whose batch it cannot decompress instead of skipping it. The codec of each shadow batch is read
@@ -44,7 +44,7 @@ const sorted = (xs: readonly string[]) => [...xs].sort();
 // Node ≥ 22.15 can encode zstd (zlib); below it a zstd source is copied with the default codec.
 const zstdCopy: Codec = 'zstdCompress' in zlib ? 'zstd' : DEFAULT_CODEC;
 
-describe('Kafka compressed batches (issue 13 case 9)', { concurrency: 1 }, () => {
+describe('Kafka compressed batches', { concurrency: 1 }, () => {
   test('case 9: batches compressed with gzip, snappy, lz4 and zstd by the Java client are read, and every copy keeps its source batch codec', () =>
     withSplit(h, async (topo, engines) => {
       const t = topo as KafkaTopology;

@@ -1,5 +1,5 @@
-// Issue 13, Kafka cases: traffic real producers send and timing real load creates, each case a
-// test named after it (agent/kafka/DECISIONS.md records the fixes). Records that kafkajs cannot
+// Kafka delivery under real traffic: what real producers send and the timing real load creates,
+// one numbered case per test (agent/kafka/DECISIONS.md records the fixes). Records that kafkajs cannot
 // send come from the Apache Kafka Java client (test/conformance/kafka/foreign.ts).
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
@@ -136,7 +136,7 @@ async function readAsApplication(t: KafkaTopology, expect: number): Promise<stri
 const idsOf = (records: readonly ForeignRecord[]) =>
   records.map((r) => String(r.headers.find(([k]) => k === ID_HEADER)?.[1]));
 
-describe('Kafka delivery under real traffic (issue 13)', { concurrency: 1 }, () => {
+describe('Kafka delivery under real traffic', { concurrency: 1 }, () => {
   test('case 1: null header values from a Java producer are kept as null, and nothing of their fetch is skipped', () =>
     withSplit(h, async (topo, engines) => {
       const t = topo as KafkaTopology;

@@ -1,4 +1,4 @@
-// Issue 13 case 3: a shadow is as durable as its source. The engine copies the source's
+// A shadow is as durable as its source. The engine copies the source's
 // replication factor, min.insync.replicas and max.message.bytes, forces cleanup.policy=delete
 // and message.timestamp.type=CreateTime, and the preflight reads all of them back.
 // Runs on the single env broker (RF=1); kafka-three-brokers.test.ts proves it on three brokers.
@@ -34,7 +34,7 @@ async function replicationOf(a: Admin, topic: string): Promise<number[]> {
   return meta.topics[0]!.partitions.map((p) => p.replicas.length);
 }
 
-describe('Kafka shadow durability (issue 13 case 3)', { concurrency: 1 }, () => {
+describe('Kafka shadow durability', { concurrency: 1 }, () => {
   test("case 3: shadows copy the source's replication factor, min.insync.replicas and max.message.bytes, and the preflight reads them back", () =>
     withSplit(h, async (topo, engines) => {
       const t = topo as KafkaTopology;

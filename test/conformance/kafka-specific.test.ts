@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Admin, Consumer } from 'kafkajs';
 import type { Engine } from '../../agent/engine/contract';
-import { jsonLogger } from '../../agent/engine/log';
+import { jsonLogger } from '../../agent/log';
 import { defaultTiming, type KafkaEngineConfig } from '../../agent/kafka/config';
 import { KafkaEngine } from '../../agent/kafka/engine';
 import { isFenced, isLiveGroupRefusal } from '../../agent/kafka/kafkaErrors';

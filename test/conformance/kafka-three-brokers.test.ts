@@ -1,4 +1,4 @@
-// Issue 13 case 3 on real replication: a private three-broker KRaft cluster (test/env/kafka/
+// Shadow durability on real replication: a private three-broker KRaft cluster (test/env/kafka/
 // cluster.ts; node 1 is the controller, brokers 2 and 3 are the ones stopped), an RF=3 source with
 // min.insync.replicas=2, and records from the Apache Kafka Java client. The shadows must be as
 // durable as the source, and a broker outage during a split must lose nothing and never put a
@@ -208,7 +208,7 @@ function produceGate() {
   };
 }
 
-describe('Kafka on three brokers (issue 13 case 3)', { concurrency: 1 }, () => {
+describe('Kafka on three brokers', { concurrency: 1 }, () => {
   test('shadows of an RF=3 source get RF=3 and min.insync.replicas=2, read back from the brokers', () =>
     withSplit(h(), async (topo, engines) => {
       const t = topo as KafkaTopology;

@@ -1,7 +1,7 @@
 // Builds an engine from a ChildSpec in another process (the crash scenario's child). A
 // provider joins by adding its case here and a harness that writes its ChildSpec.
 import type { Engine, EngineHooks } from '../../agent/engine/contract';
-import type { Logger } from '../../agent/engine/log';
+import type { Logger } from '../../agent/log';
 import type { KafkaEngineConfig } from '../../agent/kafka/config';
 import { KafkaEngine } from '../../agent/kafka/engine';
 import type { RabbitEngineConfig } from '../../agent/rabbitmq/config';

@@ -1,5 +1,5 @@
 // test-order: first (about 2 minutes of emptiness proofs)
-// Issue 18: shadows are deleted at cleanup when their emptiness is proven, quorum queues too
+// Shadows are deleted at cleanup when their emptiness is proven, quorum queues too
 // (they have no conditional delete): no publisher (the fence and a stopped pump), no consumer
 // by live AMQP, two fresh management samples some seconds apart, then the delete. Anything
 // short of that keeps the shadow and says why.

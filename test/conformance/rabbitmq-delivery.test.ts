@@ -1,17 +1,16 @@
 // test-order: first (about 2 minutes of waiting on broker statistics)
-// What a RabbitMQ copy carries when real producers send it (issue 13 cases 10, 11 and 12, issue
-// 17 item 6): sender-selected distribution headers (CC/BCC), the producer's routing key on every
+// What a RabbitMQ copy carries when real producers send it (docs/design.md §7): sender-selected distribution headers (CC/BCC), the producer's routing key on every
 // hop, header values of every AMQP type (sent by a second client, pika), broker-added delivery
 // headers, and a publish lost with its channel while the route table changes. Classic and
 // quorum sources.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import * as amqp from 'amqplib';
-import { silentLogger } from '../../agent/engine/log';
+import { silentLogger } from '../../agent/log';
 import { PublishBarrier } from '../../agent/engine/publishBarrier';
 import { Relay, type RelaySelection } from '../../agent/rabbitmq/relay';
 import { ensureRoute } from '../../agent/rabbitmq/routing';
-import { AmqpSession } from '../../agent/rabbitmq/session';
+import { AmqpConnection } from '../../agent/rabbitmq/amqpConnection';
 import { amqpTarget } from '../../agent/rabbitmq/urls';
 import { pollUntil } from '../support/poll';
 import { loadServices, uniqueName } from '../support/services';
@@ -401,7 +400,7 @@ test('a publish lost with its channel is retried to the destination of its own g
     ch.publish('', source, Buffer.from('one'), { messageId: `${label}-m`, persistent: true });
     await ch.waitForConfirms();
   });
-  const session = new AmqpSession(
+  const session = new AmqpConnection(
     {
       target: amqpTarget(services.amqpUrl, 10),
       lockQueue: `${label}-lock`,

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import * as amqp from 'amqplib';
 import type { Engine } from '../../agent/engine/contract';
-import { jsonLogger, redact } from '../../agent/engine/log';
+import { jsonLogger, redact } from '../../agent/log';
 import { RabbitEngine } from '../../agent/rabbitmq/engine';
 import { pollUntil } from '../support/poll';
 import { getQueue, queueExists } from '../support/rabbitManagement';

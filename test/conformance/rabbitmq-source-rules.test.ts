@@ -2,8 +2,8 @@
 // agent/rabbitmq/shadowArguments.ts): during a split the application, an app whose client is
 // Debian's pika, meets the dead-lettering, TTL, length limits, overflow and priority its source
 // has, whether they come from the declaration or from an operator's policy, with the reason
-// headers RabbitMQ writes. Each case was refused before (issue 26 item 2: the tester's split of a
-// policy-dead-lettered queue lost the 8 messages the app rejected or let expire).
+// headers RabbitMQ writes. Each case was refused before (a split of a policy-dead-lettered
+// queue lost the messages the app rejected or let expire).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as amqp from 'amqplib';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Checkpoint, Engine, Outcome } from '../../agent/engine/contract';
-import { jsonLogger, silentLogger, type Logger } from '../../agent/engine/log';
+import { jsonLogger, silentLogger, type Logger } from '../../agent/log';
 import { pollUntil, sleep } from '../support/poll';
 import type { Observed, ProviderHarness, TestHeaderValue, TestMessage, Topology } from './harness';
 
@@ -27,7 +27,7 @@ export function testLogger(): Logger {
 }
 
 /** An engine logger that keeps its events (names, counts and error names: the engine logs no
- * bodies or header values, agent/engine/log.ts), so a test can wait for what the engine tried. */
+ * bodies or header values, agent/log.ts), so a test can wait for what the engine tried. */
 export function recordingLogger(): { logger: Logger; events: Array<Record<string, unknown>> } {
   const events: Array<Record<string, unknown>> = [];
   const logger = jsonLogger((line) => {

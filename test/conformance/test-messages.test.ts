@@ -1,4 +1,4 @@
-// Send Test Message on a developer's behalf (agent/session/testPublisher.ts) against the real
+// Send Test Message on a developer's behalf (agent/sessionStream/testPublisher.ts) against the real
 // brokers: the message the agent publishes into the source must be one the engines route to the
 // developer's own route, so "a test message comes back to you" holds for the message as it is
 // on the broker (the agent sets `message-id` and `content-type` itself), never only for the
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
-import { TestPublisher } from '../../agent/session/testPublisher';
+import { TestPublisher } from '../../agent/sessionStream/testPublisher';
 import type { AgentQueuePlan } from '../../core/agentProtocol';
 import { amqpHeaders, kafkaHeaders, matches, type HeaderFilter } from '../../core/filter';
 import { pollUntil } from '../support/poll';

@@ -1,5 +1,5 @@
 // Session delivery through the queue-agent (core/sessionStream.ts), the default for http and
-// relay: the agent's session endpoint (agent/session/, run here in the test process against the
+// relay: the agent's session endpoint (agent/sessionStream/, run here in the test process against the
 // real brokers, as the agent runs it in its pod) reads the route's session shadows and streams
 // them to the shipped sidecar bundle, which is given no broker address and may not read the
 // workload's Secrets. The port-forward leg (sidecar/agentPortForward.ts) is proven on the real
@@ -18,8 +18,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import WebSocket, { WebSocketServer } from 'ws';
-import { jsonLogger } from '../../agent/engine/log';
-import { SessionServer } from '../../agent/session/sessionServer';
+import { jsonLogger } from '../../agent/log';
+import { SessionServer } from '../../agent/sessionStream/sessionServer';
 import { DESIRED_API_VERSION, type AgentRoute, type DesiredState } from '../../core/agentProtocol';
 import { QUEUE_SPLIT_GROUP, type QueueSplit } from '../../core/crd/queueSplitSchema';
 import { newNonce, newSessionSecret, sessionPublicKey } from '../../core/sessionSecret';
@@ -36,7 +36,7 @@ import {
 import { runDir } from '../env/paths';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { AgentStream } from '../../sidecar/agentStream';
-import type { SidecarError } from '../../sidecar/errors';
+import type { SidecarError } from '../../laptop/errors';
 import { Reporter } from '../../sidecar/output';
 import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { pollUntil } from '../support/poll';

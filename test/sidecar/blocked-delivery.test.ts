@@ -1,4 +1,4 @@
-// A local handler that keeps failing one message (issue 26 item 4): with http delivery the
+// A local handler that keeps failing one message (docs/design.md §8): with http delivery the
 // sidecar retries it for as long as it fails, and every later message of that queue waits
 // behind it (head of line). These cases hold the shipped sidecar bundle to what the developer
 // must get then: the block visible on stdout (which message, why, which attempt, since when),
@@ -18,8 +18,8 @@ import { after, before, test } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
-import { jsonLogger } from '../../agent/engine/log';
-import { SessionServer } from '../../agent/session/sessionServer';
+import { jsonLogger } from '../../agent/log';
+import { SessionServer } from '../../agent/sessionStream/sessionServer';
 import { DESIRED_API_VERSION, type AgentRoute, type DesiredState } from '../../core/agentProtocol';
 import { QUEUE_SPLIT_GROUP, type QueueSplit } from '../../core/crd/queueSplitSchema';
 import { SESSION_PATH } from '../../core/sessionStream';

@@ -28,7 +28,7 @@ function swap(text: string, from: string, to: string): string {
       .join(`"${to}/`)
       .split(`.${from}`)
       .join(`.${to}`)
-      // A SelfSubjectAccessReview's resourceAttributes (the sidecar's preflight, core/preflight.ts).
+      // A SelfSubjectAccessReview's resourceAttributes (the sidecar's preflight, core/accessPreflight.ts).
       .split(`"group":"${from}"`)
       .join(`"group":"${to}"`)
   );

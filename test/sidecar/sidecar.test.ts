@@ -389,7 +389,7 @@ test('http mode (Kafka): only the session shadow reaches the target, as CloudEve
 });
 
 test('http mode (Kafka): SIGTERM during a burst — every message reported delivered is committed before the detach', async () => {
-  // Issue 19: a message delivered while the consumer was stopping was reported delivered but
+  // The failure this guards: a message delivered while the consumer was stopping was reported delivered but
   // not committed, so the route drain (which moves the suffix after the session group's commits)
   // handed it to the app as well.
   const session = await kafkaTopic('kburst', 2);
@@ -1063,7 +1063,7 @@ async function workloadGeneration(): Promise<number | undefined> {
 }
 
 /**
- * A failed preflight (sidecar/preflight.ts): one error line naming the setting, exit 1, and
+ * A failed preflight (sidecar/modePreflight.ts): one error line naming the setting, exit 1, and
  * nothing created — no QueueSplit, the workload's generation unchanged.
  */
 async function assertRefusedBeforeCreate(

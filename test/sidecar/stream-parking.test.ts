@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
+import type { Provider } from '../../core/providers';
 import { newNonce } from '../../core/sessionSecret';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ShadowMessage } from '../../core/shadowMessage';
@@ -21,14 +22,11 @@ import { fixedEndpoint } from '../../sidecar/agentPortForward';
 import { AgentStream } from '../../sidecar/agentStream';
 import type { DeliveryHandler } from '../../sidecar/consumers/types';
 import { Reporter } from '../../sidecar/output';
-import { parseSidecarLine, type SidecarMessage } from '../../sidecar/protocol';
+import { parseSidecarLine, type SidecarMessage } from '../../core/sidecarProtocol';
 import { pollUntil } from '../support/poll';
 
 /** A scripted agent: challenges, welcomes every hello, sends what the test says, records what comes back. */
-async function scriptedAgent(
-  queues: { name: string; provider: 'kafka' | 'rabbitmq' }[],
-  features?: string[],
-) {
+async function scriptedAgent(queues: { name: string; provider: Provider }[], features?: string[]) {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', path: SESSION_PATH });
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
   const received: ClientFrame[] = [];

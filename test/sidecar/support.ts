@@ -29,7 +29,7 @@ import {
   type QueueSplit,
   type QueueSplitQueueStatus,
 } from '../../core/crd/queueSplitSchema';
-import { parseSidecarLine, type SidecarMessage } from '../../sidecar/protocol';
+import { parseSidecarLine, type SidecarMessage } from '../../core/sidecarProtocol';
 import { repoRoot, runDir } from '../env/paths';
 import { restrictedKubeconfig } from '../env/k8s/kubeconfig';
 import { fixtureDeployment } from '../support/kube';

@@ -5,8 +5,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { AddressMap } from '../../sidecar/addressMap';
-import { expandEnv } from '../../sidecar/connection';
+import { AddressMap } from '../../laptop/addressMap';
+import { expandEnv } from '../../laptop/brokerConnection';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import {
   amqpDecimalText,
@@ -17,10 +17,10 @@ import {
   mapHeaderName,
 } from '../../sidecar/delivery/cloudEvents';
 import { backoffMs } from '../../sidecar/delivery/retry';
-import { SidecarError } from '../../sidecar/errors';
+import { SidecarError } from '../../laptop/errors';
 import { buildOptions, parseWorkload, type RawOptions } from '../../sidecar/options';
-import { parseSidecarLine } from '../../sidecar/protocol';
-import { Redactor, redactUrl } from '../../sidecar/redact';
+import { parseSidecarLine } from '../../core/sidecarProtocol';
+import { Redactor, redactUrl } from '../../laptop/redact';
 
 const source = { namespace: 'team-a', workload: 'orders', queue: 'orders' };
 

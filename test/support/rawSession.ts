@@ -1,5 +1,5 @@
 // Raw clients of the queue-agent's session port, for the tests of its bounds
-// (agent/session/bounds.ts): an upgrade whose frames the test writes by hand.
+// (agent/sessionStream/bounds.ts): an upgrade whose frames the test writes by hand.
 import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
 import { SESSION_SUBPROTOCOL } from '../../core/sessionStream';

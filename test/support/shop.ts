@@ -3,7 +3,7 @@
 import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type * as amqp from 'amqplib';
 import type { Kafka } from 'kafkajs';
-import { shopDeployment } from '../../demo/sampleWorkload';
+import { shopDeployment } from '../../fixtures/shop';
 import { createTopic } from './kafkaSplit';
 import { waitForReadyPods } from './kube';
 import { loadServices, uniqueName } from './services';

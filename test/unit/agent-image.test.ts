@@ -1,4 +1,4 @@
-// The agent image in the rendered install (issue 16 item 13): fully qualified under the project's
+// The agent image in the rendered install (README "The agent image"): fully qualified under the project's
 // registry path, overridable at install, a digest installed as given and recorded; a Docker Hub
 // short name or an unpinned image refused with the field and the fix.
 import assert from 'node:assert/strict';

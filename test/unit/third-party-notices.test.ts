@@ -1,4 +1,4 @@
-// Third-party licence notices ship with the product (issue 16 item 13): the .vsix that
+// Third-party licence notices ship with the product (a licence condition): the .vsix that
 // `npm run package` builds carries dist/THIRD_PARTY_NOTICES.txt, the agent image copies it, and
 // every package the bundles carry (their esbuild metafile inputs under node_modules) has an entry
 // with its version, licence and licence text. Runs on the build (`npm run build` first).

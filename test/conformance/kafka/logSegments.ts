@@ -1,6 +1,6 @@
 // Reads the test broker's own log segment files (this machine's env, `npm run env:up`): the
 // compression codec of every stored record batch and the bytes a topic takes on disk, as the
-// broker wrote them and independent of any client's decoding (issue 13 case 9).
+// broker wrote them and independent of any client's decoding.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Codec } from '../../../core/kafkaCodecs';

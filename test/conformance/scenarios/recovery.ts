@@ -116,7 +116,7 @@ export function recoveryScenarios(h: ProviderHarness): void {
 
   test('recover from a checkpoint older than the published route table classifies the backlog under the published table', () =>
     withSplit(h, async (t, engines) => {
-      // Issue 19: the agent's freshest checkpoint was lost, so its successor only has the one
+      // The agent's freshest checkpoint was lost, so its successor only has the one
       // from before the route existed, while the controller publishes generation 1 with it.
       const e = engines.track(h.engine(t, { logger: testLogger() }));
       const alice = t.route('alice', { [USER]: 'alice' });

@@ -1,4 +1,4 @@
-// The soak (issue 13): three route slots attach and detach at random while a foreign producer
+// The soak: three route slots attach and detach at random while a foreign producer
 // sends records with random headers, null and binary values, repeated keys and large bodies.
 // One engine crash is injected at the start (the crash child, docs/design.md §5.2). At the end every id
 // was acknowledged at least once, never in two destinations, twice only for the crash victim,

@@ -1,4 +1,4 @@
-// The real VS Code as a developer meets it (issue 15): a Kubernetes user bound to the
+// The real VS Code as a developer meets it: a Kubernetes user bound to the
 // `queuesplit-developer` role only (never the admin kubeconfig), no `queueSplit.owner`, `http`
 // delivery to the debugged process. Start (a debug launch), debug (the debuggee receives its
 // messages, which the queue-agent streams through the API server's port-forward), stop.

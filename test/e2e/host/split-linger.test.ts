@@ -22,7 +22,7 @@ const config = () => vscode.workspace.getConfiguration('queueSplit');
 const SETTINGS = ['kubeconfig', 'namespace', 'owner', 'leaseSeconds', 'linger'];
 /** Short for the test; long enough for the checks and the next launch under CI load. */
 const LINGER_SECONDS = 10;
-/** The release grace before linger existed (extension/sidecar/sessions.ts stopped a split this long after its last session). */
+/** The release grace before linger existed (extension/sidecar/splitSessions.ts stopped a split this long after its last session). */
 const OLD_GRACE_MS = 3_000;
 
 function debuggee(name: string): { program: string; envFile: string } {

@@ -1,9 +1,9 @@
-// API errors in the agent's and controller's logs (agent/engine/log.ts describeError): the
+// API errors in the agent's and controller's logs (agent/log.ts describeError): the
 // server's Status message with its code, not client-node's dump of the whole response.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ApiException } from '@kubernetes/client-node';
-import { describeError } from '../../../agent/engine/log';
+import { describeError } from '../../../agent/log';
 
 test('an API conflict reads as its code and the Status message, without response headers', () => {
   const status = {

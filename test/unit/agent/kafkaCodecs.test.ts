@@ -1,4 +1,4 @@
-// The pure parts of core/kafkaCodecs.ts (issue 13 case 9): the framings written for snappy and
+// The pure parts of core/kafkaCodecs.ts (agent/kafka/DECISIONS.md, "Compression"): the framings written for snappy and
 // lz4 read back to the same bytes, which codec decoded a record, and what copies are written
 // with. That the Java client and the broker read these framings is the conformance test's job
 // (test/conformance/kafka-compression.test.ts: the broker decompresses each batch it appends).
@@ -29,7 +29,7 @@ interface KafkajsCodec {
 }
 const registered = (type: CompressionTypes) => CompressionCodecs[type as 1 | 2 | 3 | 4]() as KafkajsCodec;
 
-describe('Kafka codecs (issue 13 case 9)', () => {
+describe('Kafka codecs', () => {
   test('snappy (xerial framing, as the Java client writes it) and raw snappy read back', () => {
     const framed = snappyEncode(input);
     assert.ok(framed.length < input.length / 2, 'it compresses');

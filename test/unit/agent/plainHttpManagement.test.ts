@@ -1,20 +1,20 @@
-// Issue 16 item 12: RabbitMQ management credentials are never sent over plain http when AMQP
+// RabbitMQ management credentials are never sent over plain http when AMQP
 // uses TLS, unless the declaration says allowPlainHttpManagement: true. The queue-agent's
 // preflight sees the values its pod env resolves to (Secrets included), which the controller's
 // config check cannot.
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
-import type { AgentQueuePlan } from '../../../core/agentProtocol';
-import { silentLogger } from '../../../agent/engine/log';
-import { EngineConfigError } from '../../../agent/queueAgent/connections';
-import { createEngine } from '../../../agent/queueAgent/engineFactory';
+import type { RabbitQueuePlan } from '../../../core/agentProtocol';
+import { silentLogger } from '../../../agent/log';
+import { EngineConfigError } from '../../../agent/providers/podEnv';
+import { createEngine } from '../../../agent/providers/registry';
 import { parseDesired, planNames } from '../../../core/agentDocuments';
 
 const URL_ENV = 'QS_UNIT_PLAIN_MGMT_AMQP_URL';
 const MGMT_ENV = 'QS_UNIT_PLAIN_MGMT_MANAGEMENT_URL';
 const SECRET = 'hunter2-unit';
 
-function plan(extra: Partial<AgentQueuePlan> = {}): AgentQueuePlan {
+function plan(extra: Partial<RabbitQueuePlan> = {}): RabbitQueuePlan {
   return {
     name: 'invoices',
     provider: 'rabbitmq',
@@ -26,7 +26,7 @@ function plan(extra: Partial<AgentQueuePlan> = {}): AgentQueuePlan {
   };
 }
 
-function preflight(amqpUrl: string, managementUrl: string, extra: Partial<AgentQueuePlan> = {}) {
+function preflight(amqpUrl: string, managementUrl: string, extra: Partial<RabbitQueuePlan> = {}) {
   process.env[URL_ENV] = amqpUrl;
   process.env[MGMT_ENV] = managementUrl;
   return createEngine('a/1', plan(extra), silentLogger);
@@ -82,5 +82,7 @@ test('the opt-in travels in the desired document the queue-agent reads', () => {
   };
   const parsed = parseDesired(JSON.stringify(doc));
   assert.ok(parsed.ok, JSON.stringify(parsed));
-  assert.equal(parsed.value.queues[0]?.allowPlainHttpManagement, true);
+  const queue = parsed.value.queues[0];
+  assert.ok(queue?.provider === 'rabbitmq');
+  assert.equal(queue.allowPlainHttpManagement, true);
 });

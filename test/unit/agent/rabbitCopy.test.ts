@@ -7,7 +7,7 @@ import type { Message } from 'amqplib';
 import { proveNoPublisher, type PublisherFacts } from '../../../agent/rabbitmq/noPublisher';
 import { shadowPublishOptions } from '../../../agent/rabbitmq/properties';
 import { decodeTypedTable } from '../../../agent/rabbitmq/typedTable';
-import type { Link } from '../../../agent/rabbitmq/session';
+import type { Link } from '../../../agent/rabbitmq/amqpConnection';
 
 describe('no-publisher proof', () => {
   // A Link is only read for `alive` here; the broker side is covered by the conformance suite.

@@ -2,7 +2,7 @@
 // arguments and its effective policy, merged as RabbitMQ merges them; unknown arguments refused.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkSource } from '../../../agent/rabbitmq/preflight';
+import { checkSource } from '../../../agent/rabbitmq/sourceCheck';
 import type { ManagementQueue } from '../../../agent/rabbitmq/management';
 import { sameArguments, shadowArguments } from '../../../agent/rabbitmq/shadowArguments';
 

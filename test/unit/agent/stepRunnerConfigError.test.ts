@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AgentQueuePlan, DesiredState } from '../../../core/agentProtocol';
 import type { WorkloadPhase } from '../../../core/state/phases';
-import { silentLogger } from '../../../agent/engine/log';
+import { silentLogger } from '../../../agent/log';
 import { StepRunner } from '../../../agent/queueAgent/stepRunner';
 
 function desired(step: WorkloadPhase, checkpoint?: unknown): DesiredState {

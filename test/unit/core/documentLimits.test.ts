@@ -1,4 +1,4 @@
-// Size limits (issue 16 item 6): a workload carrying the most routes allowed, each with the
+// Size limits (core/state/limits.ts): a workload carrying the most routes allowed, each with the
 // largest filter, owner and queue list the validators admit, still has documents that fit in
 // one ConfigMap; the route past the cap and a filter past its size are refused clearly.
 import assert from 'node:assert/strict';

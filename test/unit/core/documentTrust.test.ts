@@ -1,4 +1,4 @@
-// Documents nobody can forge (issue 16 items 2-5): the desired document is refused when a broker
+// Documents nobody can forge (core/agentDocuments.ts): the desired document is refused when a broker
 // name differs from what core/names derives or a filter breaks the filter rules; the observed
 // document is read strictly; every QueueSplit goes through the full validator; an empty filter
 // needs the workload owner's opt-in.

@@ -41,7 +41,9 @@ const resolved = (extra: Partial<ResolvedKafkaQueue>): ResolvedKafkaQueue => ({
 const planOf = (queue: ResolvedKafkaQueue) => {
   const parsed = parseDesired(JSON.stringify(desiredState(at('ACTIVE'), [queue], true)));
   assert.ok(parsed.ok, JSON.stringify(parsed));
-  return parsed.value.queues[0]!;
+  const plan = parsed.value.queues[0];
+  assert.ok(plan?.provider === 'kafka');
+  return plan;
 };
 
 describe('Kafka isolationLevel', () => {

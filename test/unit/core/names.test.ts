@@ -20,7 +20,7 @@ import {
   normaliseAmqpEndpoint,
   normaliseKafkaBrokers,
   rabbitOwnershipKey,
-} from '../../../core/ownership';
+} from '../../../core/sourceOwnership';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const KAFKA_NAME = /^[a-zA-Z0-9._-]{1,249}$/;

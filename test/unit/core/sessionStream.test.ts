@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { encode } from '@msgpack/msgpack';
 import type { WebSocket } from 'ws';
-import { RouteStream, SettledMemory, StreamClosed } from '../../../agent/session/routeStream';
+import { RouteStream, SettledMemory, StreamClosed } from '../../../agent/sessionStream/routeStream';
 import {
   newNonce,
   newSessionSecret,

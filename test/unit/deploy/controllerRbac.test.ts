@@ -1,6 +1,6 @@
-// Issue 16 item 1: the controller's rendered permissions are the verbs its code uses and no
-// more (README "Install"): no wildcard, nothing on Secrets, no StatefulSet create/delete, Leases
-// only in its own namespace, and watch only on what it caches or wakes on (issue 16 item 10).
+// The controller's rendered permissions are the verbs its code uses and no more (README
+// "Install"): no wildcard, nothing on Secrets, no StatefulSet create/delete, Leases only in its
+// own namespace, and watch only on what it caches or wakes on (its API requests stay bounded).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { controllerManifests, defaultInstall, type Manifest } from '../../../deploy/manifests';

@@ -1,4 +1,4 @@
-// A handler that keeps failing blocks the developer's route (issue 26 item 4), as the extension
+// A handler that keeps failing blocks the developer's route (docs/design.md §8), as the extension
 // shows it: the sidecar's `failed` lines fold into a blocked state that `delivered`/`rejected`
 // (and stopping) clear; the tree row and the status bar say "blocked on message X: HTTP 500,
 // attempt 8"; the row's menu opens only then; the reject confirmation says what each broker does;
@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { blockedText, parseRejectAfter, rejectConfirmation } from '../../../extension/model/blocked';
-import { initialSession, reduceSession, type SessionView } from '../../../extension/model/session';
+import { initialSession, reduceSession, type SessionView } from '../../../extension/model/sidecarView';
 import { sidecarArgs } from '../../../extension/model/sidecarArgs';
 import { statusBarLook } from '../../../extension/model/statusBar';
 import {
@@ -16,7 +16,7 @@ import {
   type TreeNode,
   type TreeSnapshot,
 } from '../../../extension/model/tree';
-import type { SidecarMessage } from '../../../sidecar/protocol';
+import type { SidecarMessage } from '../../../core/sidecarProtocol';
 import { split, workload } from './fixtures';
 
 const T0 = '2030-01-01T00:00:00.000Z';

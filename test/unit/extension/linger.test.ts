@@ -8,7 +8,7 @@ import {
   lingerText,
   parseLinger,
 } from '../../../extension/model/linger';
-import { initialSession } from '../../../extension/model/session';
+import { initialSession } from '../../../extension/model/sidecarView';
 import { statusBarLook } from '../../../extension/model/statusBar';
 import {
   childrenOf,

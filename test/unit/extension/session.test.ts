@@ -1,4 +1,4 @@
-// Folding the sidecar's JSON lines (sidecar/protocol.ts) into what the views show.
+// Folding the sidecar's JSON lines (core/sidecarProtocol.ts) into what the views show.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
@@ -8,8 +8,8 @@ import {
   sessionExited,
   totalDelivered,
   type SessionView,
-} from '../../../extension/model/session';
-import { parseSidecarLine, type SidecarMessage } from '../../../sidecar/protocol';
+} from '../../../extension/model/sidecarView';
+import { parseSidecarLine, type SidecarMessage } from '../../../core/sidecarProtocol';
 
 const T = '2030-01-01T00:00:00Z';
 const ref = { name: 'qs-split-alice', namespace: 'team-a', routeId: 'abcdefghijklmnop' };

@@ -13,7 +13,7 @@ import {
   sidecarArgs,
   type SidecarLaunch,
 } from '../../../extension/model/sidecarArgs';
-import { parseSidecarLine } from '../../../sidecar/protocol';
+import { parseSidecarLine } from '../../../core/sidecarProtocol';
 
 const repoRoot = path.resolve(__dirname, '../../..');
 

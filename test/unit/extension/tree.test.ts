@@ -2,7 +2,7 @@
 // teammates', each with phase, filter (values only on mine), delivered count and lag.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { initialSession, reduceSession } from '../../../extension/model/session';
+import { initialSession, reduceSession } from '../../../extension/model/sidecarView';
 import {
   childrenOf,
   contextNode,

@@ -11,7 +11,7 @@ import { detailsYaml } from '../../../extension/model/details';
 import { describeManifests, installConfirmation } from '../../../extension/model/install';
 import { filterForDisplay, filterKeys } from '../../../extension/model/owner';
 import { blockingReason, progressLine, queuePhase, splitPhase } from '../../../extension/model/phases';
-import { initialSession, reduceSession } from '../../../extension/model/session';
+import { initialSession, reduceSession } from '../../../extension/model/sidecarView';
 import { statusBarLook } from '../../../extension/model/statusBar';
 import { summarizeWorkload } from '../../../extension/model/workloads';
 import { deploymentObject, split } from './fixtures';

@@ -1,4 +1,4 @@
-// A handler that keeps failing blocks the developer's route (issue 26 item 4), as pure logic: the
+// A handler that keeps failing blocks the developer's route (docs/design.md §8), as pure logic: the
 // real QueuePipeline and retry loop around a scripted Deliverer (its attempts' results are the
 // only stand-in), the stdin requests that act on the blocked message, and the --reject-after flag.
 // The same behaviour against the real brokers and the shipped bundle: test/sidecar/blocked-delivery.test.ts.
@@ -10,10 +10,10 @@ import type { Delivery } from '../../../sidecar/consumers/types';
 import { QueuePipeline, type RejectRules } from '../../../sidecar/delivery/pipeline';
 import { Outage, StopSignals, type AttemptResult } from '../../../sidecar/delivery/retry';
 import type { Deliverer } from '../../../sidecar/delivery/types';
-import { SidecarError } from '../../../sidecar/errors';
+import { SidecarError } from '../../../laptop/errors';
 import { buildOptions, parseRejectAfter, type RawOptions } from '../../../sidecar/options';
 import { Reporter } from '../../../sidecar/output';
-import { parseSidecarRequest, type SidecarMessage } from '../../../sidecar/protocol';
+import { parseSidecarRequest, type SidecarMessage } from '../../../core/sidecarProtocol';
 
 function recording(): { reporter: Reporter; lines: SidecarMessage[] } {
   const lines: SidecarMessage[] = [];

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import type { QueueSplit } from '../../../core/crd/queueSplitSchema';
 import { Reporter } from '../../../sidecar/output';
-import type { StreamCounts } from '../../../sidecar/protocol';
+import type { StreamCounts } from '../../../core/sidecarProtocol';
 import { SplitMonitor, type QueueSplitApi } from '../../../sidecar/split';
 
 test('status lines carry the stream counts once any is non-zero, and change when they do', async () => {

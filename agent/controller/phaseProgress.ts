@@ -1,0 +1,23 @@
+// How far a workload's current phase has come: when it was entered and under which generation
+// (a step times out from then, and only reports made since count), and what blocks it now (the
+// statuses show it). The event sources and the action runner both record what blocks.
+import type { SplitState } from '../../core/state/stateDocument';
+
+export class PhaseProgress {
+  entered = { phase: '' as string, generation: 0, at: Date.now() };
+  /** Why the phase has not finished yet, for the statuses; cleared when the phase changes. */
+  blocking: string | undefined;
+
+  /** Starts the clock (and forgets what blocked) when the phase changed. */
+  track(state: SplitState): void {
+    if (this.entered.phase !== state.phase) {
+      this.entered = { phase: state.phase, generation: state.generation, at: Date.now() };
+      this.blocking = undefined;
+    }
+  }
+
+  /** Whether the current phase has lasted longer than `ms`. */
+  longerThan(ms: number): boolean {
+    return Date.now() - this.entered.at > ms;
+  }
+}

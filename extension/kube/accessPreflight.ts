@@ -1,0 +1,31 @@
+// The RBAC preflight before the extension creates (or adopts) a split, in the extension's
+// words: which verbs are missing, that nothing was created, and what to do (core/accessPreflight.ts).
+import type { WorkloadRef } from '../../core/crd/queueSplitSchema';
+import { accessText, deniedAccess, sessionAccessChecks } from '../../core/accessPreflight';
+import type { ClusterApi } from './cluster';
+import { KubeProblem, kubeProblem } from './errors';
+
+export async function sessionPreflight(
+  api: ClusterApi,
+  workload: WorkloadRef,
+  session: { creates: boolean; streams: boolean },
+): Promise<void> {
+  const { namespace, context } = api.target;
+  let denied;
+  try {
+    denied = await deniedAccess(api.connection.kc, namespace, sessionAccessChecks(workload, session));
+  } catch (err) {
+    throw kubeProblem(err, {
+      verb: 'create',
+      resource: 'selfsubjectaccessreviews.authorization.k8s.io',
+      namespace,
+      context,
+    });
+  }
+  if (denied.length === 0) return;
+  throw new KubeProblem(
+    `Your credentials (context "${context}") may not, in namespace ${namespace}: ${denied.map((c) => `${accessText(c)} (to ${c.why})`).join('; ')}. Nothing was created.`,
+    `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${namespace}, or pick a namespace where you have it with "Queue Split: Select Context/Namespace…".`,
+    'forbidden',
+  );
+}

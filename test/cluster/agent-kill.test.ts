@@ -4,17 +4,11 @@
 // persisted; it restarts and resumes from its checkpoints. It kills only the queue-agent of its
 // own namespace, so it runs beside the other files; the controller's kills are serial
 // (crash-recovery.test.ts).
-import { after, before, test } from 'node:test';
-import { crashLives, KILL_TEST, type CrashLives } from '../support/crashLives';
+import { test } from 'node:test';
+import { clusterFixture } from '../support/clusterFixture';
+import { KILL_TEST, killInEveryPhase } from '../support/crashLives';
 
-let lives: CrashLives;
-
-before(async () => {
-  lives = await crashLives('qs-agent-kill');
-});
-after(async () => {
-  await lives?.close();
-});
+const fx = clusterFixture('qs-agent-kill', { rabbitmq: true, kafka: true });
 
 // One agent serving a Kafka topic and a RabbitMQ queue: every kill interrupts both engines, so the
 // RabbitMQ engine is killed in every phase here too (a RabbitMQ-only agent's lives would cost
@@ -23,6 +17,6 @@ test(
   'queue-agent kill -9 in every phase, one agent with a Kafka topic and a RabbitMQ queue: it restarts, resumes from its checkpoints, and nothing is lost',
   KILL_TEST,
   async () => {
-    await lives.killInEveryPhase('queue-agent', 'mixed');
+    await killInEveryPhase(fx, 'queue-agent', 'mixed');
   },
 );

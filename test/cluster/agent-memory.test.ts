@@ -6,9 +6,7 @@
 // load on the old code held ~200 MiB of half-sent frames and every large message unacked
 // (test/sidecar/agent-stream.test.ts, in process).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import { type KubeConfig } from '@kubernetes/client-node';
+import { before, test } from 'node:test';
 import WebSocket from 'ws';
 import { newSessionSecret, sessionPublicKey } from '../../core/sessionSecret';
 import {
@@ -17,48 +15,29 @@ import {
   decodeAgentFrame,
   type AgentFrame,
 } from '../../core/sessionStream';
-import { installController } from '../../deploy/install';
 import { agentPods, agentUrl, sampleValue, scrape } from '../support/agentMetrics';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { clusterFixture } from '../support/clusterFixture';
 import { pollUntil } from '../support/poll';
-import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
+import { appReceived, ids, publishTo, rabbitApp } from '../support/rabbitSplit';
 import { frameHeader, rawUpgrade } from '../support/rawSession';
 import { answerChallenge } from '../support/sessionHello';
-import { loadServices, uniqueName } from '../support/services';
-import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
+import { activeSplit, removeSplit } from '../support/splits';
 
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let ch: amqp.ConfirmChannel;
+const fx = clusterFixture('qs-agent-mem', { rabbitmq: true });
 let source: string;
-
 before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-agent-mem');
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
-  source = uniqueName('mem-orders');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, 'shop', source);
-});
-after(async () => {
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
+  source = await rabbitApp(fx, 'shop');
 });
 
 test('the agent can be run out of memory (in its pod): 200 half-sent frames and an owner who acks no 4 MiB message leave the queue-agent far under its memory limit, unrestarted, and the app fed', async () => {
+  const { kc, namespace, ch } = fx;
   const secret = newSessionSecret();
-  const split = await createSplit(kc, namespace, {
-    workload: 'shop',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'mem' },
-    owner: 'mem',
-    publicKey: sessionPublicKey(secret),
-  });
-  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 180_000);
+  const split = await activeSplit(
+    kc,
+    namespace,
+    { workload: 'shop', user: 'mem', publicKey: sessionPublicKey(secret) },
+    180_000,
+  );
   const [pod] = await agentPods(kc, namespace, 'shop');
   assert.ok(pod, 'a queue-agent pod');
   const base = await agentUrl(pod);
@@ -169,8 +148,7 @@ test('the agent can be run out of memory (in its pod): 200 half-sent frames and 
   );
 
   ws!.terminate();
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name, 180_000);
+  await removeSplit(kc, namespace, split.metadata.name, 180_000);
   // The unacked large messages went back to the app with the drain: nothing lost.
   await pollUntil(
     'the route drained to the app',

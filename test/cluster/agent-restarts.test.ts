@@ -6,54 +6,31 @@
 // message reaches both the app and the developer. (crash-recovery.test.ts kills once per phase,
 // which never reaches the second restart in a row.)
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { Kafka, Producer } from 'kafkajs';
-import { deployShop } from '../support/shop';
-import { installController } from '../../deploy/install';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { test } from 'node:test';
+import { clusterFixture } from '../support/clusterFixture';
+import { deployShop, shopEnv } from '../support/shop';
 import { pollUntil, sleep } from '../support/poll';
 import { killQueueAgent } from '../support/processes';
-import { appReceived, publishTo } from '../support/rabbitSplit';
-import { connectProducer, consumeIds, kafkaClient, produceIds } from '../support/kafkaSplit';
+import { appReceived, consumeQueueIds, publishTo } from '../support/rabbitSplit';
+import { consumeIds, produceIds } from '../support/kafkaSplit';
 import { waitForHandback } from '../support/handback';
-import { createSplit, deleteSplit, getSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { loadServices } from '../support/services';
+import { activeSplit, getSplit, removeSplit } from '../support/splits';
 
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let kafka: Kafka;
-let producer: Producer;
+const fx = clusterFixture('qs-restarts', { rabbitmq: true, kafka: true });
 
 /** Kills in a row; the second is the one that used to recover an empty route table. */
 const KILLS = 3;
 const PARTITIONS = 5;
 
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-restarts');
-  conn = await amqp.connect(services.amqpUrl);
-  kafka = kafkaClient(services, 'agent-restarts-test');
-  producer = await connectProducer(kafka);
-});
-after(async () => {
-  await producer?.disconnect().catch(() => undefined);
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
-
 test(
   'queue-agent killed several times in a row during traffic: no active-route message reaches the app, none reaches two destinations, counts keep counting, the restarts are reported',
   { timeout: 15 * 60_000 },
   async () => {
+    const { kc, namespace, conn, kafka, producer } = fx;
     const name = 'restarts';
     const user = 'kim';
     const ch = await conn.createConfirmChannel();
-    const { topic, group, queue } = await deployShop({
+    const sources = await deployShop({
       kc,
       kafka,
       ch,
@@ -62,24 +39,19 @@ test(
       prefix: 'restarts',
       partitions: PARTITIONS,
     });
+    const { topic, queue } = sources;
 
-    const split = await createSplit(kc, namespace, {
-      workload: name,
-      queues: ['orders', 'invoices'],
-      filter: { 'x-queue-split-user': user },
-      owner: user,
-    });
-    const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 300_000);
-    const orders = active.status!.queues!.find((q) => q.name === 'orders')!.shadow!;
-    const invoices = active.status!.queues!.find((q) => q.name === 'invoices')!.shadow!;
+    const split = await activeSplit(
+      kc,
+      namespace,
+      { workload: name, queues: ['orders', 'invoices'], user },
+      300_000,
+    );
+    const orders = split.status!.queues!.find((q) => q.name === 'orders')!.shadow!;
+    const invoices = split.status!.queues!.find((q) => q.name === 'invoices')!.shadow!;
     const developer: string[] = [];
     const local = await consumeIds(kafka, orders.source!, orders.group!, developer);
-    const localRabbit = await conn.createChannel();
-    await localRabbit.consume(invoices.source!, (m) => {
-      if (!m) return;
-      developer.push(String(m.properties.messageId));
-      localRabbit.ack(m);
-    });
+    const localRabbit = await consumeQueueIds(conn, invoices.source!, developer);
 
     // Every 100 ms: 10 Kafka records (keyed by id, so across every partition) and 2 RabbitMQ
     // messages, half of each with the developer's header. A restart finds a backlog of seconds.
@@ -166,18 +138,13 @@ test(
     // Hand back, so the workload ends as it started (and the brokers hold nothing of the split).
     await local.disconnect();
     await localRabbit.close().catch(() => undefined);
-    await deleteSplit(kc, namespace, split.metadata.name);
-    await waitForSplitGone(kc, namespace, split.metadata.name, 300_000);
+    await removeSplit(kc, namespace, split.metadata.name, 300_000);
     await waitForHandback(kc, {
       kind: 'Deployment',
       namespace,
       name,
       replicas: 1,
-      env: [
-        { container: 'orders-consumer', name: 'SOURCE_TOPIC', value: topic },
-        { container: 'orders-consumer', name: 'KAFKA_GROUP', value: group },
-        { container: 'invoices-consumer', name: 'SOURCE_QUEUE', value: queue },
-      ],
+      env: shopEnv(sources),
       timeoutMs: 300_000,
     });
     await ch.close().catch(() => undefined);

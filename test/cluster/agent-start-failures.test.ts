@@ -5,43 +5,25 @@
 // next action. Fixing the cause and retrying (README "When a split is Degraded") ends the split
 // cleanly: nothing was cut over. Both need a controller of their own settings; what a namespace
 // alone causes (admission, a failing readiness probe) is agent-start-refused.test.ts.
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { test } from 'node:test';
 import { installController, testInstall } from '../../deploy/install';
 import { AgentStartFailures } from '../support/agentStartFailure';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
-import { loadServices } from '../support/services';
+import { clusterFixture } from '../support/clusterFixture';
 
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let failures: AgentStartFailures;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-agent-fail');
-  conn = await amqp.connect(services.amqpUrl);
-  failures = new AgentStartFailures(kc, services, namespace, conn);
-});
-after(async () => {
-  await conn?.close().catch(() => undefined);
-  await installController(kc); // the suite's controller for the files that follow
-  await deleteNamespace(kc, namespace);
-});
+const fx = clusterFixture('qs-agent-fail', { rabbitmq: true });
+fx.defer(() => installController(fx.kc)); // the suite's controller for the files that follow
+const failures = new AgentStartFailures(fx);
 
 /** A controller whose queue-agents get `flags` (later flags win over testInstall's). */
 const controllerWith = (...flags: string[]) =>
-  installController(kc, { ...testInstall, extraArgs: [...testInstall.extraArgs, ...flags] });
+  installController(fx.kc, { ...testInstall, extraArgs: [...testInstall.extraArgs, ...flags] });
 
 test('an agent image that cannot be pulled: Degraded at once naming ErrImagePull and --agent-image', async () => {
   // Installed with that agent image: the admission policy lets the controller run no other.
-  await installController(kc, { ...testInstall, agentImage: 'queuesplit/agent-missing:0' });
+  await installController(fx.kc, { ...testInstall, agentImage: 'queuesplit/agent-missing:0' });
   const s = await failures.startSplit('pull');
   await failures.assertDegradedKeepingMessages(s, /ErrImagePull.*--agent-image/, 60_000);
-  await installController(kc);
+  await installController(fx.kc);
   await failures.retryAndEnd(s);
 });
 
@@ -57,6 +39,6 @@ test('a crash-looping agent: Degraded after the agent start timeout, naming the 
     /keeps crashing \(\d+ restarts, last exit code 1.*logs/,
     120_000,
   );
-  await installController(kc);
+  await installController(fx.kc);
   await failures.retryAndEnd(s);
 });

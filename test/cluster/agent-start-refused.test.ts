@@ -4,34 +4,18 @@
 // and the safe next action; fixing the cause and retrying ends the split cleanly. Both come from
 // the namespace alone, so they run beside the other files on the suite's controller; what needs
 // other controller settings is agent-start-failures.test.ts.
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { test } from 'node:test';
+import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { kubernetesObjectNames } from '../../core/names';
-import { installController, testInstall } from '../../deploy/install';
+import { testInstall } from '../../deploy/install';
 import { AgentStartFailures } from '../support/agentStartFailure';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
-import { loadServices } from '../support/services';
+import { clusterFixture } from '../support/clusterFixture';
 
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let failures: AgentStartFailures;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-agent-refused');
-  conn = await amqp.connect(services.amqpUrl);
-  failures = new AgentStartFailures(kc, services, namespace, conn);
-});
-after(async () => {
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
+const fx = clusterFixture('qs-agent-refused', { rabbitmq: true });
+const failures = new AgentStartFailures(fx);
 
 test('an agent pod the namespace refuses: Degraded at once with the admission message', async () => {
+  const { kc, namespace } = fx;
   const core = kc.makeApiClient(CoreV1Api);
   const limits = 'agent-too-big';
   const s = await failures.startSplit('refused', () =>
@@ -57,6 +41,7 @@ test('an agent pod the namespace refuses: Degraded at once with the admission me
 test('an agent failing its readiness probe: Degraded after the agent start timeout, naming the probe', async () => {
   // The agent's Role exists already, without rules: it runs but cannot read its desired document,
   // so /readyz answers 503 (the controller keeps an existing Role; deleting it is the fix).
+  const { kc, namespace } = fx;
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   let role = '';
   const s = await failures.startSplit('unready', async (uid) => {

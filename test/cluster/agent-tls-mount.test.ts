@@ -4,48 +4,25 @@
 // back. (This checks the pod spec the controller wrote, which the real node mounts; the broker
 // here is plain AMQP, so no TLS connection is made.)
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { installController } from '../../deploy/install';
+import { test } from 'node:test';
+import { AppsV1Api } from '@kubernetes/client-node';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { caFilePath, tlsMountDir } from '../../core/tlsMount';
-import {
-  adminConfig,
-  createNamespace,
-  deleteNamespace,
-  fixtureDeployment,
-  waitForReadyPods,
-} from '../support/kube';
+import { clusterFixture } from '../support/clusterFixture';
+import { fixtureDeployment, waitForReadyPods } from '../support/kube';
 import { pollUntil } from '../support/poll';
-import { rabbitDeclaration } from '../support/rabbitSplit';
-import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { loadServices, uniqueName } from '../support/services';
+import { rabbitDeclaration, waitForRabbitHandback } from '../support/rabbitSplit';
+import { activeSplit, removeSplit } from '../support/splits';
+import { uniqueName } from '../support/services';
 import { createSecret } from '../support/secrets';
 import { agentPods } from '../support/agentMetrics';
-import { waitForHandback } from '../support/handback';
 
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-agent-tls');
-  conn = await amqp.connect(services.amqpUrl);
-});
-after(async () => {
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
+const fx = clusterFixture('qs-agent-tls', { rabbitmq: true });
 
 test('the queue-agent pod mounts exactly the declared CA Secret key, read-only', async () => {
+  const { kc, namespace, ch, services } = fx;
   const source = uniqueName('tls-orders');
-  const ch = await conn.createChannel();
   await ch.assertQueue(source, { durable: true });
-  await ch.close();
   await createSecret(kc, namespace, 'amqp', { url: services.inCluster.amqpUrl });
   // A CA Secret with more than the CA in it: only ca.crt may reach the agent.
   await createSecret(kc, namespace, 'rabbit-tls', {
@@ -80,13 +57,7 @@ test('the queue-agent pod mounts exactly the declared CA Secret key, read-only',
   await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body });
   await waitForReadyPods(kc, namespace, 'tls-app', 1);
 
-  const split = await createSplit(kc, namespace, {
-    workload: 'tls-app',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'alice' },
-    owner: 'alice',
-  });
-  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 180_000);
+  const split = await activeSplit(kc, namespace, { workload: 'tls-app', user: 'alice' }, 180_000);
   const [pod] = await pollUntil(
     'one queue-agent pod',
     () => agentPods(kc, namespace, 'tls-app'),
@@ -118,13 +89,6 @@ test('the queue-agent pod mounts exactly the declared CA Secret key, read-only',
     'no Secret value in the pod spec',
   );
 
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name, 180_000);
-  await waitForHandback(kc, {
-    kind: 'Deployment',
-    namespace,
-    name: 'tls-app',
-    replicas: 1,
-    env: [{ container: 'app', name: 'SOURCE_QUEUE', value: source }],
-  });
+  await removeSplit(kc, namespace, split.metadata.name, 180_000);
+  await waitForRabbitHandback(kc, namespace, 'tls-app', source);
 });

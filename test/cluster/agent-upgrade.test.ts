@@ -6,26 +6,21 @@
 // upgrade began: each old replica stops on its SIGTERM (a standby too, though Node as pid 1
 // ignores an unhandled SIGTERM) and the Deployment is recreated, not rolled (deploy/manifests.ts).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { test } from 'node:test';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { installController, testInstall } from '../../deploy/install';
 import { CONTROLLER_SELECTOR } from '../../deploy/manifests';
 import { podLogLines } from '../env/k8s/node/realNode';
 import { agentPods } from '../support/agentMetrics';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { clusterFixture } from '../support/clusterFixture';
 import { pollUntil } from '../support/poll';
-import { appReceived, deployRabbitApp, publishTo } from '../support/rabbitSplit';
-import { loadServices, uniqueName } from '../support/services';
-import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
+import { appReceived, publishTo, rabbitApp } from '../support/rabbitSplit';
+import { activeSplit, removeSplit, waitForSplitPhase } from '../support/splits';
 
 /** The same build under another name (test/env/k8s/node/images/build.sh tags it). */
 const NEW_IMAGE = 'queuesplit/agent:upgrade';
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let ch: amqp.ConfirmChannel;
+const fx = clusterFixture('qs-upgrade', { rabbitmq: true });
+fx.defer(() => installController(fx.kc)); // the suite's controller for the files that follow
 
 /** What a controller pod logged (the node keeps the logs of pods that are gone). */
 const controllerEvents = (pod: string): { time: number; event: string }[] =>
@@ -38,30 +33,10 @@ const controllerEvents = (pod: string): { time: number; event: string }[] =>
     }
   });
 
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-upgrade');
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
-});
-after(async () => {
-  await installController(kc); // the suite's controller for the files that follow
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
-
 test('a controller upgrade to another agent image rolls the running queue-agent to it during traffic: nothing lost, the handback completes', async () => {
-  const source = uniqueName('upgrade');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, 'upgrade-app', source);
-  const split = await createSplit(kc, namespace, {
-    workload: 'upgrade-app',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'uma' },
-    owner: 'uma',
-  });
-  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const { kc, namespace, ch } = fx;
+  const source = await rabbitApp(fx, 'upgrade-app');
+  const split = await activeSplit(kc, namespace, { workload: 'upgrade-app', user: 'uma' });
   const imageOf = async () =>
     (await agentPods(kc, namespace, 'upgrade-app')).map((p) => p.spec?.containers[0]?.image ?? '');
   assert.deepEqual(await imageOf(), [testInstall.image]);
@@ -123,8 +98,7 @@ test('a controller upgrade to another agent image rolls the running queue-agent 
   await traffic;
 
   // Nobody reads uma's session shadow: the handback gives the app every message, hers too.
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name, 180_000);
+  await removeSplit(kc, namespace, split.metadata.name, 180_000);
   await pollUntil(
     `the app processed all ${sent.length} messages sent across the upgrade`,
     async () => appReceived(source),

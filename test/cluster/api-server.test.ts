@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
@@ -18,20 +18,18 @@ import {
 } from '@kubernetes/client-node';
 import { runDir } from '../env/paths';
 import { restrictedKubeconfig } from '../env/k8s/kubeconfig';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { clusterFixture } from '../support/clusterFixture';
 import { pollUntil } from '../support/poll';
-import { loadServices } from '../support/services';
 
-const services = loadServices();
+// The API server alone: no controller.
+const fx = clusterFixture('qs-api', { controller: false });
 let kc: KubeConfig;
 let namespace: string;
 const code = (err: unknown) => (err as { code?: number }).code;
 
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  namespace = await createNamespace(kc, 'qs-api');
+before(() => {
+  ({ kc, namespace } = fx);
 });
-after(async () => deleteNamespace(kc, namespace));
 
 test('the API server reports the version it was built as', async () => {
   const version = await kc.makeApiClient(VersionApi).getCode();

@@ -5,7 +5,7 @@
 // the policy's message, and the cutover changes the controller makes are accepted. Changes that
 // should pass are sent as server-side dry runs, so no pod starts.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import {
   AppsV1Api,
   CoreV1Api,
@@ -15,12 +15,11 @@ import {
   type V1Deployment,
 } from '@kubernetes/client-node';
 import { ADMISSION_POLICY_NAME, OWNED_LABEL } from '../../deploy/admissionPolicy';
-import { installController, testInstall } from '../../deploy/install';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
-import { loadServices } from '../support/services';
+import { testInstall } from '../../deploy/install';
+import { clusterFixture } from '../support/clusterFixture';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../../core/podSecurity';
 
-const services = loadServices();
+const fx = clusterFixture('qs-confine');
 const DRY = 'All';
 let admin: KubeConfig;
 let namespace: string;
@@ -108,9 +107,7 @@ async function refused(what: string, request: () => Promise<unknown>, message: R
 }
 
 before(async () => {
-  admin = adminConfig(services.kubeconfig);
-  await installController(admin);
-  namespace = await createNamespace(admin, 'qs-confine');
+  ({ kc: admin, namespace } = fx);
   const adminApps = admin.makeApiClient(AppsV1Api);
   await adminApps.createNamespacedDeployment({ namespace, body: tenantWorkload() });
   await admin.makeApiClient(CoreV1Api).createNamespacedConfigMap({
@@ -121,9 +118,6 @@ before(async () => {
   apps = controller.makeApiClient(AppsV1Api);
   core = controller.makeApiClient(CoreV1Api);
   rbac = controller.makeApiClient(RbacAuthorizationV1Api);
-});
-after(async () => {
-  if (namespace) await deleteNamespace(admin, namespace);
 });
 
 describe('the controller ServiceAccount is confined by the admission policy', () => {

@@ -4,24 +4,18 @@
 // persisted, so this is also the leader-election test. The queue-agent's kills run beside the
 // other files (agent-kill.test.ts): they touch only their own namespace.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { testInstall } from '../../deploy/install';
 import { podLogLines } from '../env/k8s/node/realNode';
-import { crashLives, KILL_TEST, type CrashLives } from '../support/crashLives';
+import { clusterFixture } from '../support/clusterFixture';
+import { KILL_TEST, killInEveryPhase } from '../support/crashLives';
 import { pollUntil } from '../support/poll';
 import { controllerLeader, listControllerPods } from '../support/processes';
 
-let lives: CrashLives;
-
-before(async () => {
-  lives = await crashLives('qs-crash');
-});
-after(async () => {
-  await lives?.close();
-});
+const fx = clusterFixture('qs-crash', { rabbitmq: true, kafka: true });
 
 test('two controller replicas: exactly one leads, the other stands by', async () => {
-  const { kc } = lives;
+  const { kc } = fx;
   const pods = await pollUntil(
     'two controller replicas running',
     () => listControllerPods(kc),
@@ -45,11 +39,11 @@ test(
   'controller kill -9 (the leader) in every phase: a replica takes over, recovers, and nothing is lost',
   KILL_TEST,
   async () => {
-    const first = await controllerLeader(lives.kc);
-    await lives.killInEveryPhase('controller', 'rmq');
+    const first = await controllerLeader(fx.kc);
+    await killInEveryPhase(fx, 'controller', 'rmq');
     const now = await pollUntil(
       'a live leader after the kills',
-      () => controllerLeader(lives.kc),
+      () => controllerLeader(fx.kc),
       Boolean,
       60_000,
     );

@@ -4,50 +4,26 @@
 // is gone the CRD (and with it the QueueSplit API) disappears. The workload's handback goes on
 // after that, so the controller must keep handing workloads back without the API, hold no
 // finalizer, lose no message, and serve splits again once the CRD is reinstalled.
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import { ApiextensionsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { installController, installCrd } from '../../deploy/install';
+import { test } from 'node:test';
+import { ApiextensionsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { installCrd } from '../../deploy/install';
+import { clusterFixture } from '../support/clusterFixture';
 import { readWorkloadStatus } from '../support/handback';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { pollUntil, waitForGone } from '../support/poll';
-import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
-import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { loadServices, uniqueName } from '../support/services';
+import { appReceived, ids, publishTo, rabbitApp } from '../support/rabbitSplit';
+import { activeSplit, removeSplit } from '../support/splits';
+import { uniqueName } from '../support/services';
 
 const CRD = 'queuesplits.queuesplit.dev';
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let ch: amqp.ConfirmChannel;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-crddel');
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
-});
-after(async () => {
-  await installCrd(kc); // the suites after this one need the API back, whatever happened here
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
+const fx = clusterFixture('qs-crddel', { rabbitmq: true });
+fx.defer(() => installCrd(fx.kc)); // the suites after this one need the API back, whatever happened here
 
 test('the QueueSplit CRD deleted with a split Active: the route drains, the CRD goes, the workload is still handed back with every message, and splits work again once it is back', async () => {
+  const { kc, namespace, ch } = fx;
   const crds = kc.makeApiClient(ApiextensionsV1Api);
   const core = kc.makeApiClient(CoreV1Api);
-  const source = uniqueName('crddel');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, 'crddel-app', source);
-  const split = await createSplit(kc, namespace, {
-    workload: 'crddel-app',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'ana' },
-    owner: 'ana',
-  });
-  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const source = await rabbitApp(fx, 'crddel-app');
+  await activeSplit(kc, namespace, { workload: 'crddel-app', user: 'ana' });
   // Nobody consumes ana's session shadow: her messages wait there and must reach the app after.
   const prefix = uniqueName('crddel-msg');
   const ana = ids(prefix, 'ana', 5);
@@ -83,13 +59,6 @@ test('the QueueSplit CRD deleted with a split Active: the route drains, the CRD 
   );
 
   await installCrd(kc);
-  const again = await createSplit(kc, namespace, {
-    workload: 'crddel-app',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'ana' },
-    owner: 'ana',
-  });
-  await waitForSplitPhase(kc, namespace, again.metadata.name, 'Active');
-  await deleteSplit(kc, namespace, again.metadata.name);
-  await waitForSplitGone(kc, namespace, again.metadata.name);
+  const again = await activeSplit(kc, namespace, { workload: 'crddel-app', user: 'ana' });
+  await removeSplit(kc, namespace, again.metadata.name);
 });

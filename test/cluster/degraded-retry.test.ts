@@ -4,51 +4,29 @@
 // reason and the exact retry command. Once the consumer lets go, an operator's retry annotation
 // drains it (the annotation is consumed), the workload is handed back, and nothing is lost.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { installController } from '../../deploy/install';
+import { test } from 'node:test';
+import { AppsV1Api } from '@kubernetes/client-node';
 import { RETRY_ANNOTATION } from '../../core/state/operatorRetry';
-import { mergePatch } from '../../agent/kube/client';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { clusterFixture } from '../support/clusterFixture';
 import { pollUntil } from '../support/poll';
-import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
-import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { waitForHandback } from '../support/handback';
-import { loadServices, uniqueName } from '../support/services';
+import { appReceived, ids, publishTo, rabbitApp, waitForRabbitHandback } from '../support/rabbitSplit';
+import {
+  activeSplit,
+  deleteSplit,
+  operatorRetry,
+  waitForSplitGone,
+  waitForSplitPhase,
+} from '../support/splits';
 
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let ch: amqp.ConfirmChannel;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  // The suite's controller, whose step timeout (120 s, deploy/install.ts) the drain waits out:
-  // a controller of its own with a shorter one would have to run alone, which costs the suite more.
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-degraded');
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
-});
-after(async () => {
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
+// The suite's controller, whose step timeout (120 s, deploy/install.ts) the drain waits out: a
+// controller of its own with a shorter one would have to run alone, which costs the suite more.
+const fx = clusterFixture('qs-degraded', { rabbitmq: true });
 
 test('a drain blocked by an attached consumer degrades with the retry command; the operator retry finishes it', async () => {
-  const source = uniqueName('stuck');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, 'stuck', source);
-  const split = await createSplit(kc, namespace, {
-    workload: 'stuck',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'kim' },
-    owner: 'kim',
-  });
-  const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
-  const shadow = active.status!.queues![0]!.shadow!.source!;
+  const { kc, namespace, conn, ch } = fx;
+  const source = await rabbitApp(fx, 'stuck');
+  const split = await activeSplit(kc, namespace, { workload: 'stuck', user: 'kim' });
+  const shadow = split.status!.queues![0]!.shadow!.source!;
   // kim's consumer takes nothing (prefetch 1, never acks): her messages stay in the shadow.
   const local = await conn.createChannel();
   await local.prefetch(1);
@@ -66,20 +44,10 @@ test('a drain blocked by an attached consumer degrades with the retry command; t
   assert.ok(!message.includes('kim'), 'no header value in the status');
 
   await local.close(); // the unacked message goes back to the shadow
-  const apps = kc.makeApiClient(AppsV1Api);
-  await apps.patchNamespacedDeployment(
-    { name: 'stuck', namespace, body: { metadata: { annotations: { [RETRY_ANNOTATION]: 'now' } } } },
-    mergePatch,
-  );
+  await operatorRetry(kc, namespace, 'stuck');
   await waitForSplitGone(kc, namespace, split.metadata.name, 240_000);
-  await waitForHandback(kc, {
-    kind: 'Deployment',
-    namespace,
-    name: 'stuck',
-    replicas: 1,
-    env: [{ container: 'app', name: 'SOURCE_QUEUE', value: source }],
-  });
-  const workload = await apps.readNamespacedDeployment({ name: 'stuck', namespace });
+  await waitForRabbitHandback(kc, namespace, 'stuck', source);
+  const workload = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'stuck', namespace });
   assert.equal(workload.metadata?.annotations?.[RETRY_ANNOTATION], undefined, 'the retry was consumed');
   await pollUntil(
     "kim's kept messages and everything else reach the app after the retry",

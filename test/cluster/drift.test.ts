@@ -4,57 +4,32 @@
 // instead of reporting Active; nothing may be lost, and after the operator's retry the handback
 // must still give every message to someone.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { installController } from '../../deploy/install';
+import { test } from 'node:test';
+import { AppsV1Api } from '@kubernetes/client-node';
 import { RETRY_ANNOTATION } from '../../core/state/operatorRetry';
-import { mergePatch } from '../../agent/kube/client';
-import { adminConfig, createNamespace, deleteNamespace, records } from '../support/kube';
-import { readWorkloadStatus, waitForHandback } from '../support/handback';
+import { clusterFixture } from '../support/clusterFixture';
+import { readWorkloadStatus } from '../support/handback';
 import { pollUntil } from '../support/poll';
-import { deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
-import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { loadServices, uniqueName } from '../support/services';
+import {
+  appReceived,
+  consumeQueueIds,
+  ids,
+  publishTo,
+  rabbitApp,
+  waitForRabbitHandback,
+} from '../support/rabbitSplit';
+import { activeSplit, operatorRetry, removeSplit, waitForSplitPhase } from '../support/splits';
 
-const services = loadServices();
 const APP = 'drifting';
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let ch: amqp.ConfirmChannel;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-drift');
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
-});
-after(async () => {
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
+const fx = clusterFixture('qs-drift', { rabbitmq: true });
 
 test('the env override reverted by hand while Active: Degraded with the reason on split and workload, nothing lost, the handback still correct', async () => {
-  const source = uniqueName('drift');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, APP, source);
-  const split = await createSplit(kc, namespace, {
-    workload: APP,
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'dana' },
-    owner: 'dana',
-  });
-  const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 180_000);
-  const session = active.status!.queues![0]!.shadow!.source!;
-  const mine = new Set<string>();
-  const local = await conn.createChannel();
-  await local.consume(session, (m) => {
-    if (!m) return;
-    mine.add(String(m.properties.messageId));
-    local.ack(m);
-  });
+  const { kc, namespace, conn, ch } = fx;
+  const source = await rabbitApp(fx, APP);
+  const split = await activeSplit(kc, namespace, { workload: APP, user: 'dana' }, 180_000);
+  const session = split.status!.queues![0]!.shadow!.source!;
+  const mine: string[] = [];
+  const local = await consumeQueueIds(conn, session, mine);
 
   // A person (or a GitOps sync) puts SOURCE_QUEUE back to the source queue.
   const apps = kc.makeApiClient(AppsV1Api);
@@ -99,31 +74,14 @@ test('the env override reverted by hand while Active: Degraded with the reason o
   // The developer stops (her consumer first: a RabbitMQ route drains once nobody reads it); the
   // operator retries, which puts the override back for the handback.
   await local.close();
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name, 180_000);
-  await apps.patchNamespacedDeployment(
-    { name: APP, namespace, body: { metadata: { annotations: { [RETRY_ANNOTATION]: 'now' } } } },
-    mergePatch,
-  );
-  await waitForHandback(kc, {
-    kind: 'Deployment',
-    namespace,
-    name: APP,
-    replicas: 1,
-    env: [{ container: 'app', name: 'SOURCE_QUEUE', value: source }],
-    timeoutMs: 240_000,
-  });
+  await removeSplit(kc, namespace, split.metadata.name, 180_000);
+  await operatorRetry(kc, namespace, APP);
+  await waitForRabbitHandback(kc, namespace, APP, source, { timeoutMs: 240_000 });
   const after = ids(source, 'after', 5);
   await publishTo(ch, source, after, 'dana');
-  const appGot = () =>
-    new Set(
-      records((r) => r.event === 'message' && r.id.startsWith(source)).map((r) =>
-        r.event === 'message' ? r.id : '',
-      ),
-    );
   await pollUntil(
     'every message reached the app or dana, the ones after the handback the app',
-    async () => ({ app: appGot(), dana: mine }),
+    async () => ({ app: appReceived(source), dana: new Set(mine) }),
     (got) => [...dana, ...plain, ...after].every((id) => got.app.has(id) || got.dana.has(id)),
     90_000,
   );

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { stringify } from 'yaml';
-import * as amqp from 'amqplib';
+import type * as amqp from 'amqplib';
 import {
   AppsV1Api,
   CoreV1Api,
@@ -23,13 +23,12 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
-import { applyObjects, installController } from '../../deploy/install';
+import { applyObjects } from '../../deploy/install';
 import { developerBinding } from '../../deploy/manifests';
 import { userKubeconfig } from '../env/k8s/kubeconfig';
 import { runDir } from '../env/paths';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
-import { deployRabbitApp, publishTo } from '../support/rabbitSplit';
-import { loadServices, uniqueName } from '../support/services';
+import { clusterFixture } from '../support/clusterFixture';
+import { publishTo, rabbitApp } from '../support/rabbitSplit';
 import { pollUntil } from '../support/poll';
 import { createSplit, getSplit, queueSplitApi, waitForSplitGone, waitForSplitPhase } from '../support/splits';
 import { SidecarProcess, sidecarBundle } from '../sidecar/support';
@@ -40,7 +39,8 @@ import { sessionPreflight } from '../../extension/kube/accessPreflight';
 import { isMine } from '../../extension/model/owner';
 import { myLiveSplit } from '../../extension/model/startSplit';
 
-const services = loadServices();
+const fx = clusterFixture('qs-identity', { rabbitmq: true });
+const services = fx.services;
 const caFile = path.join(runDir, 'k8s', 'pki', 'ca.crt');
 const code = (e: unknown) => (e as { code?: number }).code;
 const body = (e: unknown) => String((e as { body?: unknown }).body ?? '');
@@ -57,16 +57,13 @@ let kubeconfigA: string;
 let kubeconfigB: string;
 let sidecar: SidecarProcess | undefined;
 let split: QueueSplit | undefined;
-let conn: amqp.ChannelModel | undefined;
 let ch: amqp.ConfirmChannel;
 let server: http.Server | undefined;
 /** Bodies A's local handler received. */
 const received: string[] = [];
 
 before(async () => {
-  admin = adminConfig(services.kubeconfig);
-  await installController(admin);
-  namespace = await createNamespace(admin, 'qs-identity');
+  ({ kc: admin, namespace, ch } = fx);
   const suffix = namespace.slice(-6);
   // Two people whose OS user names would be the same (`vscode` in every dev container).
   userA = `dev-a-${suffix}`;
@@ -77,13 +74,9 @@ before(async () => {
   devA = await userKubeconfig(admin, userA, namespace, caFile, kubeconfigA);
   kubeconfigB = path.join(runDir, `kubeconfig-${namespace}-b`);
   devB = await userKubeconfig(admin, userB, namespace, caFile, kubeconfigB);
-  source = uniqueName('identity-orders');
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
-  await ch.assertQueue(source, { durable: true });
   // The app reads AMQP_URL from a Secret the developer role may not read: the sidecar is given
   // the local value with --env, as `queueSplit.env` does.
-  await deployRabbitApp(admin, services, namespace, 'orders-app', source, 1);
+  source = await rabbitApp(fx, 'orders-app');
   server = http.createServer((req, res) => {
     let text = '';
     req.setEncoding('utf8');
@@ -96,11 +89,12 @@ before(async () => {
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
 });
 
-after(async () => {
+// Before the fixture closes the broker connection and deletes the namespace.
+fx.defer(async () => {
   await sidecar?.ensureDead();
-  await conn?.close().catch(() => undefined);
   await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
-  await deleteNamespace(admin, namespace);
+});
+after(() => {
   for (const file of fs.readdirSync(runDir).filter((f) => f.startsWith(`kubeconfig-${namespace}-`)))
     fs.rmSync(path.join(runDir, file), { force: true });
 });

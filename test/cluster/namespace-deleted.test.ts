@@ -4,37 +4,21 @@
 // session shadow with its unread messages among them — is recorded with the safe action in the
 // controller's own namespace, where the record survives; the messages stay on the broker.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { installController, testInstall } from '../../deploy/install';
+import { after, test } from 'node:test';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { testInstall } from '../../deploy/install';
 import { CLEANUP_KEY, STATE_KEY } from '../../core/agentProtocol';
 import { parseState } from '../../core/state/stateDocument';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { clusterFixture } from '../support/clusterFixture';
 import { pollUntil, waitForGone } from '../support/poll';
 import { getQueue } from '../support/rabbitManagement';
-import { deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
-import { createSplit, waitForSplitPhase } from '../support/splits';
-import { loadServices, uniqueName } from '../support/services';
+import { ids, publishTo, rabbitApp } from '../support/rabbitSplit';
+import { activeSplit } from '../support/splits';
 
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let ch: amqp.ConfirmChannel;
-const recordSelector = () => `queuesplit.dev/cleanup=true,queuesplit.dev/workload-namespace=${namespace}`;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-nsdel');
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
-});
+const fx = clusterFixture('qs-nsdel', { rabbitmq: true });
+const recordSelector = () => `queuesplit.dev/cleanup=true,queuesplit.dev/workload-namespace=${fx.namespace}`;
 after(async () => {
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-  await kc
+  await fx.kc
     .makeApiClient(CoreV1Api)
     .deleteCollectionNamespacedConfigMap({
       namespace: testInstall.namespace,
@@ -44,17 +28,10 @@ after(async () => {
 });
 
 test('deleting the namespace of a live split: the namespace goes, every shadow is recorded in the controller namespace, the messages stay', async () => {
+  const { kc, namespace, ch, services } = fx;
   const core = kc.makeApiClient(CoreV1Api);
-  const source = uniqueName('nsdel');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, 'nsdel-app', source);
-  const split = await createSplit(kc, namespace, {
-    workload: 'nsdel-app',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'ana' },
-    owner: 'ana',
-  });
-  const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const source = await rabbitApp(fx, 'nsdel-app');
+  const active = await activeSplit(kc, namespace, { workload: 'nsdel-app', user: 'ana' });
   const shadow = active.status!.queues![0]!.shadow!.source!;
   // Nobody consumes ana's session shadow: her messages wait there, unread.
   const ana = ids(source, 'ana', 5);

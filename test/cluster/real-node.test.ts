@@ -35,13 +35,13 @@ import {
 } from '../../core/podSecurity';
 import { repoRoot, runDir } from '../env/paths';
 import { createDevNetns } from '../support/devNetns';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { clusterFixture } from '../support/clusterFixture';
 import { pollUntil, waitForGone } from '../support/poll';
-import { loadServices } from '../support/services';
 import { DESIRED_DIGESTS_KEY, documentDigest } from '../../agent/kube/sealDocument';
 
 const run = promisify(execFile);
-const services = loadServices();
+// The node and the API server alone: no controller. The namespace needs no node.
+const fx = clusterFixture('qs-real-node', { controller: false });
 const NODE = process.env.QS_REAL_NODE ?? 'qs-node-1';
 const nodeScript = path.join(repoRoot, 'test', 'env', 'k8s', 'node', 'node.sh');
 const containerdSocket = path.join(runDir, 'real-node', NODE, 'containerd', 'containerd.sock');
@@ -60,7 +60,7 @@ async function nodeReady(): Promise<boolean> {
 }
 
 before(async () => {
-  kc = adminConfig(services.kubeconfig);
+  ({ kc, namespace } = fx);
   if (!(await nodeReady())) {
     // Not brought up by the environment: this file starts it and stops it again. A cold
     // machine builds the kubelet (minutes); the images and containerd take seconds.
@@ -68,11 +68,10 @@ before(async () => {
     console.log(stderr.trim().split('\n').slice(-4).join('\n'));
     startedNode = true;
   }
-  namespace = await createNamespace(kc, 'qs-real-node');
 });
 
+// After the fixture deleted the namespace.
 after(async () => {
-  if (namespace) await deleteNamespace(kc, namespace);
   if (startedNode) await run('bash', [nodeScript, 'down'], { timeout: 5 * 60_000, env: process.env });
 });
 

@@ -4,56 +4,26 @@
 // API server refuses by the CRD's schema before the controller ever sees them. The CRD's CEL
 // rules hold too (they and the enums were once dropped by a plain-object apply).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import {
-  AppsV1Api,
-  AutoscalingV2Api,
-  CoordinationV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-} from '@kubernetes/client-node';
+import { test } from 'node:test';
+import { AppsV1Api, AutoscalingV2Api, CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { mergePatch } from '../../agent/kube/client';
 import { leaseName } from '../../agent/controller/ownershipLeases';
 import { sourceOwnershipKey } from '../../core/sourceOwnership';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { resolveWorkload } from '../../core/queueConfig/resolveWorkload';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
-import { installController, testInstall } from '../../deploy/install';
+import { testInstall } from '../../deploy/install';
+import { clusterFixture } from '../support/clusterFixture';
 import { fixtureDeployment } from '../support/kube';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
-import { deployRabbitApp } from '../support/rabbitSplit';
-import {
-  createSplit,
-  deleteSplit,
-  queueSplitApi,
-  waitForSplitGone,
-  waitForSplitPhase,
-} from '../support/splits';
-import { loadServices, uniqueName } from '../support/services';
+import { rabbitApp } from '../support/rabbitSplit';
+import { createSplit, queueSplitApi, removeSplit, splitFor, waitForSplitPhase } from '../support/splits';
+import { uniqueName } from '../support/services';
 
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-refuse');
-  conn = await amqp.connect(services.amqpUrl);
-});
-after(async () => {
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
+const fx = clusterFixture('qs-refuse', { rabbitmq: true });
 
 test('an HPA-scaled workload is rejected naming the autoscaler; the workload is untouched', async () => {
-  const source = uniqueName('scaled');
-  const ch = await conn.createChannel();
-  await ch.assertQueue(source, { durable: true });
-  await ch.close();
-  await deployRabbitApp(kc, services, namespace, 'scaled', source);
+  const { kc, namespace } = fx;
+  await rabbitApp(fx, 'scaled');
   await kc.makeApiClient(AutoscalingV2Api).createNamespacedHorizontalPodAutoscaler({
     namespace,
     body: {
@@ -67,12 +37,7 @@ test('an HPA-scaled workload is rejected naming the autoscaler; the workload is 
   });
   const apps = kc.makeApiClient(AppsV1Api);
   const before = await apps.readNamespacedDeployment({ name: 'scaled', namespace });
-  const split = await createSplit(kc, namespace, {
-    workload: 'scaled',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'lee' },
-    owner: 'lee',
-  });
+  const split = await splitFor(kc, namespace, { workload: 'scaled', user: 'lee' });
   const rejected = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Rejected', 60_000);
   const condition = rejected.status?.conditions?.[0];
   assert.equal(condition?.reason, 'AutoscalerManaged');
@@ -81,14 +46,13 @@ test('an HPA-scaled workload is rejected naming the autoscaler; the workload is 
   const afterwards = await apps.readNamespacedDeployment({ name: 'scaled', namespace });
   assert.equal(afterwards.metadata?.generation, before.metadata?.generation, 'the spec was not changed');
   assert.ok(!(afterwards.metadata?.finalizers ?? []).includes('queuesplit.dev/handback'), 'no finalizer');
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name, 60_000);
+  await removeSplit(kc, namespace, split.metadata.name, 60_000);
 });
 
 for (const kind of ['ReplicaSet', 'Rollout']) {
   test(`a ${kind} cannot be named as the workload: the API server refuses it with the supported kinds`, async () => {
     await assert.rejects(
-      createSplit(kc, namespace, {
+      createSplit(fx.kc, fx.namespace, {
         workload: 'anything',
         kind: kind as 'Deployment', // deliberately outside the type: this is what the CRD must stop
         queues: ['orders'],
@@ -109,12 +73,8 @@ for (const kind of ['ReplicaSet', 'Rollout']) {
 }
 
 test("a split's filter cannot be edited in place (the CRD's CEL rule): start a new split instead", async () => {
-  const split = await createSplit(kc, namespace, {
-    workload: 'absent',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'lee' },
-    owner: 'lee',
-  });
+  const { kc, namespace } = fx;
+  const split = await splitFor(kc, namespace, { workload: 'absent', user: 'lee' });
   await assert.rejects(
     kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
       {
@@ -133,8 +93,7 @@ test("a split's filter cannot be edited in place (the CRD's CEL rule): start a n
       return true;
     },
   );
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name, 60_000);
+  await removeSplit(kc, namespace, split.metadata.name, 60_000);
 });
 
 /** A RabbitMQ fixture app whose annotation declares `queues` (name → env var of its source). */
@@ -156,15 +115,15 @@ async function deployTwoQueueApp(name: string, queues: [string, string][], env: 
     annotations: { [QUEUE_CONFIG_ANNOTATION]: declaration },
     env: [
       { name: 'AMQP_URL', valueFrom: { secretKeyRef: { name: 'amqp', key: 'url' } } },
-      { name: 'RABBITMQ_MANAGEMENT_URL', value: services.inCluster.rabbitManagementUrl },
+      { name: 'RABBITMQ_MANAGEMENT_URL', value: fx.services.inCluster.rabbitManagementUrl },
       ...Object.entries(env).map(([k, value]) => ({ name: k, value })),
     ],
   });
-  return kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body });
+  return fx.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace: fx.namespace, body });
 }
 
 async function ownershipLeasesOf(uid: string) {
-  const list = await kc.makeApiClient(CoordinationV1Api).listNamespacedLease({
+  const list = await fx.kc.makeApiClient(CoordinationV1Api).listNamespacedLease({
     namespace: testInstall.namespace,
     labelSelector: 'queuesplit.dev/ownership=true',
   });
@@ -175,12 +134,10 @@ test('ownership Leases taken before a conflict are released when the split is re
   // "mixed" declares a free source first and an owned one second: the controller takes the
   // first Lease, meets the conflict on the second, and must give the first back, or an
   // unrelated workload on the free source is refused later.
+  const { kc, namespace, ch } = fx;
   const free = uniqueName('free');
-  const owned = uniqueName('owned');
-  const ch = await conn.createChannel();
-  for (const q of [free, owned]) await ch.assertQueue(q, { durable: true });
-  await ch.close();
-  await deployRabbitApp(kc, services, namespace, 'holder', owned);
+  await ch.assertQueue(free, { durable: true });
+  const owned = await rabbitApp(fx, 'holder');
   const holder = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'holder', namespace });
   // The owner's claim as the controller writes it for a split workload (agent/controller/ownershipLeases.ts).
   const resolved = resolveWorkload(holder as WorkloadLike);
@@ -203,11 +160,10 @@ test('ownership Leases taken before a conflict are released when the split is re
     ],
     { FREE_QUEUE: free, OWNED_QUEUE: owned },
   );
-  const split = await createSplit(kc, namespace, {
+  const split = await splitFor(kc, namespace, {
     workload: 'mixed',
     queues: ['orders', 'refunds'],
-    filter: { 'x-queue-split-user': 'lee' },
-    owner: 'lee',
+    user: 'lee',
   });
   const rejected = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Rejected', 60_000);
   assert.equal(rejected.status?.conditions?.[0]?.reason, 'SourceOwnedElsewhere');
@@ -218,11 +174,11 @@ test('ownership Leases taken before a conflict are released when the split is re
     [],
     'the rejected workload holds no ownership Lease',
   );
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name, 60_000);
+  await removeSplit(kc, namespace, split.metadata.name, 60_000);
 });
 
 test('the same source declared twice in one workload is rejected naming both entries', async () => {
+  const { kc, namespace } = fx;
   const source = uniqueName('twice');
   const twice = await deployTwoQueueApp(
     'twice',
@@ -232,12 +188,7 @@ test('the same source declared twice in one workload is rejected naming both ent
     ],
     { SOURCE_QUEUE: source, SOURCE_QUEUE_COPY: source },
   );
-  const split = await createSplit(kc, namespace, {
-    workload: 'twice',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'lee' },
-    owner: 'lee',
-  });
+  const split = await splitFor(kc, namespace, { workload: 'twice', user: 'lee' });
   const rejected = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Rejected', 60_000);
   const condition = rejected.status?.conditions?.[0];
   assert.equal(condition?.reason, 'InvalidDeclaration');
@@ -246,6 +197,5 @@ test('the same source declared twice in one workload is rejected naming both ent
   const afterwards = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'twice', namespace });
   assert.equal(afterwards.metadata?.generation, twice.metadata?.generation, 'the spec was not changed');
   assert.deepEqual(await ownershipLeasesOf(twice.metadata!.uid!), [], 'no ownership Lease');
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name, 60_000);
+  await removeSplit(kc, namespace, split.metadata.name, 60_000);
 });

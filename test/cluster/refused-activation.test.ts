@@ -6,49 +6,28 @@
 // an operator. The status and the logs say it once, not once a pass.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import * as amqp from 'amqplib';
-import {
-  AppsV1Api,
-  CoordinationV1Api,
-  CoreV1Api,
-  type KubeConfig,
-  type V1Deployment,
-} from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, type V1Deployment } from '@kubernetes/client-node';
 import { kubernetesObjectNames, rabbitQueueNames } from '../../core/names';
-import { installController, testInstall } from '../../deploy/install';
+import { testInstall } from '../../deploy/install';
 import { keptLogsDir, podLogLines } from '../env/k8s/node/realNode';
-import { adminConfig, createNamespace, deleteNamespace, podsOf } from '../support/kube';
+import { clusterFixture } from '../support/clusterFixture';
+import { podsOf } from '../support/kube';
 import { pollUntil, waitForGone } from '../support/poll';
 import { queueExists } from '../support/rabbitManagement';
 import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
-import { createSplit, deleteSplit, getSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { loadServices, uniqueName } from '../support/services';
+import { getSplit, removeSplit, splitFor, waitForSplitPhase } from '../support/splits';
+import { uniqueName } from '../support/services';
 
-const services = loadServices();
 const FINALIZER = 'queuesplit.dev/handback';
 // Arguments no RabbitMQ feature the agent knows uses: the shadows reproduce the known ones
 // (test/conformance/rabbitmq-source-rules.test.ts), so only these are still refused.
 const REFUSED_ARGS = ['x-acme-routing-hint', 'x-acme-shard'];
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let namespaceDeleted = false;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-refused');
-  conn = await amqp.connect(services.amqpUrl);
-});
-after(async () => {
-  await conn?.close().catch(() => undefined);
-  if (!namespaceDeleted) await deleteNamespace(kc, namespace);
-});
+const fx = clusterFixture('qs-refused', { rabbitmq: true });
 
 async function exchangeExists(name: string): Promise<boolean> {
-  const url = new URL(services.rabbitManagementUrl);
+  const url = new URL(fx.services.rabbitManagementUrl);
   const auth = Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`);
   const res = await fetch(`${url.origin}/api/exchanges/%2F/${encodeURIComponent(name)}`, {
     headers: { authorization: `Basic ${auth.toString('base64')}` },
@@ -65,14 +44,15 @@ function agentLines(): string[] {
   if (!fs.existsSync(keptLogsDir)) return [];
   return fs
     .readdirSync(keptLogsDir)
-    .filter((dir) => dir.startsWith(`${namespace}_`))
-    .flatMap((dir) => podLogLines(namespace, dir.split('_')[1] ?? '', 'agent'));
+    .filter((dir) => dir.startsWith(`${fx.namespace}_`))
+    .flatMap((dir) => podLogLines(fx.namespace, dir.split('_')[1] ?? '', 'agent'));
 }
 
 const notFound = (err: unknown) => (err as { code?: number }).code === 404;
 
 /** What is left of an activation of `workload`, as a list of findings (empty: nothing). */
 async function leftovers(workload: string, uid: string, installId: string): Promise<string[]> {
+  const { kc, namespace, services } = fx;
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
   const names = kubernetesObjectNames({ installId, workloadUid: uid, workloadName: workload });
@@ -125,14 +105,13 @@ function assertUntouched(before: V1Deployment, now: V1Deployment): void {
 }
 
 test('a source with declaration arguments the agent does not know: Rejected naming them, nothing left behind', async () => {
+  const { kc, namespace, ch, services } = fx;
   const workload = 'refused';
   const source = uniqueName('refused-orders');
-  const ch = await conn.createChannel();
   await ch.assertQueue(source, {
     durable: true,
     arguments: { 'x-acme-routing-hint': 'left', 'x-acme-shard': 3, 'x-max-priority': 5 },
   });
-  await ch.close();
   await deployRabbitApp(kc, services, namespace, workload, source);
   const apps = kc.makeApiClient(AppsV1Api);
   const original = await apps.readNamespacedDeployment({ name: workload, namespace });
@@ -145,12 +124,7 @@ test('a source with declaration arguments the agent does not know: Rejected nami
   const installId = install.data!.installId!;
 
   const started = Date.now();
-  const split = await createSplit(kc, namespace, {
-    workload,
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'ines' },
-    owner: 'ines',
-  });
+  const split = await splitFor(kc, namespace, { workload, user: 'ines' });
   const name = split.metadata.name;
   // Polled rather than waited for once: every resourceVersion the split goes through counts.
   const versions = new Set<string>();
@@ -196,10 +170,8 @@ test('a source with declaration arguments the agent does not know: Rejected nami
   assert.deepEqual(await appPods(), podsBefore, 'the app pods were never replaced');
 
   // The app was never quiesced: it still consumes its source.
-  const pub = await conn.createConfirmChannel();
   const sent = ids(source, 'after', 3);
-  await publishTo(pub, source, sent);
-  await pub.close();
+  await publishTo(ch, source, sent);
   await pollUntil(
     'the app still consumes its source',
     async () => appReceived(source),
@@ -208,17 +180,11 @@ test('a source with declaration arguments the agent does not know: Rejected nami
   );
 
   // Deleting the split lets it go at once.
-  await deleteSplit(kc, namespace, name);
-  await waitForSplitGone(kc, namespace, name, 30_000);
+  await removeSplit(kc, namespace, name, 30_000);
 
   // A new split of the workload is evaluated afresh (nothing blocks it): refused again, for
   // the same reason, and again nothing is left.
-  const again = await createSplit(kc, namespace, {
-    workload,
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'ines' },
-    owner: 'ines',
-  });
+  const again = await splitFor(kc, namespace, { workload, user: 'ines' });
   const second = await waitForSplitPhase(kc, namespace, again.metadata.name, 'Rejected', 30_000);
   assert.equal(second.status?.conditions?.[0]?.reason, 'SourceNotSplittable');
   assert.deepEqual(
@@ -230,13 +196,11 @@ test('a source with declaration arguments the agent does not know: Rejected nami
     ),
     [],
   );
-  await deleteSplit(kc, namespace, again.metadata.name);
-  await waitForSplitGone(kc, namespace, again.metadata.name, 30_000);
+  await removeSplit(kc, namespace, again.metadata.name, 30_000);
   assertUntouched(original, await apps.readNamespacedDeployment({ name: workload, namespace }));
 
   // Deleting the namespace records nothing: no broker resource of the split ever existed.
-  namespaceDeleted = true;
-  await deleteNamespace(kc, namespace);
+  await fx.deleteNamespace();
   await waitForGone(
     'the namespace',
     () => kc.makeApiClient(CoreV1Api).readNamespace({ name: namespace }),
@@ -251,8 +215,5 @@ test('a source with declaration arguments the agent does not know: Rejected nami
     [],
     'no cleanup record for resources never created',
   );
-  await conn.createChannel().then(async (c) => {
-    await c.deleteQueue(source);
-    await c.close();
-  });
+  await ch.deleteQueue(source);
 });

@@ -7,54 +7,31 @@
 // hand while the split activates; the activation aborts into the same proved rollback. Third:
 // the queue-agent's copied env cannot build an engine; the split fails without touching the app.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import type { Kafka, Producer } from 'kafkajs';
-import { installController } from '../../deploy/install';
+import { test } from 'node:test';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { shopDeployment } from '../../fixtures/shop';
-import {
-  adminConfig,
-  createNamespace,
-  deleteNamespace,
-  fixtureDeployment,
-  records,
-  scale,
-  waitForReadyPods,
-} from '../support/kube';
+import { clusterFixture } from '../support/clusterFixture';
+import { fixtureDeployment, scale, waitForReadyPods } from '../support/kube';
 import { pollUntil } from '../support/poll';
-import { deployRabbitApp, ids, publishTo, rabbitDeclaration } from '../support/rabbitSplit';
+import {
+  appReceived,
+  ids,
+  publishTo,
+  rabbitApp,
+  rabbitDeclaration,
+  waitForRabbitHandback,
+} from '../support/rabbitSplit';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
-import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { loadServices, uniqueName } from '../support/services';
+import { removeSplit, splitFor, waitForSplitPhase } from '../support/splits';
+import { uniqueName } from '../support/services';
 import { createSecret } from '../support/secrets';
-import { connectProducer, createTopic, kafkaClient, produceIds } from '../support/kafkaSplit';
-import { agentPods } from '../support/agentMetrics';
+import { createTopic, produceIds } from '../support/kafkaSplit';
+import { waitForNoAgent } from '../support/agentMetrics';
 import { waitForHandback } from '../support/handback';
 import { PhaseWatch } from '../support/phaseWatch';
+import { shopEnv } from '../support/shop';
 
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let ch: amqp.ConfirmChannel;
-let kafka: Kafka;
-let producer: Producer;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-rollback');
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
-  kafka = kafkaClient(services, 'rollback-test');
-  producer = await connectProducer(kafka);
-});
-after(async () => {
-  await producer?.disconnect().catch(() => undefined);
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
+const fx = clusterFixture('qs-rollback', { rabbitmq: true, kafka: true });
 
 /** The persisted phases, in order, from `first` on: the proved rollback path back to IDLE. */
 function assertRolledBack(watch: PhaseWatch, first: string): void {
@@ -73,17 +50,8 @@ function assertRolledBack(watch: PhaseWatch, first: string): void {
   assert.ok(!seen.includes('ACTIVE') && !seen.includes('DEGRADED'), `never active nor degraded: ${seen}`);
 }
 
-/** Ids the fixture app recorded processing, from `source` when given. */
-function appGot(prefix: string, source?: string): Set<string> {
-  return new Set(
-    records(
-      (r) =>
-        r.event === 'message' && r.id.startsWith(prefix) && (source === undefined || r.source === source),
-    ).map((r) => (r.event === 'message' ? r.id : '')),
-  );
-}
-
 test('a redirected app that crash-loops: the split fails, the rollback is proved, nothing is lost', async () => {
+  const { kc, namespace, ch, kafka, producer, services } = fx;
   const topic = uniqueName('rb-orders');
   const group = uniqueName('rb-group');
   const queue = uniqueName('rb-invoices');
@@ -124,11 +92,10 @@ test('a redirected app that crash-loops: the split fails, the rollback is proved
   watch.start();
   try {
     const started = Date.now();
-    const split = await createSplit(kc, namespace, {
+    const split = await splitFor(kc, namespace, {
       workload: 'shop',
       queues: ['orders', 'invoices'],
-      filter: { 'x-queue-split-user': 'alice' },
-      owner: 'alice',
+      user: 'alice',
     });
     const failed = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Failed', 300_000);
     console.log(`failed rollout noticed (request → Failed): ${((Date.now() - started) / 1000).toFixed(1)}s`);
@@ -148,28 +115,14 @@ test('a redirected app that crash-loops: the split fails, the rollback is proved
       namespace,
       name: 'shop',
       replicas: 2,
-      env: [
-        { container: 'orders-consumer', name: 'SOURCE_TOPIC', value: topic },
-        { container: 'orders-consumer', name: 'KAFKA_GROUP', value: group },
-        { container: 'invoices-consumer', name: 'SOURCE_QUEUE', value: queue },
-      ],
+      env: shopEnv({ topic, group, queue }),
     });
     console.log(`rolled back (request → app restored): ${((Date.now() - started) / 1000).toFixed(1)}s`);
-    await pollUntil(
-      'the state document is removed (IDLE)',
-      async () => watch.phase,
-      (p) => p === '',
-      60_000,
-    );
+    await watch.untilRemoved(60_000);
     console.log(`phases: ${watch.describe()}`);
     assertRolledBack(watch, 'REDIRECTING_APP');
     assert.ok(sentDuring, 'messages were sent during the failed cutover');
-    await pollUntil(
-      'the queue-agent is reaped',
-      () => agentPods(kc, namespace, 'shop'),
-      (p) => p.length === 0,
-      60_000,
-    );
+    await waitForNoAgent(kc, namespace, 'shop', 'the queue-agent is reaped');
 
     const afterIds = { orders: ids(topic, 'after', 3), invoices: ids(queue, 'after', 3) };
     await produceIds(producer, topic, afterIds.orders, 'alice');
@@ -184,27 +137,25 @@ test('a redirected app that crash-loops: the split fails, the rollback is proved
     ];
     await pollUntil(
       'the restored app consumed everything sent before, during and after the failed cutover',
-      async () => new Set([...appGot(topic), ...appGot(queue)]),
+      async () => new Set([...appReceived(topic), ...appReceived(queue)]),
       (got) => expected.every((id) => got.has(id)),
       120_000,
     );
-    const fromSources = new Set([...appGot(topic, topic), ...appGot(queue, queue)]);
+    const fromSources = new Set([...appReceived(topic, topic), ...appReceived(queue, queue)]);
     assert.deepEqual(
       [...during.orders, ...during.invoices].filter((id) => !fromSources.has(id)),
       [],
       'the messages of the failed cutover came back to the sources and were read there',
     );
-    await deleteSplit(kc, namespace, split.metadata.name);
-    await waitForSplitGone(kc, namespace, split.metadata.name);
+    await removeSplit(kc, namespace, split.metadata.name);
   } finally {
     watch.stop();
   }
 });
 
 test('a manual scale while the split activates aborts into the proved rollback', async () => {
-  const source = uniqueName('rb-scaled');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, 'scaled', source, 2);
+  const { kc, namespace, ch } = fx;
+  const source = await rabbitApp(fx, 'scaled', { replicas: 2 });
   const pre = ids(source, 'pre', 5);
   await publishTo(ch, source, pre);
   const during = ids(source, 'during', 5);
@@ -218,49 +169,33 @@ test('a manual scale while the split activates aborts into the proved rollback',
   watch.start();
   try {
     const started = Date.now();
-    const split = await createSplit(kc, namespace, {
-      workload: 'scaled',
-      queues: ['orders'],
-      filter: { 'x-queue-split-user': 'alice' },
-      owner: 'alice',
-    });
+    const split = await splitFor(kc, namespace, { workload: 'scaled', user: 'alice' });
     const failed = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Failed', 240_000);
     console.log(`manual scale noticed (request → Failed): ${((Date.now() - started) / 1000).toFixed(1)}s`);
     const message = failed.status?.conditions?.[0]?.message ?? '';
     console.log(`status: ${message}`);
     assert.match(message, /scaled to 3 replicas by someone else/, 'the reason names the manual scale');
     assert.match(failed.status?.nextAction ?? '', /start the split again/, 'a safe next action');
-    await waitForHandback(kc, {
-      kind: 'Deployment',
-      namespace,
-      name: 'scaled',
-      replicas: 2,
-      env: [{ container: 'app', name: 'SOURCE_QUEUE', value: source }],
-    });
-    await pollUntil(
-      'the state document is removed (IDLE)',
-      async () => watch.phase,
-      (p) => p === '',
-      60_000,
-    );
+    await waitForRabbitHandback(kc, namespace, 'scaled', source, { replicas: 2 });
+    await watch.untilRemoved(60_000);
     console.log(`phases: ${watch.describe()}`);
     assertRolledBack(watch, scaledIn);
     const afterIds = ids(source, 'after', 3);
     await publishTo(ch, source, afterIds, 'alice');
     await pollUntil(
       'the restored app consumed everything sent before, during and after',
-      async () => appGot(source),
+      async () => appReceived(source),
       (got) => [...pre, ...during, ...afterIds].every((id) => got.has(id)),
       90_000,
     );
-    await deleteSplit(kc, namespace, split.metadata.name);
-    await waitForSplitGone(kc, namespace, split.metadata.name);
+    await removeSplit(kc, namespace, split.metadata.name);
   } finally {
     watch.stop();
   }
 });
 
 test('an agent env that cannot build an engine fails the split at PREPARING; the app is untouched', async () => {
+  const { kc, namespace, ch, services } = fx;
   const source = uniqueName('rb-config');
   await ch.assertQueue(source, { durable: true });
   const core = kc.makeApiClient(CoreV1Api);
@@ -291,12 +226,7 @@ test('an agent env that cannot build an engine fails the split at PREPARING; the
   const watch = new PhaseWatch(kc, namespace, 'misconfigured', async () => undefined);
   watch.start();
   try {
-    const split = await createSplit(kc, namespace, {
-      workload: 'misconfigured',
-      queues: ['orders'],
-      filter: { 'x-queue-split-user': 'alice' },
-      owner: 'alice',
-    });
+    const split = await splitFor(kc, namespace, { workload: 'misconfigured', user: 'alice' });
     const failed = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Failed', 120_000);
     const message = failed.status?.conditions?.[0]?.message ?? '';
     console.log(`status: ${message}`);
@@ -305,12 +235,7 @@ test('an agent env that cannot build an engine fails the split at PREPARING; the
       /RABBITMQ_MANAGEMENT_URL .* is empty in the queue-agent pod/,
       'names the missing env',
     );
-    await pollUntil(
-      'the state document is removed (IDLE)',
-      async () => watch.phase,
-      (p) => p === '',
-      60_000,
-    );
+    await watch.untilRemoved(60_000);
     console.log(`phases: ${watch.describe()}`);
     const seen = watch.timeline.map((x) => x.phase);
     assert.ok(
@@ -320,14 +245,8 @@ test('an agent env that cannot build an engine fails the split at PREPARING; the
     assert.ok(seen.includes('ABORTING_ACTIVATION'), `through the rollback: ${seen}`);
     const [still] = await waitForReadyPods(kc, namespace, 'misconfigured', 1);
     assert.equal(still?.metadata?.name, appPod?.metadata?.name, 'the app pod was never restarted');
-    await pollUntil(
-      'no queue-agent left',
-      () => agentPods(kc, namespace, 'misconfigured'),
-      (p) => p.length === 0,
-      60_000,
-    );
-    await deleteSplit(kc, namespace, split.metadata.name);
-    await waitForSplitGone(kc, namespace, split.metadata.name);
+    await waitForNoAgent(kc, namespace, 'misconfigured', 'no queue-agent left');
+    await removeSplit(kc, namespace, split.metadata.name);
   } finally {
     watch.stop();
   }

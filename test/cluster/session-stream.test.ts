@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
+import type * as amqp from 'amqplib';
 import { AppsV1Api, CoreV1Api, KubeConfig, PortForward } from '@kubernetes/client-node';
 import type { Producer } from 'kafkajs';
 import WebSocket from 'ws';
@@ -23,25 +23,27 @@ import { shopDeclaration, shopDeployment } from '../../fixtures/shop';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { newSessionSecret } from '../../core/sessionSecret';
 import { SESSION_PATH, SESSION_SUBPROTOCOL, decodeAgentFrame } from '../../core/sessionStream';
-import { applyObjects, installController } from '../../deploy/install';
+import { applyObjects } from '../../deploy/install';
 import { developerBinding } from '../../deploy/manifests';
 import { agentPodSelector } from '../../sidecar/agentPortForward';
 import { userKubeconfig } from '../env/k8s/kubeconfig';
 import { runDir } from '../env/paths';
 import { createDevNetns, type DevNetns } from '../support/devNetns';
-import { connectProducer, createTopic, kafkaClient, produceIds } from '../support/kafkaSplit';
-import { adminConfig, createNamespace, deleteNamespace, records } from '../support/kube';
+import { clusterFixture } from '../support/clusterFixture';
+import { createTopic, kafkaClient, produceIds } from '../support/kafkaSplit';
+import { records } from '../support/kube';
 import { pollUntil } from '../support/poll';
 import { killQueueAgent } from '../support/processes';
 import { ids, publishTo } from '../support/rabbitSplit';
 import { createSecret } from '../support/secrets';
-import { loadServices, uniqueName } from '../support/services';
+import { uniqueName } from '../support/services';
 import { waitForSplitGone } from '../support/splits';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../../core/podSecurity';
 import { SidecarProcess, sidecarBundle } from '../sidecar/support';
 import { answerChallenge } from '../support/sessionHello';
 
-const services = loadServices();
+const fx = clusterFixture('qs-stream', { rabbitmq: true, kafka: true });
+const services = fx.services;
 const caFile = path.join(runDir, 'k8s', 'pki', 'ca.crt');
 let admin: KubeConfig;
 let namespace: string;
@@ -52,7 +54,6 @@ let kubeconfigB: string;
 let nsKubeconfigA: string;
 let stateDir: string;
 let producer: Producer;
-let conn: amqp.ChannelModel;
 let ch: amqp.ConfirmChannel;
 let server: http.Server;
 let targetUrl: string;
@@ -63,9 +64,7 @@ const sidecars: SidecarProcess[] = [];
 const received: string[] = [];
 
 before(async () => {
-  admin = adminConfig(services.kubeconfig);
-  await installController(admin);
-  namespace = await createNamespace(admin, 'qs-stream');
+  ({ kc: admin, namespace, ch, producer } = fx);
   const suffix = namespace.slice(-6);
   userA = `dev-stream-a-${suffix}`;
   const userB = `dev-stream-b-${suffix}`;
@@ -93,11 +92,7 @@ before(async () => {
 
   topic = uniqueName('stream-orders');
   queue = uniqueName('stream-invoices');
-  const kafka = kafkaClient(services, 'qs-stream-test');
-  await createTopic(kafka, topic, 3);
-  producer = await connectProducer(kafka);
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
+  await createTopic(fx.kafka, topic, 3);
   await ch.assertQueue(queue, { durable: true });
   // The team's service; its broker connections come from a Secret the developer may not read,
   // over TLS with the CA from a second Secret, which the app mounts to trust it.
@@ -133,13 +128,13 @@ before(async () => {
   await admin.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body });
 });
 
-after(async () => {
+// Before the fixture closes the broker clients and deletes the namespace.
+fx.defer(async () => {
   for (const s of sidecars) await s.ensureDead();
-  await producer?.disconnect().catch(() => undefined);
-  await conn?.close().catch(() => undefined);
   await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
   netns?.close();
-  await deleteNamespace(admin, namespace);
+});
+after(() => {
   for (const file of fs.readdirSync(runDir).filter((f) => f.startsWith(`kubeconfig-${namespace}-`)))
     fs.rmSync(path.join(runDir, file), { force: true });
   fs.rmSync(stateDir, { recursive: true, force: true });

@@ -4,18 +4,14 @@
 // counts, shadow lag, generations, time in phase; no route labels) and health endpoints tell
 // the truth, and the handback gives the app both sources back without a loss.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { Consumer, Kafka, Producer } from 'kafkajs';
-import { installController } from '../../deploy/install';
-import { deployShop } from '../support/shop';
-import { adminConfig, createNamespace, deleteNamespace, records } from '../support/kube';
+import { test } from 'node:test';
+import type { Consumer } from 'kafkajs';
+import { clusterFixture } from '../support/clusterFixture';
+import { deployShop, shopEnv } from '../support/shop';
 import { pollUntil } from '../support/poll';
-import { ids, publishTo } from '../support/rabbitSplit';
-import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { loadServices } from '../support/services';
-import { connectProducer, consumeIds, kafkaClient, produceIds } from '../support/kafkaSplit';
+import { appReceived, consumeQueueIds, ids, publishTo } from '../support/rabbitSplit';
+import { activeSplit, removeSplit } from '../support/splits';
+import { consumeIds, produceIds } from '../support/kafkaSplit';
 import {
   agentLog,
   agentPods,
@@ -23,45 +19,16 @@ import {
   httpStatus,
   sampleValue,
   scrape,
+  waitForNoAgent,
   type Sample,
 } from '../support/agentMetrics';
 import { waitForHandback } from '../support/handback';
 
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let ch: amqp.ConfirmChannel;
-let kafka: Kafka;
-let producer: Producer;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-split-kafka');
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
-  kafka = kafkaClient(services, 'split-kafka-test');
-  producer = await connectProducer(kafka);
-});
-after(async () => {
-  await producer?.disconnect().catch(() => undefined);
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
-
-/** Ids the fixture app recorded processing, from `source` when given. */
-function appGot(prefix: string, source?: string): Set<string> {
-  return new Set(
-    records(
-      (r) =>
-        r.event === 'message' && r.id.startsWith(prefix) && (source === undefined || r.source === source),
-    ).map((r) => (r.event === 'message' ? r.id : '')),
-  );
-}
+const fx = clusterFixture('qs-split-kafka', { rabbitmq: true, kafka: true });
 
 test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, handback, no loss', async () => {
-  const { topic, group, queue } = await deployShop({
+  const { kc, namespace, conn, ch, kafka, producer, services } = fx;
+  const sources = await deployShop({
     kc,
     kafka,
     ch,
@@ -70,24 +37,24 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
     prefix: 'shop',
     partitions: 3,
   });
+  const { topic, queue } = sources;
   const preOrders = ids(topic, 'pre', 4);
   const preInvoices = ids(queue, 'pre', 4);
   await produceIds(producer, topic, preOrders);
   await publishTo(ch, queue, preInvoices);
 
   const started = Date.now();
-  const split = await createSplit(kc, namespace, {
-    workload: 'shop',
-    queues: ['orders', 'invoices'],
-    filter: { 'x-queue-split-user': 'alice' },
-    owner: 'alice',
-  });
-  const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 240_000);
+  const split = await activeSplit(
+    kc,
+    namespace,
+    { workload: 'shop', queues: ['orders', 'invoices'], user: 'alice' },
+    240_000,
+  );
   console.log(
     `activation, Kafka + RabbitMQ (request → Active): ${((Date.now() - started) / 1000).toFixed(1)}s`,
   );
-  const orders = active.status?.queues?.find((q) => q.name === 'orders');
-  const invoices = active.status?.queues?.find((q) => q.name === 'invoices');
+  const orders = split.status?.queues?.find((q) => q.name === 'orders');
+  const invoices = split.status?.queues?.find((q) => q.name === 'invoices');
   const sessionTopic = orders?.shadow?.source;
   const sessionGroup = orders?.shadow?.group;
   const sessionQueue = invoices?.shadow?.source;
@@ -131,12 +98,7 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   const mineOrders: string[] = [];
   const mineInvoices: string[] = [];
   const local: Consumer = await consumeIds(kafka, sessionTopic, sessionGroup, mineOrders);
-  const localCh = await conn.createChannel();
-  await localCh.consume(sessionQueue, (m) => {
-    if (!m) return;
-    mineInvoices.push(String(m.properties.messageId));
-    localCh.ack(m);
-  });
+  const localCh = await consumeQueueIds(conn, sessionQueue, mineInvoices);
   await pollUntil(
     'alice received her messages on both brokers',
     async () => [new Set(mineOrders).size, new Set(mineInvoices).size],
@@ -153,7 +115,7 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   ];
   await pollUntil(
     'the app processed everything else on both brokers',
-    async () => new Set([...appGot(topic), ...appGot(queue)]),
+    async () => new Set([...appReceived(topic), ...appReceived(queue)]),
     (got) => appExpected.every((id) => got.has(id)),
     90_000,
   );
@@ -163,7 +125,7 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
     [...alice.invoices].sort(),
     'alice got exactly her invoices',
   );
-  const app = new Set([...appGot(topic), ...appGot(queue)]);
+  const app = new Set([...appReceived(topic), ...appReceived(queue)]);
   assert.ok(
     ![...alice.orders, ...alice.invoices].some((id) => app.has(id)),
     'the app never saw an alice message',
@@ -239,39 +201,29 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
 
   // Stop: both routes drain, the app gets its topic (with its own group) and queue back.
   const stopped = Date.now();
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name, 240_000);
+  await removeSplit(kc, namespace, split.metadata.name, 240_000);
   await waitForHandback(kc, {
     kind: 'Deployment',
     namespace,
     name: 'shop',
     replicas: 1,
-    env: [
-      { container: 'orders-consumer', name: 'SOURCE_TOPIC', value: topic },
-      { container: 'orders-consumer', name: 'KAFKA_GROUP', value: group },
-      { container: 'invoices-consumer', name: 'SOURCE_QUEUE', value: queue },
-    ],
+    env: shopEnv(sources),
   });
   console.log(
     `handback, Kafka + RabbitMQ (delete → app on its sources): ${((Date.now() - stopped) / 1000).toFixed(1)}s`,
   );
-  await pollUntil(
-    'the queue-agent is reaped',
-    () => agentPods(kc, namespace, 'shop'),
-    (p) => p.length === 0,
-    60_000,
-  );
+  await waitForNoAgent(kc, namespace, 'shop', 'the queue-agent is reaped');
 
   const afterIds = { orders: ids(topic, 'after', 4), invoices: ids(queue, 'after', 4) };
   await produceIds(producer, topic, afterIds.orders, 'alice');
   await publishTo(ch, queue, afterIds.invoices, 'alice');
   await pollUntil(
     'after handback the app consumes both sources again, alice header or not',
-    async () => new Set([...appGot(topic, topic), ...appGot(queue, queue)]),
+    async () => new Set([...appReceived(topic, topic), ...appReceived(queue, queue)]),
     (got) => [...afterIds.orders, ...afterIds.invoices].every((id) => got.has(id)),
     90_000,
   );
-  const everywhere = new Set([...appGot(topic), ...appGot(queue), ...mineOrders, ...mineInvoices]);
+  const everywhere = new Set([...appReceived(topic), ...appReceived(queue), ...mineOrders, ...mineInvoices]);
   const all = [
     ...preOrders,
     ...preInvoices,

@@ -2,61 +2,31 @@
 // queue-agent, and a workload whose deletion waits for the handback — all on the real cluster
 // with the real RabbitMQ; the fixture app's records prove where every message went.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { installController } from '../../deploy/install';
-import { adminConfig, createNamespace, deleteNamespace, hostPidOf, podsOf } from '../support/kube';
+import { test } from 'node:test';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { clusterFixture } from '../support/clusterFixture';
+import { hostPidOf, podsOf } from '../support/kube';
 import { pollUntil } from '../support/poll';
-import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
-import { createSplit, deleteSplit, getSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { loadServices, uniqueName } from '../support/services';
+import { appReceived, consumeQueueIds, ids, publishTo, rabbitApp } from '../support/rabbitSplit';
+import {
+  activeSplit,
+  createSplit,
+  deleteSplit,
+  getSplit,
+  removeSplit,
+  splitFor,
+  waitForSplitGone,
+  waitForSplitPhase,
+} from '../support/splits';
 
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let ch: amqp.ConfirmChannel;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-routes');
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
-});
-after(async () => {
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
-
-function drainInto(channel: amqp.Channel, queue: string, sink: string[]) {
-  return channel.consume(queue, (m) => {
-    if (!m) return;
-    sink.push(String(m.properties.messageId));
-    channel.ack(m);
-  });
-}
+const fx = clusterFixture('qs-routes', { rabbitmq: true });
 
 test('two developers split one queue; an overlapping filter is rejected naming the route it overlaps', async () => {
-  const source = uniqueName('two-devs');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, 'two-devs', source);
-  const alice = await createSplit(kc, namespace, {
-    workload: 'two-devs',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'alice' },
-    owner: 'alice',
-  });
-  const aliceActive = await waitForSplitPhase(kc, namespace, alice.metadata.name, 'Active');
+  const { kc, namespace, conn, ch } = fx;
+  const source = await rabbitApp(fx, 'two-devs');
+  const alice = await activeSplit(kc, namespace, { workload: 'two-devs', user: 'alice' });
   const attachStart = Date.now();
-  const bob = await createSplit(kc, namespace, {
-    workload: 'two-devs',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'bob' },
-    owner: 'bob',
-  });
-  const bobActive = await waitForSplitPhase(kc, namespace, bob.metadata.name, 'Active');
+  const bob = await activeSplit(kc, namespace, { workload: 'two-devs', user: 'bob' });
   console.log(
     `attach on an active queue (no app restart): ${((Date.now() - attachStart) / 1000).toFixed(1)}s`,
   );
@@ -84,9 +54,8 @@ test('two developers split one queue; an overlapping filter is rejected naming t
   await publishTo(ch, source, rest);
   const gotAlice: string[] = [];
   const gotBob: string[] = [];
-  const local = await conn.createChannel();
-  await drainInto(local, aliceActive.status!.queues![0]!.shadow!.source!, gotAlice);
-  await drainInto(local, bobActive.status!.queues![0]!.shadow!.source!, gotBob);
+  const localAlice = await consumeQueueIds(conn, alice.status!.queues![0]!.shadow!.source!, gotAlice);
+  const localBob = await consumeQueueIds(conn, bob.status!.queues![0]!.shadow!.source!, gotBob);
   await pollUntil(
     'each developer got their 5',
     async () => [gotAlice.length, gotBob.length],
@@ -103,7 +72,8 @@ test('two developers split one queue; an overlapping filter is rejected naming t
   assert.deepEqual(gotBob.sort(), bobIds.sort());
   const app = appReceived(source);
   assert.ok(![...aliceIds, ...bobIds].some((id) => app.has(id)), 'no message reached two destinations');
-  await local.close();
+  await localAlice.close();
+  await localBob.close();
 
   await deleteSplit(kc, namespace, carol.metadata.name);
   await deleteSplit(kc, namespace, bob.metadata.name);
@@ -114,32 +84,13 @@ test('two developers split one queue; an overlapping filter is rejected naming t
 });
 
 test('detach with unconsumed session messages moves them to the app; lease expiry drains a route', async () => {
-  const source = uniqueName('residue');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, 'residue', source);
-  const keeper = await createSplit(kc, namespace, {
-    workload: 'residue',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'keeper' },
-    owner: 'keeper',
-  });
-  await waitForSplitPhase(kc, namespace, keeper.metadata.name, 'Active');
+  const { kc, namespace, ch } = fx;
+  const source = await rabbitApp(fx, 'residue');
+  const keeper = await activeSplit(kc, namespace, { workload: 'residue', user: 'keeper' });
   // dave never consumes his shadow; his lease is the shortest allowed and never renewed.
-  const dave = await createSplit(kc, namespace, {
-    workload: 'residue',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'dave' },
-    owner: 'dave',
-    leaseSeconds: 10,
-  });
+  const dave = await splitFor(kc, namespace, { workload: 'residue', user: 'dave', leaseSeconds: 10 });
   await waitForSplitPhase(kc, namespace, dave.metadata.name, 'Active', 60_000).catch(() => undefined);
-  const eve = await createSplit(kc, namespace, {
-    workload: 'residue',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'eve' },
-    owner: 'eve',
-  });
-  await waitForSplitPhase(kc, namespace, eve.metadata.name, 'Active');
+  const eve = await activeSplit(kc, namespace, { workload: 'residue', user: 'eve' });
   const eveIds = ids(source, 'eve', 6);
   await publishTo(ch, source, eveIds, 'eve');
   // eve's messages wait in her session shadow; she stops without reading them.
@@ -149,8 +100,7 @@ test('detach with unconsumed session messages moves them to the app; lease expir
     (n) => n >= 6,
     30_000,
   );
-  await deleteSplit(kc, namespace, eve.metadata.name);
-  await waitForSplitGone(kc, namespace, eve.metadata.name);
+  await removeSplit(kc, namespace, eve.metadata.name);
   await pollUntil(
     'the app processed eve residue',
     async () => appReceived(source),
@@ -174,21 +124,13 @@ test('detach with unconsumed session messages moves them to the app; lease expir
     60_000,
   );
   await deleteSplit(kc, namespace, dave.metadata.name);
-  await deleteSplit(kc, namespace, keeper.metadata.name);
-  await waitForSplitGone(kc, namespace, keeper.metadata.name);
+  await removeSplit(kc, namespace, keeper.metadata.name);
 });
 
 test('queue-agent kill -9 while active: it restarts, recovers, and nothing is lost', async () => {
-  const source = uniqueName('agent-kill');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, 'agent-kill', source);
-  const split = await createSplit(kc, namespace, {
-    workload: 'agent-kill',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'frank' },
-    owner: 'frank',
-  });
-  const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const { kc, namespace, conn, ch } = fx;
+  const source = await rabbitApp(fx, 'agent-kill');
+  const split = await activeSplit(kc, namespace, { workload: 'agent-kill', user: 'frank' });
   const agentPods = (
     await kc
       .makeApiClient(CoreV1Api)
@@ -208,8 +150,7 @@ test('queue-agent kill -9 while active: it restarts, recovers, and nothing is lo
     120_000,
   );
   const mine: string[] = [];
-  const local = await conn.createChannel();
-  await drainInto(local, active.status!.queues![0]!.shadow!.source!, mine);
+  const local = await consumeQueueIds(conn, split.status!.queues![0]!.shadow!.source!, mine);
   await pollUntil(
     'frank got his 4',
     async () => new Set(mine).size,
@@ -217,21 +158,13 @@ test('queue-agent kill -9 while active: it restarts, recovers, and nothing is lo
     60_000,
   );
   await local.close();
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name);
+  await removeSplit(kc, namespace, split.metadata.name);
 });
 
 test('deleting a split workload waits for the handback (finalizer), then completes', async () => {
-  const source = uniqueName('deleted');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, 'deleted', source);
-  const split = await createSplit(kc, namespace, {
-    workload: 'deleted',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'gina' },
-    owner: 'gina',
-  });
-  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const { kc, namespace } = fx;
+  await rabbitApp(fx, 'deleted');
+  const split = await activeSplit(kc, namespace, { workload: 'deleted', user: 'gina' });
   const apps = kc.makeApiClient(AppsV1Api);
   await apps.deleteNamespacedDeployment({ name: 'deleted', namespace });
   const held = await apps.readNamespacedDeployment({ name: 'deleted', namespace });
@@ -251,6 +184,5 @@ test('deleting a split workload waits for the handback (finalizer), then complet
   // The developer's split stays as a record that says why it ended.
   const ended = await getSplit(kc, namespace, split.metadata.name);
   assert.notEqual(ended?.status?.phase, 'Active');
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name);
+  await removeSplit(kc, namespace, split.metadata.name);
 });

@@ -2,51 +2,36 @@
 // both pods at the application shadow, routes alice's messages to her shadow, and on stop hands
 // it back with its replica count and original env. The fixture pods' records prove each move.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { installController } from '../../deploy/install';
-import { adminConfig, createNamespace, deleteNamespace, records, waitForReadyPods } from '../support/kube';
+import { test } from 'node:test';
+import { clusterFixture } from '../support/clusterFixture';
+import { records, waitForReadyPods } from '../support/kube';
 import { pollUntil } from '../support/poll';
-import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
-import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { loadServices, uniqueName } from '../support/services';
-import { envOf, readWorkload, waitForHandback } from '../support/handback';
+import {
+  appReceived,
+  consumeQueueIds,
+  ids,
+  publishTo,
+  rabbitApp,
+  waitForRabbitHandback,
+} from '../support/rabbitSplit';
+import { activeSplit, removeSplit } from '../support/splits';
+import { envOf, readWorkload } from '../support/handback';
 
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let ch: amqp.ConfirmChannel;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-split-sts');
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
-});
-after(async () => {
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
+const fx = clusterFixture('qs-split-sts', { rabbitmq: true });
 
 test('split a StatefulSet (2 replicas): routing while active, handback restores replicas and env', async () => {
-  const source = uniqueName('sts-orders');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, 'ledger', source, 2, 'StatefulSet');
+  const { kc, namespace, conn, ch } = fx;
+  const source = await rabbitApp(fx, 'ledger', { replicas: 2, kind: 'StatefulSet' });
   const before = ids(source, 'pre', 6);
   await publishTo(ch, source, before);
 
   const started = Date.now();
-  const split = await createSplit(kc, namespace, {
-    workload: 'ledger',
-    kind: 'StatefulSet',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'alice' },
-    owner: 'alice',
-  });
-  const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 240_000);
+  const active = await activeSplit(
+    kc,
+    namespace,
+    { workload: 'ledger', kind: 'StatefulSet', user: 'alice' },
+    240_000,
+  );
   console.log(`activation, StatefulSet (request → Active): ${((Date.now() - started) / 1000).toFixed(1)}s`);
   const session = active.status?.queues?.[0]?.shadow?.source;
   assert.ok(session, 'the status names alice session shadow');
@@ -70,12 +55,7 @@ test('split a StatefulSet (2 replicas): routing while active, handback restores 
   await publishTo(ch, source, alice, 'alice');
   await publishTo(ch, source, rest);
   const mine: string[] = [];
-  const local = await conn.createChannel();
-  const { consumerTag } = await local.consume(session, (m) => {
-    if (!m) return;
-    mine.push(String(m.properties.messageId));
-    local.ack(m);
-  });
+  const local = await consumeQueueIds(conn, session, mine);
   await pollUntil(
     'alice received her 8',
     async () => new Set(mine).size,
@@ -90,19 +70,11 @@ test('split a StatefulSet (2 replicas): routing while active, handback restores 
   );
   assert.deepEqual([...new Set(mine)].sort(), [...alice].sort(), 'alice got exactly her messages');
   assert.ok(!alice.some((id) => appReceived(source).has(id)), 'the app never saw an alice message');
-  await local.cancel(consumerTag);
   await local.close();
 
   const stopped = Date.now();
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name, 240_000);
-  await waitForHandback(kc, {
-    kind: 'StatefulSet',
-    namespace,
-    name: 'ledger',
-    replicas: 2,
-    env: [{ container: 'app', name: 'SOURCE_QUEUE', value: source }],
-  });
+  await removeSplit(kc, namespace, active.metadata.name, 240_000);
+  await waitForRabbitHandback(kc, namespace, 'ledger', source, { replicas: 2, kind: 'StatefulSet' });
   console.log(
     `handback, StatefulSet (delete → app on its source): ${((Date.now() - stopped) / 1000).toFixed(1)}s`,
   );
@@ -111,12 +83,7 @@ test('split a StatefulSet (2 replicas): routing while active, handback restores 
   await publishTo(ch, source, afterIds, 'alice');
   await pollUntil(
     'after handback both pods consume the source again, alice header or not',
-    async () =>
-      new Set(
-        records((r) => r.event === 'message' && r.source === source).map((r) =>
-          r.event === 'message' ? r.id : '',
-        ),
-      ),
+    async () => appReceived(source, source),
     (got) => afterIds.every((id) => got.has(id)),
     60_000,
   );

@@ -6,62 +6,46 @@
 // cause — nothing is overwritten, nothing forged is acted on. A desired document the seal does
 // not list (a field rewritten with every name intact) is refused by the queue-agent too.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import { AppsV1Api, CoreV1Api, Watch, type KubeConfig, type V1Deployment } from '@kubernetes/client-node';
+import { before, test } from 'node:test';
+import type * as amqp from 'amqplib';
+import { AppsV1Api, CoreV1Api, Watch, type V1Deployment } from '@kubernetes/client-node';
 import { mergePatch } from '../../agent/kube/client';
 import { DESIRED_KEY, OBSERVED_KEY, STATE_KEY } from '../../core/agentProtocol';
 import { WHOLE_QUEUE_ANNOTATION } from '../../core/crd/admission';
 import { kubernetesObjectNames, type KubernetesObjectNames } from '../../core/names';
 import { initialState, serializeState } from '../../core/state/stateDocument';
-import { installController, testInstall } from '../../deploy/install';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
+import { testInstall } from '../../deploy/install';
+import { clusterFixture } from '../support/clusterFixture';
 import { pollUntil } from '../support/poll';
-import { deployRabbitApp } from '../support/rabbitSplit';
-import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
+import { rabbitApp } from '../support/rabbitSplit';
+import { createSplit, removeSplit, splitFor, waitForSplitPhase } from '../support/splits';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
-import { loadServices, uniqueName } from '../support/services';
+import { uniqueName } from '../support/services';
 import { messageBody, messageHeaders } from '../support/secrets';
 import { newSessionSecret, sessionPublicKey } from '../../core/sessionSecret';
 
-const services = loadServices();
 const WORKLOAD = 'shop';
-let kc: KubeConfig;
-let core: CoreV1Api;
-let apps: AppsV1Api;
-let namespace: string;
-let conn: amqp.ChannelModel;
+const fx = clusterFixture('qs-trust', { rabbitmq: true });
+const core = () => fx.kc.makeApiClient(CoreV1Api);
 let names: KubernetesObjectNames;
 
 before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  core = kc.makeApiClient(CoreV1Api);
-  apps = kc.makeApiClient(AppsV1Api);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-trust');
-  conn = await amqp.connect(services.amqpUrl);
-  const source = uniqueName('trust-orders');
-  const ch = await conn.createChannel();
-  await ch.assertQueue(source, { durable: true });
-  await ch.close();
-  await deployRabbitApp(kc, services, namespace, WORKLOAD, source);
-  const install = await core.readNamespacedConfigMap({
+  const { kc, namespace } = fx;
+  await rabbitApp(fx, WORKLOAD);
+  const install = await core().readNamespacedConfigMap({
     name: 'queuesplit-install',
     namespace: testInstall.namespace,
   });
-  const workload = await apps.readNamespacedDeployment({ name: WORKLOAD, namespace });
+  const workload = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: WORKLOAD, namespace });
   names = kubernetesObjectNames({
     installId: install.data!.installId!,
     workloadUid: workload.metadata!.uid!,
     workloadName: WORKLOAD,
   });
 });
-after(async () => {
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
 
-const readWorkload = () => apps.readNamespacedDeployment({ name: WORKLOAD, namespace });
+const readWorkload = () =>
+  fx.kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: WORKLOAD, namespace: fx.namespace });
 
 function assertUntouched(before: V1Deployment, after: V1Deployment): void {
   assert.equal(after.metadata?.generation, before.metadata?.generation, 'the workload spec was not changed');
@@ -69,20 +53,22 @@ function assertUntouched(before: V1Deployment, after: V1Deployment): void {
 }
 
 async function configMap(name: string) {
-  return core.readNamespacedConfigMap({ name, namespace }).catch(() => undefined);
+  return core()
+    .readNamespacedConfigMap({ name, namespace: fx.namespace })
+    .catch(() => undefined);
 }
 
 async function replaceKey(name: string, key: string, edit: (text: string | undefined) => string) {
-  const cm = await core.readNamespacedConfigMap({ name, namespace });
+  const cm = await core().readNamespacedConfigMap({ name, namespace: fx.namespace });
   cm.data = { ...cm.data, [key]: edit(cm.data?.[key]) };
-  await core.replaceNamespacedConfigMap({ name, namespace, body: cm });
+  await core().replaceNamespacedConfigMap({ name, namespace: fx.namespace, body: cm });
 }
 
 /** Every version of one QueueSplit as the API server sends it. */
 async function watchSplit(name: string) {
   const seen: QueueSplit[] = [];
-  const controller = await new Watch(kc).watch(
-    `/apis/queuesplit.dev/v1alpha1/namespaces/${namespace}/queuesplits`,
+  const controller = await new Watch(fx.kc).watch(
+    `/apis/queuesplit.dev/v1alpha1/namespaces/${fx.namespace}/queuesplits`,
     { fieldSelector: `metadata.name=${name}` },
     (_type: string, obj: QueueSplit) => void seen.push(obj),
     () => undefined,
@@ -104,12 +90,20 @@ async function watchSplit(name: string) {
   };
 }
 
-async function removeSplit(name: string): Promise<void> {
-  await deleteSplit(kc, namespace, name);
-  await waitForSplitGone(kc, namespace, name, 120_000);
+/** Another team's queue, holding one message: where a forged document points the split. */
+async function victimQueue(ch: amqp.ConfirmChannel): Promise<string> {
+  const victim = uniqueName('trust-victim');
+  await ch.assertQueue(victim, { durable: true });
+  ch.sendToQueue(victim, Buffer.from(messageBody('keep me')), {
+    persistent: true,
+    headers: messageHeaders(),
+  });
+  await ch.waitForConfirms();
+  return victim;
 }
 
 test(`an empty-filter split of a workload without ${WHOLE_QUEUE_ANNOTATION}=true is Rejected naming the annotation; the workload is untouched`, async () => {
+  const { kc, namespace } = fx;
   const before = await readWorkload();
   const split = await createSplit(kc, namespace, {
     workload: WORKLOAD,
@@ -127,10 +121,11 @@ test(`an empty-filter split of a workload without ${WHOLE_QUEUE_ANNOTATION}=true
   );
   assertUntouched(before, await readWorkload());
   assert.equal(await configMap(names.stateConfigMap), undefined, 'no state was created');
-  await removeSplit(split.metadata.name);
+  await removeSplit(kc, namespace, split.metadata.name);
 });
 
 test('a "__proto__" filter key is refused by the API server (the CRD\'s CEL rule), before any tool drops it', async () => {
+  const { kc, namespace } = fx;
   await assert.rejects(
     createSplit(kc, namespace, {
       workload: WORKLOAD,
@@ -149,6 +144,7 @@ test('a "__proto__" filter key is refused by the API server (the CRD\'s CEL rule
 });
 
 test('a split the CRD admits but the full validator refuses (a 400-byte filter key) is Rejected as InvalidSpec; the workload is untouched', async () => {
+  const { kc, namespace } = fx;
   const before = await readWorkload();
   // 200 characters pass the CRD's maxLength (characters); 400 bytes are over the AMQP limit.
   const split = await createSplit(kc, namespace, {
@@ -164,13 +160,13 @@ test('a split the CRD admits but the full validator refuses (a 400-byte filter k
   assert.match(condition?.message ?? '', /Fix: Use a shorter header name/);
   assertUntouched(before, await readWorkload());
   assert.equal(await configMap(names.stateConfigMap), undefined, 'no state was created');
-  await removeSplit(split.metadata.name);
+  await removeSplit(kc, namespace, split.metadata.name);
 });
 
 /** Plants a state document the controller did not write, then asks for lee's split over it. */
 async function splitOverPlantedState(stateText: string) {
-  await core.createNamespacedConfigMap({
-    namespace,
+  await fx.kc.makeApiClient(CoreV1Api).createNamespacedConfigMap({
+    namespace: fx.namespace,
     body: {
       metadata: {
         name: names.stateConfigMap,
@@ -179,15 +175,11 @@ async function splitOverPlantedState(stateText: string) {
       data: { [STATE_KEY]: stateText },
     },
   });
-  return createSplit(kc, namespace, {
-    workload: WORKLOAD,
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'lee' },
-    owner: 'lee',
-  });
+  return splitFor(fx.kc, fx.namespace, { workload: WORKLOAD, user: 'lee' });
 }
 
 test('a corrupt state ConfigMap makes the split Degraded (StateUnreadable) and is not overwritten; the workload is untouched', async () => {
+  const { kc, namespace } = fx;
   const before = await readWorkload();
   const corrupt = '{"apiVersion":"queuesplit.dev/state/v1","phase":"ACT';
   const split = await splitOverPlantedState(corrupt);
@@ -207,21 +199,15 @@ test('a corrupt state ConfigMap makes the split Degraded (StateUnreadable) and i
     'the state was kept as found',
   );
   assertUntouched(before, await readWorkload());
-  await removeSplit(split.metadata.name);
-  await core.deleteNamespacedConfigMap({ name: names.stateConfigMap, namespace });
+  await removeSplit(kc, namespace, split.metadata.name);
+  await core().deleteNamespacedConfigMap({ name: names.stateConfigMap, namespace });
 });
 
 test("a forged state document (well-formed, naming another team's queue for cleanup) is not loaded: the split is Degraded (StateUnsealed) and nothing changes", async () => {
+  const { kc, namespace, ch } = fx;
   const before = await readWorkload();
-  const victim = uniqueName('trust-victim');
-  const ch = await conn.createConfirmChannel();
-  await ch.assertQueue(victim, { durable: true });
-  ch.sendToQueue(victim, Buffer.from(messageBody('keep me')), {
-    persistent: true,
-    headers: messageHeaders(),
-  });
-  await ch.waitForConfirms();
-  const install = await core.readNamespacedConfigMap({
+  const victim = await victimQueue(ch);
+  const install = await core().readNamespacedConfigMap({
     name: 'queuesplit-install',
     namespace: testInstall.namespace,
   });
@@ -246,20 +232,14 @@ test("a forged state document (well-formed, naming another team's queue for clea
   assertUntouched(before, await readWorkload());
   assert.equal((await ch.checkQueue(victim)).messageCount, 1, 'the queue it named was not touched');
   await ch.deleteQueue(victim);
-  await ch.close();
-  await removeSplit(split.metadata.name);
-  await core.deleteNamespacedConfigMap({ name: names.stateConfigMap, namespace });
+  await removeSplit(kc, namespace, split.metadata.name);
+  await core().deleteNamespacedConfigMap({ name: names.stateConfigMap, namespace });
 });
 
 test(`with ${WHOLE_QUEUE_ANNOTATION}=true a whole-queue split activates; a forged desired document (a broker name pointed elsewhere; or, names intact, a public key, filter or source rewritten) is then refused by the queue-agent, reported, and replaced; a malformed observed document is reported instead of wedging the workload`, async () => {
-  const victim = uniqueName('trust-victim');
-  const ch = await conn.createConfirmChannel();
-  await ch.assertQueue(victim, { durable: true });
-  ch.sendToQueue(victim, Buffer.from(messageBody('keep me')), {
-    persistent: true,
-    headers: messageHeaders(),
-  });
-  await ch.waitForConfirms();
+  const { kc, namespace, ch } = fx;
+  const apps = kc.makeApiClient(AppsV1Api);
+  const victim = await victimQueue(ch);
   // The workload's owner opts in; the same empty filter that was refused above is now accepted.
   await apps.patchNamespacedDeployment(
     { name: WORKLOAD, namespace, body: { metadata: { annotations: { [WHOLE_QUEUE_ANNOTATION]: 'true' } } } },
@@ -372,9 +352,6 @@ test(`with ${WHOLE_QUEUE_ANNOTATION}=true a whole-queue split activates; a forge
   );
   await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 120_000);
   statuses.stop();
-  await ch.close();
-  await removeSplit(split.metadata.name);
-  const left = await conn.createChannel();
-  await left.deleteQueue(victim);
-  await left.close();
+  await removeSplit(kc, namespace, split.metadata.name);
+  await ch.deleteQueue(victim);
 });

@@ -14,8 +14,7 @@
 // CRD: nothing of Queue Split is left in the tenant namespace or on the broker, and the app got
 // every message, the developer's drained back from her shadow.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
+import { test } from 'node:test';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
@@ -23,7 +22,6 @@ import {
   CoreV1Api,
   KubernetesObjectApi,
   RbacAuthorizationV1Api,
-  type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { mergePatch } from '../../agent/kube/client';
@@ -34,40 +32,22 @@ import { parseState } from '../../core/state/stateDocument';
 import { queueExists } from '../support/rabbitManagement';
 import { forClient } from '../../deploy/clientObject';
 import { controllerManifests } from '../../deploy/manifests';
+import { clusterFixture } from '../support/clusterFixture';
 import { readWorkload, readWorkloadStatus } from '../support/handback';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { pollUntil, waitForGone } from '../support/poll';
-import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
-import { createSplit, deleteSplit, getSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { loadServices, uniqueName } from '../support/services';
+import { appReceived, ids, publishTo, rabbitApp } from '../support/rabbitSplit';
+import { activeSplit, getSplit, removeSplit, waitForSplitPhase } from '../support/splits';
+import { uniqueName } from '../support/services';
 
-const services = loadServices();
 const WORKLOAD = 'uninst-app';
 const CRD = 'queuesplits.queuesplit.dev';
 const controllerNs = testInstall.namespace;
-let kc: KubeConfig;
-let core: CoreV1Api;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let ch: amqp.ConfirmChannel;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  core = kc.makeApiClient(CoreV1Api);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-uninst');
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
-});
-after(async () => {
-  await installController(kc); // the suites after this one need a controller, whatever happened here
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
+const fx = clusterFixture('qs-uninst', { rabbitmq: true });
+fx.defer(() => installController(fx.kc)); // the suites after this one need a controller, whatever happened here
 
 /** What `kubectl delete -f deploy/install/controller.yaml` does, then waits for the namespace to go. */
 async function uninstallController(): Promise<void> {
-  const api = KubernetesObjectApi.makeApiClient(kc);
+  const api = KubernetesObjectApi.makeApiClient(fx.kc);
   for (const object of [...controllerManifests(testInstall)].reverse()) {
     await api.delete(forClient(object as unknown as KubernetesObject)).catch((err: unknown) => {
       if ((err as { code?: number }).code !== 404) throw err;
@@ -75,26 +55,28 @@ async function uninstallController(): Promise<void> {
   }
   await waitForGone(
     `namespace ${controllerNs} is gone`,
-    () => core.readNamespace({ name: controllerNs }),
+    () => fx.kc.makeApiClient(CoreV1Api).readNamespace({ name: controllerNs }),
     180_000,
   );
 }
 
 async function installId(): Promise<string> {
-  const cm = await core.readNamespacedConfigMap({ name: 'queuesplit-install', namespace: controllerNs });
+  const cm = await fx.kc
+    .makeApiClient(CoreV1Api)
+    .readNamespacedConfigMap({ name: 'queuesplit-install', namespace: controllerNs });
   return cm.data!.installId!;
 }
 
 const containerEnv = async () =>
   JSON.stringify(
-    (await readWorkload(kc, 'Deployment', namespace, WORKLOAD)).spec?.template.spec?.containers[0]?.env,
+    (await readWorkload(fx.kc, 'Deployment', fx.namespace, WORKLOAD)).spec?.template.spec?.containers[0]?.env,
   );
 
 async function degradedWith(name: string, reason: string) {
   const found = await pollUntil(
     `the split is Degraded with reason ${reason}`,
     async () => {
-      const s = await getSplit(kc, namespace, name);
+      const s = await getSplit(fx.kc, fx.namespace, name);
       // What the poll's failure shows: the phase and condition it found instead.
       return { phase: s?.status?.phase, condition: s?.status?.conditions?.[0], split: s };
     },
@@ -116,17 +98,11 @@ const shared: {
 };
 
 test('the controller uninstalled during a split and installed again acts on nothing (StateOfAnotherInstall, then StateUnsealed) until an operator gives back its install id and seals the state it checked; then the split goes on', async () => {
-  const source = uniqueName('uninst');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, WORKLOAD, source);
+  const { kc, namespace, ch } = fx;
+  const core = kc.makeApiClient(CoreV1Api);
+  const source = await rabbitApp(fx, WORKLOAD);
   const original = await containerEnv();
-  const split = await createSplit(kc, namespace, {
-    workload: WORKLOAD,
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'ana' },
-    owner: 'ana',
-  });
-  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const split = await activeSplit(kc, namespace, { workload: WORKLOAD, user: 'ana' });
   const cutOver = await containerEnv();
   assert.notEqual(cutOver, original, 'the Active split redirected the workload');
   const earlierId = await installId();
@@ -217,6 +193,8 @@ test('the controller uninstalled during a split and installed again acts on noth
 });
 
 test('then uninstalled as README says (the split deleted, the handback awaited, then the controller, then the CRD): no finalizer, no queue-agent, no Queue Split object or broker resource is left, and the app got every message', async () => {
+  const { kc, namespace, services } = fx;
+  const core = kc.makeApiClient(CoreV1Api);
   assert.ok(shared.split, 'the test before left an Active split');
   // The broker resources as the state document records them (its inventory).
   const stateDocs = await core.listNamespacedConfigMap({
@@ -233,8 +211,7 @@ test('then uninstalled as README says (the split deleted, the handback awaited, 
     assert.ok(await queueExists(services.rabbitManagementUrl, queue), `${queue} exists while split`);
 
   // README "Uninstall", command by command (for this namespace: other suites' splits are theirs).
-  await deleteSplit(kc, namespace, shared.split);
-  await waitForSplitGone(kc, namespace, shared.split, 180_000);
+  await removeSplit(kc, namespace, shared.split, 180_000);
   await pollUntil(
     'the split state ConfigMaps are gone (every workload handed back)',
     () => core.listNamespacedConfigMap({ namespace, labelSelector: 'queuesplit.dev/state=true' }),

@@ -5,49 +5,28 @@
 // The route stays ACTIVE, the app is not rolled, the controller says why; once the list is
 // allowed again the controller syncs and carries on from where it was, still without a roll.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import {
-  AppsV1Api,
-  CoreV1Api,
-  RbacAuthorizationV1Api,
-  type KubeConfig,
-  type V1Deployment,
-} from '@kubernetes/client-node';
+import { test } from 'node:test';
+import { AppsV1Api, CoreV1Api, RbacAuthorizationV1Api, type V1Deployment } from '@kubernetes/client-node';
 import { QUEUE_SPLIT_PLURAL } from '../../core/crd/queueSplitSchema';
 import { installController, testInstall } from '../../deploy/install';
 import { podLogLines } from '../env/k8s/node/realNode';
-import { adminConfig, createNamespace, deleteNamespace, podsOf } from '../support/kube';
+import { clusterFixture } from '../support/clusterFixture';
+import { podsOf } from '../support/kube';
 import { pollUntil, sleep } from '../support/poll';
 import { listControllerPods } from '../support/processes';
-import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
-import { createSplit, deleteSplit, getSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { loadServices, uniqueName } from '../support/services';
+import { appReceived, ids, publishTo, rabbitApp } from '../support/rabbitSplit';
+import { createSplit, getSplit, removeSplit, waitForSplitPhase } from '../support/splits';
 
-const services = loadServices();
 const CLUSTER_ROLE = 'queuesplit-controller';
 /** How long the controller runs on a cache that cannot list (the issue's 10 s, and then some). */
 const DENIED_MS = 12_000;
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-unsynced');
-  conn = await amqp.connect(services.amqpUrl);
-});
-after(async () => {
-  // Whatever happened, the shared controller gets its whole ClusterRole back.
-  await installController(kc);
-  await conn?.close().catch(() => undefined);
-  await deleteNamespace(kc, namespace);
-});
+const fx = clusterFixture('qs-unsynced', { rabbitmq: true });
+// Whatever happened, the shared controller gets its whole ClusterRole back.
+fx.defer(() => installController(fx.kc));
 
 /** The controller's ClusterRole without list and watch on QueueSplits. */
 async function denyListingSplits(): Promise<void> {
-  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const rbac = fx.kc.makeApiClient(RbacAuthorizationV1Api);
   const role = await rbac.readClusterRole({ name: CLUSTER_ROLE });
   role.rules = (role.rules ?? []).map((rule) =>
     rule.resources?.includes(QUEUE_SPLIT_PLURAL)
@@ -59,14 +38,14 @@ async function denyListingSplits(): Promise<void> {
 
 /** Deletes every controller pod and waits until the replacements' leader has started its caches. */
 async function restartController(): Promise<string[]> {
-  const core = kc.makeApiClient(CoreV1Api);
-  const old = (await listControllerPods(kc)).map((p) => p.metadata!.name!);
+  const core = fx.kc.makeApiClient(CoreV1Api);
+  const old = (await listControllerPods(fx.kc)).map((p) => p.metadata!.name!);
   for (const name of old)
     await core.deleteNamespacedPod({ name, namespace: testInstall.namespace, gracePeriodSeconds: 5 });
   return pollUntil(
     'new controller pods, one of them leading',
     async () => {
-      const pods = (await listControllerPods(kc))
+      const pods = (await listControllerPods(fx.kc))
         .map((p) => p.metadata!.name!)
         .filter((n) => !old.includes(n));
       const leading = pods.some((pod) => events(pod).some((e) => e.event === 'leader.acquired'));
@@ -93,11 +72,9 @@ function assertUntouched(before: V1Deployment, now: V1Deployment, when: string):
 }
 
 test('a QueueSplit list refused around a controller restart: the route stays ACTIVE, the app rolls zero times', async () => {
+  const { kc, namespace, ch } = fx;
   const workload = 'unsynced';
-  const source = uniqueName('unsynced-orders');
-  const ch = await conn.createConfirmChannel();
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, workload, source);
+  const source = await rabbitApp(fx, workload);
   const split = await createSplit(kc, namespace, {
     workload,
     queues: ['orders'],
@@ -162,7 +139,6 @@ test('a QueueSplit list refused around a controller restart: the route stays ACT
   // And the app still gets what is not the developer's.
   const mine = ids(source, 'other', 5);
   await publishTo(ch, source, mine);
-  await ch.close();
   await pollUntil(
     'the app received the others',
     async () => appReceived(source),
@@ -170,6 +146,5 @@ test('a QueueSplit list refused around a controller restart: the route stays ACT
     60_000,
   );
 
-  await deleteSplit(kc, namespace, name);
-  await waitForSplitGone(kc, namespace, name);
+  await removeSplit(kc, namespace, name);
 });

@@ -4,46 +4,22 @@
 // safe action, what `kubectl describe` shows) instead of nothing, and says "handed back" once the
 // app consumes again and the handback completes.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import {
-  AdmissionregistrationV1Api,
-  AppsV1Api,
-  CoreV1Api,
-  type CoreV1Event,
-  type KubeConfig,
-} from '@kubernetes/client-node';
-import { installController } from '../../deploy/install';
+import { test } from 'node:test';
+import { AdmissionregistrationV1Api, AppsV1Api, CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { WORKLOAD_STATUS_ANNOTATION } from '../../core/workloadStatus';
 import { parseWorkloadStatus } from '../../core/workloadStatusParse';
 import { mergePatch } from '../../agent/kube/client';
-import { adminConfig, createNamespace, deleteNamespace, scale, waitForNoPods } from '../support/kube';
+import { clusterFixture } from '../support/clusterFixture';
+import { scale, waitForNoPods } from '../support/kube';
 import { pollUntil, sleep } from '../support/poll';
-import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
-import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { readWorkloadStatus, waitForHandback } from '../support/handback';
-import { loadServices, uniqueName } from '../support/services';
+import { appReceived, ids, publishTo, rabbitApp, waitForRabbitHandback } from '../support/rabbitSplit';
+import { activeSplit, removeSplit } from '../support/splits';
+import { readWorkloadStatus } from '../support/handback';
 
-const services = loadServices();
-let kc: KubeConfig;
-let namespace: string;
-let conn: amqp.ChannelModel;
-let ch: amqp.ConfirmChannel;
+const fx = clusterFixture('qs-wstatus', { rabbitmq: true });
+fx.defer(() => allowHandedBackStatus());
 
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  namespace = await createNamespace(kc, 'qs-wstatus');
-  conn = await amqp.connect(services.amqpUrl);
-  ch = await conn.createConfirmChannel();
-});
-after(async () => {
-  await conn?.close().catch(() => undefined);
-  await allowHandedBackStatus();
-  await deleteNamespace(kc, namespace);
-});
-
-const workloadStatus = (name: string) => readWorkloadStatus(kc, 'Deployment', namespace, name);
+const workloadStatus = (name: string) => readWorkloadStatus(fx.kc, 'Deployment', fx.namespace, name);
 
 /** Cluster-scoped, so named after this run's namespace: parallel runs never share it. */
 let denyPolicy: string | undefined;
@@ -54,6 +30,7 @@ let denyPolicy: string | undefined;
  * refusal is in force (an admin's dry-run of that write is refused).
  */
 async function denyHandedBackStatus(name: string): Promise<void> {
+  const { kc, namespace } = fx;
   const admission = kc.makeApiClient(AdmissionregistrationV1Api);
   denyPolicy = `qs-test-deny-handedback-${namespace}`;
   const annotation = JSON.stringify(WORKLOAD_STATUS_ANNOTATION);
@@ -116,7 +93,7 @@ async function denyHandedBackStatus(name: string): Promise<void> {
 
 async function allowHandedBackStatus(): Promise<void> {
   if (denyPolicy === undefined) return;
-  const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+  const admission = fx.kc.makeApiClient(AdmissionregistrationV1Api);
   const gone = (p: Promise<unknown>) => p.catch(() => undefined);
   await gone(admission.deleteValidatingAdmissionPolicyBinding({ name: denyPolicy }));
   await gone(admission.deleteValidatingAdmissionPolicy({ name: denyPolicy }));
@@ -125,6 +102,7 @@ async function allowHandedBackStatus(): Promise<void> {
 
 /** The handback's queue-agent objects are gone: its next step writes the HandedBack status. */
 async function agentReaped(): Promise<boolean> {
+  const { kc, namespace } = fx;
   const apps = kc.makeApiClient(AppsV1Api);
   const core = kc.makeApiClient(CoreV1Api);
   const names = [
@@ -138,24 +116,17 @@ async function agentReaped(): Promise<boolean> {
 }
 
 async function eventsOf(name: string): Promise<CoreV1Event[]> {
-  const list = await kc.makeApiClient(CoreV1Api).listNamespacedEvent({
-    namespace,
+  const list = await fx.kc.makeApiClient(CoreV1Api).listNamespacedEvent({
+    namespace: fx.namespace,
     fieldSelector: `involvedObject.kind=Deployment,involvedObject.name=${name}`,
   });
   return list.items;
 }
 
 test('the app not consuming its app shadow when the last route leaves: the workload says the handback waits, why and what to do, then that it is handed back, also when that last status write is refused for a while', async () => {
-  const source = uniqueName('wstatus');
-  await ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(kc, services, namespace, 'idle-app', source);
-  const split = await createSplit(kc, namespace, {
-    workload: 'idle-app',
-    queues: ['orders'],
-    filter: { 'x-queue-split-user': 'lee' },
-    owner: 'lee',
-  });
-  await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active');
+  const { kc, namespace, ch } = fx;
+  const source = await rabbitApp(fx, 'idle-app');
+  const split = await activeSplit(kc, namespace, { workload: 'idle-app', user: 'lee' });
   await pollUntil(
     'the workload says it is split',
     () => workloadStatus('idle-app'),
@@ -169,8 +140,7 @@ test('the app not consuming its app shadow when the last route leaves: the workl
   const plain = ids(source, 'plain', 10);
   await publishTo(ch, source, plain);
 
-  await deleteSplit(kc, namespace, split.metadata.name);
-  await waitForSplitGone(kc, namespace, split.metadata.name);
+  await removeSplit(kc, namespace, split.metadata.name);
   const waiting = await pollUntil(
     'the workload says its handback waits (the QueueSplit is already gone)',
     () => workloadStatus('idle-app'),
@@ -208,14 +178,7 @@ test('the app not consuming its app shadow when the last route leaves: the workl
   await allowHandedBackStatus();
 
   // The write goes through again: the handback finishes by itself and the workload says so.
-  await waitForHandback(kc, {
-    kind: 'Deployment',
-    namespace,
-    name: 'idle-app',
-    replicas: 1,
-    env: [{ container: 'app', name: 'SOURCE_QUEUE', value: source }],
-    timeoutMs: 240_000,
-  });
+  await waitForRabbitHandback(kc, namespace, 'idle-app', source, { timeoutMs: 240_000 });
   const done = await pollUntil(
     'the workload says it is handed back',
     () => workloadStatus('idle-app'),

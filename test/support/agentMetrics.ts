@@ -4,6 +4,7 @@
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { DEFAULT_METRICS_PORT } from '../../agent/controller/agentDeployment';
 import { podLogLines } from '../env/k8s/node/realNode';
+import { pollUntil } from './poll';
 
 export async function agentPods(kc: KubeConfig, namespace: string, workload: string): Promise<V1Pod[]> {
   const list = await kc.makeApiClient(CoreV1Api).listNamespacedPod({
@@ -11,6 +12,21 @@ export async function agentPods(kc: KubeConfig, namespace: string, workload: str
     labelSelector: `queuesplit.dev/component=queue-agent,queuesplit.dev/workload=${workload}`,
   });
   return list.items.filter((p) => !p.metadata?.deletionTimestamp);
+}
+
+/** Waits (up to a minute) until `workload` has no queue-agent pod: `what` says why there should be none. */
+export async function waitForNoAgent(
+  kc: KubeConfig,
+  namespace: string,
+  workload: string,
+  what: string,
+): Promise<void> {
+  await pollUntil(
+    what,
+    () => agentPods(kc, namespace, workload),
+    (p) => p.length === 0,
+    60_000,
+  );
 }
 
 /** The agent container's log lines (JSON), every restart, as the node kept them. */

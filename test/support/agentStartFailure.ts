@@ -2,14 +2,12 @@
 // of agent-start-failures.test.ts (what needs its own controller settings, serial) and
 // agent-start-refused.test.ts (what a namespace alone causes, beside the other files).
 import assert from 'node:assert/strict';
-import * as amqp from 'amqplib';
-import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { mergePatch } from '../../agent/kube/client';
+import { AppsV1Api } from '@kubernetes/client-node';
 import { RETRY_ANNOTATION } from '../../core/state/operatorRetry';
+import type { ClusterFixture } from './clusterFixture';
 import { pollUntil } from './poll';
-import { appReceived, deployRabbitApp, ids, publishTo } from './rabbitSplit';
-import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from './splits';
-import { uniqueName, type Services } from './services';
+import { appReceived, ids, publishTo, rabbitApp } from './rabbitSplit';
+import { operatorRetry, removeSplit, splitFor, waitForSplitPhase } from './splits';
 
 export interface Started {
   workload: string;
@@ -17,36 +15,23 @@ export interface Started {
   split: string;
 }
 
+/** In the namespace of a cluster fixture with RabbitMQ (test/support/clusterFixture.ts). */
 export class AgentStartFailures {
-  constructor(
-    private readonly kc: KubeConfig,
-    private readonly services: Services,
-    private readonly namespace: string,
-    private readonly conn: amqp.ChannelModel,
-  ) {}
+  constructor(private readonly fx: ClusterFixture) {}
 
   /** A RabbitMQ app and noor's split of it; `beforeSplit` gets the workload's uid. */
   async startSplit(workload: string, beforeSplit?: (uid: string) => Promise<void>): Promise<Started> {
-    const { kc, namespace } = this;
-    const source = uniqueName(`${workload}-orders`);
-    const ch = await this.conn.createChannel();
-    await ch.assertQueue(source, { durable: true });
-    await ch.close();
-    await deployRabbitApp(kc, this.services, namespace, workload, source);
+    const { kc, namespace } = this.fx;
+    const source = await rabbitApp(this.fx, workload);
     const d = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: workload, namespace });
     await beforeSplit?.(d.metadata!.uid!);
-    const split = await createSplit(kc, namespace, {
-      workload,
-      queues: ['orders'],
-      filter: { 'x-queue-split-user': 'noor' },
-      owner: 'noor',
-    });
+    const split = await splitFor(kc, namespace, { workload, user: 'noor' });
     return { workload, source, split: split.metadata.name };
   }
 
   /** Degraded naming `cause`, the app untouched and still consuming; returns the status message. */
   async assertDegradedKeepingMessages(s: Started, cause: RegExp, timeoutMs: number): Promise<string> {
-    const { kc, namespace } = this;
+    const { kc, namespace, ch } = this.fx;
     const degraded = await waitForSplitPhase(kc, namespace, s.split, 'Degraded', timeoutMs);
     const message = degraded.status?.conditions?.[0]?.message ?? '';
     assert.match(message, /the queue-agent cannot run/, `the step names the agent: ${message}`);
@@ -63,12 +48,10 @@ export class AgentStartFailures {
       !JSON.stringify(app.spec?.template.spec?.containers[0]?.env).includes('qs-'),
       'the app was never redirected',
     );
-    const ch = await this.conn.createConfirmChannel();
     const plain = ids(s.source, 'plain', 3);
     const mine = ids(s.source, 'noor', 2);
     await publishTo(ch, s.source, plain);
     await publishTo(ch, s.source, mine, 'noor');
-    await ch.close();
     await pollUntil(
       'the app still consumes every message of its source',
       async () => appReceived(s.source),
@@ -80,16 +63,10 @@ export class AgentStartFailures {
 
   /** The operator's retry once the cause is fixed: the abort completes and the split ends. */
   async retryAndEnd(s: Started): Promise<void> {
-    const { kc, namespace } = this;
-    await kc
-      .makeApiClient(AppsV1Api)
-      .patchNamespacedDeployment(
-        { name: s.workload, namespace, body: { metadata: { annotations: { [RETRY_ANNOTATION]: 'now' } } } },
-        mergePatch,
-      );
+    const { kc, namespace } = this.fx;
+    await operatorRetry(kc, namespace, s.workload);
     const ended = await waitForSplitPhase(kc, namespace, s.split, 'Failed', 120_000);
     assert.match(ended.status?.conditions?.[0]?.message ?? '', /Nothing was lost/);
-    await deleteSplit(kc, namespace, s.split);
-    await waitForSplitGone(kc, namespace, s.split, 60_000);
+    await removeSplit(kc, namespace, s.split, 60_000);
   }
 }

@@ -8,65 +8,32 @@
 // A phase can end before the process is found (a short phase, or the target still restarting):
 // that kill is not counted, and another split's life tries again for the phases not yet hit.
 import assert from 'node:assert/strict';
-import * as amqp from 'amqplib';
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { Kafka, Producer } from 'kafkajs';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
-import { installController } from '../../deploy/install';
-import { deployShop } from './shop';
-import { adminConfig, createNamespace, deleteNamespace } from './kube';
+import type { ClusterFixture } from './clusterFixture';
+import { deployShop, shopEnv } from './shop';
 import { PhaseWatch } from './phaseWatch';
 import { pollUntil, sleep } from './poll';
 import { controllerLeader, queueAgentPid } from './processes';
-import { appReceived, deployRabbitApp, publishTo } from './rabbitSplit';
-import { connectProducer, consumeIds, kafkaClient, produceIds } from './kafkaSplit';
+import { appReceived, consumeQueueIds, publishTo, rabbitApp, waitForRabbitHandback } from './rabbitSplit';
+import { consumeIds, produceIds } from './kafkaSplit';
 import { waitForHandback } from './handback';
-import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from './splits';
-import { loadServices, uniqueName, type Services } from './services';
+import { removeSplit, splitFor, waitForSplitPhase } from './splits';
 
 export type Target = 'controller' | 'queue-agent';
 
 /** Up to three split lives with restarts and backoffs: longer than the suite's default timeout. */
 export const KILL_TEST = { timeout: 25 * 60_000 };
 
-export interface CrashLives {
-  kc: KubeConfig;
-  /** Kills `target` in every phase of up to three split lives of a `kind` workload. */
-  killInEveryPhase(target: Target, kind: 'rmq' | 'mixed'): Promise<void>;
-  close(): Promise<void>;
+/**
+ * Kills `target` in every phase of up to three split lives of a `kind` workload, in the
+ * namespace of a cluster fixture with RabbitMQ and Kafka (test/support/clusterFixture.ts).
+ */
+export function killInEveryPhase(fx: ClusterFixture, target: Target, kind: 'rmq' | 'mixed'): Promise<void> {
+  return killer(fx).killInEveryPhase(target, kind);
 }
 
-/** The controller installed, a namespace, broker clients; `close` lets go of all of them. */
-export async function crashLives(namespacePrefix: string): Promise<CrashLives> {
-  const services: Services = loadServices();
-  const kc = adminConfig(services.kubeconfig);
-  await installController(kc);
-  const namespace = await createNamespace(kc, namespacePrefix);
-  const conn = await amqp.connect(services.amqpUrl);
-  const kafka = kafkaClient(services, `${namespacePrefix}-test`);
-  const producer = await connectProducer(kafka);
-  return {
-    kc,
-    killInEveryPhase: (target, kind) =>
-      killer({ kc, services, namespace, conn, kafka, producer }).killInEveryPhase(target, kind),
-    close: async () => {
-      await producer.disconnect().catch(() => undefined);
-      await conn.close().catch(() => undefined);
-      await deleteNamespace(kc, namespace);
-    },
-  };
-}
-
-interface Context {
-  kc: KubeConfig;
-  services: Services;
-  namespace: string;
-  conn: amqp.ChannelModel;
-  kafka: Kafka;
-  producer: Producer;
-}
-
-function killer({ kc, services, namespace, conn, kafka, producer }: Context) {
+function killer(fx: ClusterFixture) {
+  const { kc, namespace, conn, kafka, producer } = fx;
   const ACTIVATION = ['PREPARING', 'QUIESCING_APP', 'STARTING_PUMP', 'REDIRECTING_APP', 'ACTIVE'];
   const HANDBACK = [
     'STOPPING_SOURCE',
@@ -95,10 +62,8 @@ function killer({ kc, services, namespace, conn, kafka, producer }: Context) {
   }
 
   async function rabbitSubject(name: string): Promise<Subject> {
-    const source = uniqueName(name);
     const ch = await conn.createConfirmChannel();
-    await ch.assertQueue(source, { durable: true });
-    await deployRabbitApp(kc, services, namespace, name, source);
+    const source = await rabbitApp(fx, name);
     return {
       name,
       queues: ['orders'],
@@ -109,15 +74,7 @@ function killer({ kc, services, namespace, conn, kafka, producer }: Context) {
       },
       attach: (split, sink) => attachRabbit(split.status!.queues![0]!.shadow!.source!, sink),
       appReceived: () => appReceived(source),
-      handedBack: () =>
-        waitForHandback(kc, {
-          kind: 'Deployment',
-          namespace,
-          name,
-          replicas: 1,
-          env: [{ container: 'app', name: 'SOURCE_QUEUE', value: source }],
-          timeoutMs: 300_000,
-        }),
+      handedBack: () => waitForRabbitHandback(kc, namespace, name, source, { timeoutMs: 300_000 }),
       close: () => ch.close().catch(() => undefined),
     };
   }
@@ -125,7 +82,7 @@ function killer({ kc, services, namespace, conn, kafka, producer }: Context) {
   /** The demo's service: one Kafka topic and one RabbitMQ queue, both engines in one queue-agent. */
   async function shopSubject(name: string): Promise<Subject> {
     const ch = await conn.createConfirmChannel();
-    const { topic, group, queue } = await deployShop({
+    const sources = await deployShop({
       kc,
       kafka,
       ch,
@@ -134,6 +91,7 @@ function killer({ kc, services, namespace, conn, kafka, producer }: Context) {
       prefix: name,
       partitions: 3,
     });
+    const { topic, queue } = sources;
     return {
       name,
       queues: ['orders', 'invoices'],
@@ -162,11 +120,7 @@ function killer({ kc, services, namespace, conn, kafka, producer }: Context) {
           namespace,
           name,
           replicas: 1,
-          env: [
-            { container: 'orders-consumer', name: 'SOURCE_TOPIC', value: topic },
-            { container: 'orders-consumer', name: 'KAFKA_GROUP', value: group },
-            { container: 'invoices-consumer', name: 'SOURCE_QUEUE', value: queue },
-          ],
+          env: shopEnv(sources),
           timeoutMs: 300_000,
         }),
       close: () => ch.close().catch(() => undefined),
@@ -175,12 +129,7 @@ function killer({ kc, services, namespace, conn, kafka, producer }: Context) {
 
   /** A developer's consumer of a RabbitMQ session shadow; the returned function lets go of it. */
   async function attachRabbit(shadow: string, sink: string[]): Promise<() => Promise<void>> {
-    const local = await conn.createChannel();
-    await local.consume(shadow, (m) => {
-      if (!m) return;
-      sink.push(String(m.properties.messageId));
-      local.ack(m);
-    });
+    const local = await consumeQueueIds(conn, shadow, sink);
     return () => local.close().catch(() => undefined);
   }
 
@@ -251,36 +200,23 @@ function killer({ kc, services, namespace, conn, kafka, producer }: Context) {
     const flow = traffic(subject, user);
     const mineReceived: string[] = [];
     try {
-      const split = await createSplit(kc, namespace, {
-        workload: name,
-        queues: subject.queues,
-        filter: { 'x-queue-split-user': user },
-        owner: user,
-      });
+      const split = await splitFor(kc, namespace, { workload: name, queues: subject.queues, user });
       const active = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', 300_000);
       const detach = await subject.attach(active, mineReceived);
       // A teammate attaches to the active queue and leaves again (route ATTACHING, DRAINING).
-      const mate = await createSplit(kc, namespace, {
+      const mate = await splitFor(kc, namespace, {
         workload: name,
         queues: subject.queues,
-        filter: { 'x-queue-split-user': `jay${round}` },
-        owner: `jay${round}`,
+        user: `jay${round}`,
       });
       await waitForSplitPhase(kc, namespace, mate.metadata.name, 'Active', 300_000);
-      await deleteSplit(kc, namespace, mate.metadata.name);
-      await waitForSplitGone(kc, namespace, mate.metadata.name, 300_000);
+      await removeSplit(kc, namespace, mate.metadata.name, 300_000);
       await sleep(3000); // traffic through the split while ACTIVE
       // As the sidecar does when a split stops: the route drains once its consumer has let go.
       await detach();
-      await deleteSplit(kc, namespace, split.metadata.name);
-      await waitForSplitGone(kc, namespace, split.metadata.name, 300_000);
+      await removeSplit(kc, namespace, split.metadata.name, 300_000);
       await subject.handedBack();
-      await pollUntil(
-        'the state document is removed',
-        async () => watch.phase,
-        (p) => p === '',
-        30_000,
-      );
+      await watch.untilRemoved(30_000);
       await flow.stop();
       const published = [...flow.plain, ...flow.mine];
       await pollUntil(

@@ -3,6 +3,7 @@
 // and can act the moment a phase begins.
 import { Watch, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { STATE_KEY } from '../../core/agentProtocol';
+import { pollUntil } from './poll';
 
 export interface PhaseSeen {
   phase: string;
@@ -43,6 +44,16 @@ export class PhaseWatch {
   /** Whether the last persisted document still shows `label` (a phase or `route:<PHASE>`). */
   shows(label: string): boolean {
     return this.labels.has(label);
+  }
+
+  /** Waits until the state document is removed: the workload is IDLE again. */
+  async untilRemoved(timeoutMs: number): Promise<void> {
+    await pollUntil(
+      `the state document of ${this.workload} is removed (IDLE)`,
+      async () => this.current,
+      (p) => p === '',
+      timeoutMs,
+    );
   }
 
   start(): void {

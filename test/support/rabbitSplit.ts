@@ -2,9 +2,11 @@
 import * as amqp from 'amqplib';
 import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
+import type { ClusterFixture } from './clusterFixture';
+import { waitForHandback } from './handback';
 import { asStatefulSet, fixtureDeployment, records, waitForReadyPods } from './kube';
 import { createSecret, messageBody, messageHeaders } from './secrets';
-import type { Services } from './services';
+import { uniqueName, type Services } from './services';
 
 export const rabbitDeclaration = [
   'queues:',
@@ -42,6 +44,39 @@ export async function deployRabbitApp(
   await waitForReadyPods(kc, namespace, name, replicas);
 }
 
+/**
+ * A fresh durable source queue (named after `workload`) and the app consuming it, in the
+ * fixture's namespace; returns the queue's name.
+ */
+export async function rabbitApp(
+  fx: Pick<ClusterFixture, 'kc' | 'services' | 'namespace' | 'ch'>,
+  workload: string,
+  options: { replicas?: number; kind?: 'Deployment' | 'StatefulSet' } = {},
+): Promise<string> {
+  const source = uniqueName(workload);
+  await fx.ch.assertQueue(source, { durable: true });
+  await deployRabbitApp(fx.kc, fx.services, fx.namespace, workload, source, options.replicas, options.kind);
+  return source;
+}
+
+/** Waits until a RabbitMQ app is handed back: on its own `source` again (handback.ts says how). */
+export function waitForRabbitHandback(
+  kc: KubeConfig,
+  namespace: string,
+  workload: string,
+  source: string,
+  options: { replicas?: number; kind?: 'Deployment' | 'StatefulSet'; timeoutMs?: number } = {},
+): Promise<void> {
+  return waitForHandback(kc, {
+    kind: options.kind ?? 'Deployment',
+    namespace,
+    name: workload,
+    replicas: options.replicas ?? 1,
+    env: [{ container: 'app', name: 'SOURCE_QUEUE', value: source }],
+    timeoutMs: options.timeoutMs,
+  });
+}
+
 export async function publishTo(
   ch: amqp.ConfirmChannel,
   queue: string,
@@ -58,13 +93,29 @@ export async function publishTo(
   await ch.waitForConfirms();
 }
 
-/** Ids the fixture app pods recorded processing. */
-export function appReceived(prefix: string): Set<string> {
+/** Ids starting with `prefix` the fixture app pods recorded processing (read from `source`, if given). */
+export function appReceived(prefix: string, source?: string): Set<string> {
   return new Set(
-    records((r) => r.event === 'message' && r.id.startsWith(prefix)).map((r) =>
-      r.event === 'message' ? r.id : '',
-    ),
+    records(
+      (r) =>
+        r.event === 'message' && r.id.startsWith(prefix) && (source === undefined || r.source === source),
+    ).map((r) => (r.event === 'message' ? r.id : '')),
   );
+}
+
+/** A developer's local consumer of `queue` (a session shadow): acks each message, pushes its id. */
+export async function consumeQueueIds(
+  conn: amqp.ChannelModel,
+  queue: string,
+  sink: string[],
+): Promise<amqp.Channel> {
+  const local = await conn.createChannel();
+  await local.consume(queue, (m) => {
+    if (!m) return;
+    sink.push(String(m.properties.messageId));
+    local.ack(m);
+  });
+  return local;
 }
 
 export const ids = (prefix: string, what: string, n: number) =>

@@ -4,6 +4,7 @@ import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type * as amqp from 'amqplib';
 import type { Kafka } from 'kafkajs';
 import { shopDeployment } from '../../fixtures/shop';
+import type { ExpectedEnv } from './handback';
 import { createTopic } from './kafkaSplit';
 import { waitForReadyPods } from './kube';
 import { loadServices, uniqueName } from './services';
@@ -53,3 +54,10 @@ export async function deployShop(options: {
   await waitForReadyPods(kc, namespace, name, 1);
   return sources;
 }
+
+/** The service's env as it was before any split: what a handback must restore. */
+export const shopEnv = (s: ShopSources): ExpectedEnv[] => [
+  { container: 'orders-consumer', name: 'SOURCE_TOPIC', value: s.topic },
+  { container: 'orders-consumer', name: 'KAFKA_GROUP', value: s.group },
+  { container: 'invoices-consumer', name: 'SOURCE_QUEUE', value: s.queue },
+];

@@ -1,6 +1,7 @@
 // Creating and reading QueueSplit objects in tests, as a developer's tools would.
 import { randomBytes } from 'node:crypto';
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { mergePatch } from '../../agent/kube/client';
 import {
   QUEUE_SPLIT_API_VERSION,
   QUEUE_SPLIT_GROUP,
@@ -10,6 +11,7 @@ import {
   type QueueSplit,
 } from '../../core/crd/queueSplitSchema';
 import { queueSplitName, routeIdFromRandomBytes } from '../../core/names';
+import { RETRY_ANNOTATION } from '../../core/state/operatorRetry';
 import { pollUntil } from './poll';
 
 export const queueSplitApi = {
@@ -109,4 +111,59 @@ export function waitForSplitGone(kc: KubeConfig, namespace: string, name: string
     (s) => s === 'gone',
     timeoutMs,
   );
+}
+
+/** What a developer asks for: their split of `workload`, filtered on their x-queue-split-user. */
+export interface UserSplit {
+  workload: string;
+  user: string;
+  kind?: 'Deployment' | 'StatefulSet';
+  /** Default: the one queue the fixture apps declare, `orders`. */
+  queues?: string[];
+  leaseSeconds?: number;
+  publicKey?: string;
+}
+
+export function splitFor(kc: KubeConfig, namespace: string, s: UserSplit): Promise<QueueSplit> {
+  return createSplit(kc, namespace, {
+    workload: s.workload,
+    kind: s.kind,
+    queues: s.queues ?? ['orders'],
+    filter: { 'x-queue-split-user': s.user },
+    owner: s.user,
+    leaseSeconds: s.leaseSeconds,
+    publicKey: s.publicKey,
+  });
+}
+
+/** `user`'s split of `workload`, once it is Active (its status then names the shadows). */
+export async function activeSplit(
+  kc: KubeConfig,
+  namespace: string,
+  s: UserSplit,
+  timeoutMs = 120_000,
+): Promise<QueueSplit> {
+  const split = await splitFor(kc, namespace, s);
+  return waitForSplitPhase(kc, namespace, split.metadata.name, 'Active', timeoutMs);
+}
+
+/** Deletes a split and waits until it is gone (its routes drained, its finalizer removed). */
+export async function removeSplit(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  timeoutMs = 120_000,
+): Promise<void> {
+  await deleteSplit(kc, namespace, name);
+  await waitForSplitGone(kc, namespace, name, timeoutMs);
+}
+
+/** The operator's retry of a Degraded split, as its status tells them (README "When a split is Degraded"). */
+export async function operatorRetry(kc: KubeConfig, namespace: string, workload: string): Promise<void> {
+  await kc
+    .makeApiClient(AppsV1Api)
+    .patchNamespacedDeployment(
+      { name: workload, namespace, body: { metadata: { annotations: { [RETRY_ANNOTATION]: 'now' } } } },
+      mergePatch,
+    );
 }

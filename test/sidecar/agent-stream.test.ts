@@ -10,18 +10,14 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
-import { after, before, test } from 'node:test';
-import type { KubeConfig } from '@kubernetes/client-node';
-import * as amqp from 'amqplib';
-import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
+import { test } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
 import { jsonLogger } from '../../agent/log';
 import { SessionServer } from '../../agent/sessionStream/sessionServer';
-import { DESIRED_API_VERSION, type AgentRoute, type DesiredState } from '../../core/agentProtocol';
-import { QUEUE_SPLIT_GROUP, type QueueSplit } from '../../core/crd/queueSplitSchema';
+import type { AgentRoute, DesiredState } from '../../core/agentProtocol';
+import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import { newNonce, newSessionSecret, sessionPublicKey } from '../../core/sessionSecret';
 import { answerChallenge, challengeOf, helloFor } from '../support/sessionHello';
 import { frameHeader, rawUpgrade } from '../support/rawSession';
@@ -33,94 +29,26 @@ import {
   encodeFrame,
   type AgentFrame,
 } from '../../core/sessionStream';
-import { runDir } from '../env/paths';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { AgentStream } from '../../sidecar/agentStream';
 import type { SidecarError } from '../../laptop/errors';
 import { Reporter } from '../../sidecar/output';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { pollUntil } from '../support/poll';
 import { getQueue } from '../support/rabbitManagement';
-import { loadServices, uniqueName } from '../support/services';
-import { startGroupProxy, type GroupProxy } from './groupProxy';
-import {
-  PRIVATE_GROUP,
-  SidecarProcess,
-  activateWhenAsked,
-  createWorkload,
-  developerKubeconfig,
-  ensureCrd,
-  listSplits,
-  patchMetadata,
-  sidecarBundle,
-  type WorkloadSetup,
-} from './support';
+import { uniqueName } from '../support/services';
+import { sidecarFixture } from './fixture';
+import { SidecarProcess, activateWhenAsked, agentBrokerEnv, agentDesired } from './support';
 
-const services = loadServices();
+// No Secret access: the agent transport reads none (the workload's AMQP URL is in a Secret).
+const fx = sidecarFixture({
+  name: 'stream',
+  clientId: 'qs-stream-test',
+  developers: { 'no-secrets': false },
+});
+const services = fx.services;
 /** The uid the in-process agent answers to, as a queue-agent pod's own uid. */
 const AGENT_POD_UID = 'agent-stream-test-pod';
-const kafka = new Kafka({
-  clientId: 'qs-stream-test',
-  brokers: services.kafkaBrokers,
-  logLevel: logLevel.NOTHING,
-});
-// The agent pod's env as the controller copies it: names in the plan, values in the env.
-process.env.QS_STREAM_TEST_BROKERS = services.kafkaBrokers.join(',');
-process.env.QS_STREAM_TEST_AMQP = services.amqpUrl;
-process.env.QS_STREAM_TEST_MGMT = services.rabbitManagementUrl;
-
-let admin: KubeConfig;
-let namespace: string;
-let bundle: string;
-let noSecrets: string;
-let workload: WorkloadSetup;
-let stateDir: string;
-let kadmin: Admin;
-let producer: Producer;
-let amqpModel: amqp.ChannelModel;
-let channel: amqp.ConfirmChannel;
-let proxy: GroupProxy;
-const running: SidecarProcess[] = [];
-const cleanups: (() => Promise<void> | void)[] = [];
-
-before(async () => {
-  admin = adminConfig(services.kubeconfig);
-  [bundle] = await Promise.all([sidecarBundle(), ensureCrd(admin)]);
-  proxy = await startGroupProxy(
-    admin.getCurrentCluster()!.server,
-    path.join(runDir, 'k8s', 'pki', 'ca.crt'),
-    QUEUE_SPLIT_GROUP,
-    PRIVATE_GROUP,
-  );
-  namespace = await createNamespace(admin, 'stream-suite');
-  // No Secret access: the agent transport reads none (the workload's AMQP URL is in a Secret).
-  noSecrets = await developerKubeconfig(admin, namespace, 'no-secrets', false, proxy.url);
-  workload = await createWorkload(admin, namespace, 'orders', services.amqpUrl, uniqueName('w'));
-  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-stream-state-'));
-  kadmin = kafka.admin();
-  await kadmin.connect();
-  producer = kafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  amqpModel = await amqp.connect(services.amqpUrl);
-  channel = await amqpModel.createConfirmChannel();
-});
-
-after(async () => {
-  await Promise.all(running.map((s) => s.ensureDead()));
-  for (const c of cleanups.reverse()) await c();
-  for (const split of await listSplits(admin, namespace).catch(() => [])) {
-    if (split.metadata.finalizers?.length)
-      await patchMetadata(admin, namespace, split.metadata.name, { finalizers: null }).catch(() => undefined);
-  }
-  await deleteNamespace(admin, namespace);
-  await producer?.disconnect();
-  await kadmin?.disconnect();
-  await amqpModel?.close().catch(() => undefined);
-  await proxy?.close();
-  fs.rmSync(stateDir, { recursive: true, force: true });
-  if (!process.env.QS_SIDECAR_BUNDLE) fs.rmSync(path.dirname(bundle), { recursive: true, force: true });
-  if (noSecrets) fs.rmSync(noSecrets, { force: true });
-});
+const AGENT_ENV = agentBrokerEnv('QS_STREAM_TEST', services);
 
 /** The agent's session endpoint on a local HTTP server, with a TCP relay in front the tests can cut. */
 async function startAgent(): Promise<{
@@ -136,7 +64,7 @@ async function startAgent(): Promise<{
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
   const agentPort = (httpServer.address() as AddressInfo).port;
   const relay = await startFaultProxy({ host: '127.0.0.1', port: agentPort });
-  cleanups.push(async () => {
+  fx.defer(async () => {
     await server.close();
     await relay.close();
     httpServer.close();
@@ -160,79 +88,45 @@ async function brokerProxy(broker: 'kafka' | 'amqp'): Promise<{ proxy: FaultProx
     broker === 'amqp' ? new URL(services.amqpUrl) : new URL(`kafka://${services.kafkaBrokers[0]!}`);
   const port = Number(target.port || (broker === 'amqp' ? 5672 : 9092));
   const proxy = await startFaultProxy({ host: target.hostname, port });
-  cleanups.push(() => proxy.close());
+  fx.defer(() => proxy.close());
   const env = `QS_STREAM_TEST_PROXIED_${++proxiedEnv}`;
   process.env[env] = broker === 'amqp' ? proxy.url(services.amqpUrl) : `${proxy.host}:${proxy.port}`;
   return { proxy, env };
 }
 
-/** The desired document the controller would write for one active route of `split`;
- * `env` names other env vars for the agent's broker connections (brokerProxy). */
+/** The desired document for one route of `split`; `env` names other env vars for the agent's
+ * broker connections (brokerProxy). */
 function desiredFor(
   split: QueueSplit,
   shadows: AgentRoute['shadows'],
   phase: AgentRoute['phase'] = 'ACTIVE',
   env: { brokers?: string; amqp?: string } = {},
 ): DesiredState {
-  return {
-    apiVersion: DESIRED_API_VERSION,
-    activationId: 'test/uid',
-    generation: 2,
-    phase: 'ACTIVE',
-    queues: [
-      {
-        name: 'orders',
-        provider: 'kafka',
-        source: workload.ordersTopic,
-        group: workload.kafkaGroup,
-        env: { brokers: env.brokers ?? 'QS_STREAM_TEST_BROKERS' },
-        epoch: 0,
-        names: { appShadow: 'unused' },
-      },
-      {
-        name: 'invoices',
-        provider: 'rabbitmq',
-        source: workload.invoiceQueue,
-        env: { url: env.amqp ?? 'QS_STREAM_TEST_AMQP', managementUrl: 'QS_STREAM_TEST_MGMT' },
-        epoch: 0,
-        names: { appShadow: 'unused' },
-      },
-    ],
-    routes: [
-      {
-        routeId: split.spec.routeId,
-        filter: split.spec.filter,
-        queues: split.spec.queues,
-        phase,
-        generation: 2,
-        shadows,
-        ...(split.spec.session?.publicKey ? { publicKey: split.spec.session.publicKey } : {}),
-      },
-    ],
-  };
+  const names = { ...AGENT_ENV, brokers: env.brokers ?? AGENT_ENV.brokers, amqp: env.amqp ?? AGENT_ENV.amqp };
+  return agentDesired(fx.workload, names, split, shadows, phase);
 }
 
 function startSidecar(args: readonly string[], agentUrl: string): SidecarProcess {
   const sidecar = new SidecarProcess(
-    bundle,
+    fx.bundle,
     [
       ...[
         '--kubeconfig',
-        noSecrets,
+        fx.kubeconfig('no-secrets'),
         '-n',
-        namespace,
+        fx.namespace,
         '-w',
-        `deployment/${workload.name}`,
+        `deployment/${fx.workload.name}`,
         '--owner',
         'alice',
       ],
       ...['--lease-seconds', '10', '--poll-interval', '250', '--detach-timeout', '30'],
-      ...['--state-file', path.join(stateDir, `${uniqueName('state')}.json`), '--agent-url', agentUrl],
+      ...['--state-file', path.join(fx.stateDir, `${uniqueName('state')}.json`), '--agent-url', agentUrl],
       ...args,
     ],
-    { ...process.env, XDG_STATE_HOME: stateDir },
+    { ...process.env, XDG_STATE_HOME: fx.stateDir },
   );
-  running.push(sidecar);
+  fx.running.push(sidecar);
   return sidecar;
 }
 
@@ -255,7 +149,7 @@ async function httpTarget(delayMs = 0) {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  fx.defer(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`,
     received,
@@ -265,17 +159,17 @@ async function httpTarget(delayMs = 0) {
 
 async function kafkaTopic(prefix: string, partitions: number): Promise<string> {
   const topic = uniqueName(prefix);
-  await kadmin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions }] });
+  await fx.kadmin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions }] });
   return topic;
 }
 
 async function committed(group: string, topic: string): Promise<Record<number, string>> {
-  const offsets = await kadmin.fetchOffsets({ groupId: group, topics: [topic] });
+  const offsets = await fx.kadmin.fetchOffsets({ groupId: group, topics: [topic] });
   return Object.fromEntries(offsets[0]!.partitions.map((p) => [p.partition, p.offset]));
 }
 
 async function produce(topic: string, partition: number, values: readonly string[]): Promise<void> {
-  await producer.send({
+  await fx.producer.send({
     topic,
     acks: -1,
     messages: values.map((value) => ({ partition, value, headers: { 'x-queue-split-user': 'alice' } })),
@@ -284,12 +178,12 @@ async function produce(topic: string, partition: number, values: readonly string
 
 async function publishAmqp(queue: string, values: readonly string[]): Promise<void> {
   for (const value of values)
-    channel.sendToQueue(queue, Buffer.from(value), {
+    fx.channel.sendToQueue(queue, Buffer.from(value), {
       persistent: true,
       messageId: value,
       headers: { 'x-queue-split-user': 'alice' },
     });
-  await channel.waitForConfirms();
+  await fx.channel.waitForConfirms();
 }
 
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
@@ -299,7 +193,7 @@ test('http through the queue-agent (Kafka + RabbitMQ): streamed in order per par
   const topic = await kafkaTopic('stream-k', 3);
   const group = uniqueName('stream-g');
   const queue = uniqueName('stream-q');
-  await channel.assertQueue(queue, { durable: true });
+  await fx.channel.assertQueue(queue, { durable: true });
   const byPartition = [ids('p0', 40), ids('p1', 40), ids('p2', 40)];
   for (const [p, values] of byPartition.entries()) await produce(topic, p, values);
   const invoices = ids('inv', 60);
@@ -307,7 +201,7 @@ test('http through the queue-agent (Kafka + RabbitMQ): streamed in order per par
 
   const target = await httpTarget(2);
   const sidecar = startSidecar(['--target', target.url], agent.agentUrl);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'orders', phase: 'Active', shadow: { source: topic, group } },
     { name: 'invoices', phase: 'Active', shadow: { source: queue } },
   ]);
@@ -362,7 +256,7 @@ test('the secret: a client without it is refused, and a teammate who reads the s
   const topic = await kafkaTopic('stream-auth', 1);
   const target = await httpTarget();
   const sidecar = startSidecar(['--queue', 'orders', '--target', target.url], agent.agentUrl);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'orders', phase: 'Active', shadow: { source: topic, group: uniqueName('g') } },
   ]);
   await agent.server.update(desiredFor(split, { orders: { shadow: topic, sessionGroup: uniqueName('g') } }));
@@ -476,7 +370,7 @@ test('a dropped stream resumes: nothing lost, and only messages not yet settled 
   await produce(topic, 1, values[1]!);
   const target = await httpTarget(5);
   const sidecar = startSidecar(['--queue', 'orders', '--target', target.url], agent.agentUrl);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'orders', phase: 'Active', shadow: { source: topic, group } },
   ]);
   await agent.server.update(desiredFor(split, { orders: { shadow: topic, sessionGroup: group } }));
@@ -520,7 +414,7 @@ test('SIGTERM during a burst: every message reported delivered is committed, the
   await produce(topic, 0, ids('t', 400));
   const target = await httpTarget(3);
   const sidecar = startSidecar(['--queue', 'orders', '--target', target.url], agent.agentUrl);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'orders', phase: 'Active', shadow: { source: topic, group } },
   ]);
   await agent.server.update(desiredFor(split, { orders: { shadow: topic, sessionGroup: group } }));
@@ -544,13 +438,13 @@ test('Send Test Message through the agent: published into the source when it mat
   const topic = await kafkaTopic('stream-pub', 1);
   const target = await httpTarget();
   const sidecar = startSidecar(['--queue', 'orders', '--target', target.url], agent.agentUrl);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'orders', phase: 'Active', shadow: { source: topic, group: uniqueName('g') } },
   ]);
   // The plan's source is the workload's topic: create it so the publish has a destination.
-  await kadmin.createTopics({
+  await fx.kadmin.createTopics({
     waitForLeaders: true,
-    topics: [{ topic: workload.ordersTopic, numPartitions: 1 }],
+    topics: [{ topic: fx.workload.ordersTopic, numPartitions: 1 }],
   });
   await agent.server.update(desiredFor(split, { orders: { shadow: topic, sessionGroup: uniqueName('g') } }));
   await sidecar.waitFor('ready');
@@ -567,7 +461,7 @@ test('Send Test Message through the agent: published into the source when it mat
   assert.equal(no.published, false);
   assert.match(no.reason ?? '', /do not match your split's filter/);
   assert.ok(!(no.reason ?? '').includes('bob'), 'no header value in the answer');
-  const source = await kadmin.fetchTopicOffsets(workload.ordersTopic);
+  const source = await fx.kadmin.fetchTopicOffsets(fx.workload.ordersTopic);
   assert.equal(source[0]?.high, '1', 'exactly the matching message reached the source');
   sidecar.kill('SIGTERM');
   await sidecar.waitFor('detached');
@@ -576,11 +470,11 @@ test('Send Test Message through the agent: published into the source when it mat
 test('a route leaving ACTIVE ends its stream and the agent stops reading its shadow before the drain', async () => {
   const agent = await startAgent();
   const queue = uniqueName('stream-drain');
-  await channel.assertQueue(queue, { durable: true });
+  await fx.channel.assertQueue(queue, { durable: true });
   await publishAmqp(queue, ids('dr', 5));
   const target = await httpTarget();
   const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url], agent.agentUrl);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'invoices', phase: 'Active', shadow: { source: queue } },
   ]);
   await agent.server.update(desiredFor(split, { invoices: { shadow: queue } }));
@@ -617,7 +511,7 @@ async function rawClient(url: string) {
     ws.on('error', reject);
   });
   const challenge = await challenged;
-  cleanups.push(() => ws.terminate());
+  fx.defer(() => ws.terminate());
   return {
     ws,
     frames,
@@ -650,21 +544,21 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What the route's drain waits for on the RabbitMQ shadow: no consumer (live, not statistics). */
 async function shadowConsumers(queue: string): Promise<number> {
-  return (await channel.checkQueue(queue)).consumerCount;
+  return (await fx.channel.checkQueue(queue)).consumerCount;
 }
 
 /** Plays the route's drain on a RabbitMQ shadow: takes every message in it (none held elsewhere). */
 async function drainRabbit(queue: string): Promise<string[]> {
   const got: string[] = [];
   for (;;) {
-    const msg = await channel.get(queue, { noAck: true });
+    const msg = await fx.channel.get(queue, { noAck: true });
     if (msg === false) return got;
     got.push(msg.content.toString('utf8'));
   }
 }
 
 async function groupMembers(group: string): Promise<number> {
-  const { groups } = await kadmin.describeGroups([group]);
+  const { groups } = await fx.kadmin.describeGroups([group]);
   return groups[0]?.members.length ?? 0;
 }
 
@@ -676,7 +570,7 @@ test('a session reader outlives its stream: a stream closed 300 ms after hello, 
   amqpLink.proxy.delayConnect(CONNECT_DELAY_MS);
   kafkaLink.proxy.delayConnect(CONNECT_DELAY_MS);
   const queue = uniqueName('stream-late-q');
-  await channel.assertQueue(queue, { durable: true });
+  await fx.channel.assertQueue(queue, { durable: true });
   await publishAmqp(queue, ids('late', 5));
   const topic = await kafkaTopic('stream-late-k', 1);
   await produce(topic, 0, ids('late-k', 5));
@@ -720,7 +614,7 @@ test('a session reader outlives its stream: a stream closed 300 ms after hello, 
 test('two streams can serve one route: of two hellos with the same secret in one tick exactly one is served and the other refused as replaced, the stream they replace is told so, and the route drains with no reader left', async () => {
   const agent = await startAgent();
   const queue = uniqueName('stream-twice-q');
-  await channel.assertQueue(queue, { durable: true });
+  await fx.channel.assertQueue(queue, { durable: true });
   await publishAmqp(queue, ids('twice', 20));
   const { split, secret } = rawRoute(['invoices']);
   const shadows = { invoices: { shadow: queue } };
@@ -765,9 +659,9 @@ test('two streams can serve one route: of two hellos with the same secret in one
 
 /** The session secret a running sidecar keeps in its state file. */
 function sidecarSecret(): string {
-  for (const file of fs.readdirSync(stateDir)) {
+  for (const file of fs.readdirSync(fx.stateDir)) {
     if (!file.endsWith('.json')) continue;
-    const state = JSON.parse(fs.readFileSync(path.join(stateDir, file), 'utf8')) as {
+    const state = JSON.parse(fs.readFileSync(path.join(fx.stateDir, file), 'utf8')) as {
       sessionSecret?: string;
     };
     if (state.sessionSecret) return state.sessionSecret;
@@ -776,13 +670,13 @@ function sidecarSecret(): string {
 }
 
 test('two streams can serve one route: a sidecar whose stream another client took over reports the refusal once and does not take the route back', async () => {
-  for (const file of fs.readdirSync(stateDir)) fs.rmSync(path.join(stateDir, file), { force: true });
+  for (const file of fs.readdirSync(fx.stateDir)) fs.rmSync(path.join(fx.stateDir, file), { force: true });
   const agent = await startAgent();
   const queue = uniqueName('stream-taken-q');
-  await channel.assertQueue(queue, { durable: true });
+  await fx.channel.assertQueue(queue, { durable: true });
   const target = await httpTarget();
   const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url], agent.agentUrl);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'invoices', phase: 'Active', shadow: { source: queue } },
   ]);
   await agent.server.update(desiredFor(split, { invoices: { shadow: queue } }));
@@ -809,12 +703,12 @@ test('RabbitMQ settles before the broker has the ack: with the agent’s broker 
   const agent = await startAgent();
   const amqpLink = await brokerProxy('amqp');
   const queue = uniqueName('stream-ackcut-q');
-  await channel.assertQueue(queue, { durable: true });
+  await fx.channel.assertQueue(queue, { durable: true });
   const all = ids('ackcut', 300);
   await publishAmqp(queue, all);
   const target = await httpTarget(5);
   const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url], agent.agentUrl);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'invoices', phase: 'Active', shadow: { source: queue } },
   ]);
   await agent.server.update(
@@ -853,7 +747,7 @@ test('RabbitMQ settles before the broker has the ack: with the agent’s broker 
   );
   const reported = sidecar.of('delivered').map((d) => d.messageId);
   assert.equal(new Set(reported).size, reported.length, 'each message reported delivered once');
-  assert.equal((await channel.checkQueue(queue)).messageCount, 0, 'nothing left for the drain');
+  assert.equal((await fx.channel.checkQueue(queue)).messageCount, 0, 'nothing left for the drain');
   sidecar.kill('SIGTERM');
   await sidecar.waitFor('detached');
 });
@@ -862,12 +756,12 @@ test('an ack the broker took whose proof never came back (RabbitMQ, the replies 
   const agent = await startAgent();
   const amqpLink = await brokerProxy('amqp');
   const queue = uniqueName('stream-proofcut-q');
-  await channel.assertQueue(queue, { durable: true });
+  await fx.channel.assertQueue(queue, { durable: true });
   const all = ids('proofcut', 120);
   await publishAmqp(queue, all);
   const target = await httpTarget(5);
   const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url], agent.agentUrl);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'invoices', phase: 'Active', shadow: { source: queue } },
   ]);
   await agent.server.update(
@@ -913,7 +807,7 @@ test('an ack the broker took whose proof never came back (RabbitMQ, the replies 
   );
   const reported = sidecar.of('delivered').map((d) => d.messageId);
   assert.equal(new Set(reported).size, reported.length, 'each message reported delivered once');
-  assert.equal((await channel.checkQueue(queue)).messageCount, 0, 'nothing left for the drain');
+  assert.equal((await fx.channel.checkQueue(queue)).messageCount, 0, 'nothing left for the drain');
   sidecar.kill('SIGTERM');
   await sidecar.waitFor('detached');
 });
@@ -922,19 +816,19 @@ for (const queueType of ['classic', 'quorum'] as const) {
   test(`one message stalls a route forever (${queueType}): an AMQP timestamp of 2**53 is carried with its time normalised, the messages after it flow, and the stream never reconnects`, async () => {
     const agent = await startAgent();
     const queue = uniqueName(`stream-ts-${queueType}`);
-    await channel.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': queueType } });
+    await fx.channel.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': queueType } });
     const values = ids(`ts-${queueType}`, 5);
     for (const [i, value] of values.entries())
-      channel.sendToQueue(queue, Buffer.from(value), {
+      fx.channel.sendToQueue(queue, Buffer.from(value), {
         persistent: true,
         messageId: value,
         headers: { 'x-queue-split-user': 'alice' },
         ...(i === 1 ? { timestamp: 2 ** 53 } : {}),
       });
-    await channel.waitForConfirms();
+    await fx.channel.waitForConfirms();
     const target = await httpTarget();
     const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url], agent.agentUrl);
-    const split = await activateWhenAsked(admin, sidecar, [
+    const split = await activateWhenAsked(fx.admin, sidecar, [
       { name: 'invoices', phase: 'Active', shadow: { source: queue } },
     ]);
     await agent.server.update(desiredFor(split, { invoices: { shadow: queue } }));
@@ -951,7 +845,7 @@ for (const queueType of ['classic', 'quorum'] as const) {
     );
     assert.equal(agent.connections(), 1, 'no reconnect');
     assert.equal(sidecar.of('warning').filter((w) => w.code === 'stream-interrupted').length, 0);
-    assert.equal((await channel.checkQueue(queue)).messageCount, 0);
+    assert.equal((await fx.channel.checkQueue(queue)).messageCount, 0);
     sidecar.kill('SIGTERM');
     await sidecar.waitFor('detached');
   });
@@ -997,16 +891,16 @@ test('the agent can be run out of memory: idle and half-sent connections are cap
   // 3. The owner still gets in, and reads slowly: twelve 4 MiB messages, window 64, nothing
   // acked. Exactly 16 MiB (four) are sent, and the broker pushed the agent few more than that.
   const queue = uniqueName('stream-big');
-  await channel.assertQueue(queue, { durable: true });
+  await fx.channel.assertQueue(queue, { durable: true });
   // Just under 4 MiB, so that four frames (body and envelope) fit the 16 MiB budget.
   const big = Buffer.alloc(4 * 1024 * 1024 - 4096, 1);
   for (let i = 0; i < 12; i++)
-    channel.sendToQueue(queue, big, {
+    fx.channel.sendToQueue(queue, big, {
       persistent: true,
       messageId: `big-${i}`,
       headers: { 'x-queue-split-user': 'alice' },
     });
-  await channel.waitForConfirms();
+  await fx.channel.waitForConfirms();
   const secret = newSessionSecret();
   const split = {
     spec: {
@@ -1069,7 +963,7 @@ test('the sidecar sends its raw secret to any pod with the agent’s labels: a l
   const agent = await startAgent();
   const { split, secret } = rawRoute(['invoices']);
   const queue = uniqueName('stream-decoy');
-  await channel.assertQueue(queue, { durable: true });
+  await fx.channel.assertQueue(queue, { durable: true });
   await agent.server.update(desiredFor(split, { invoices: { shadow: queue } }));
   const silent = new Reporter(
     new Writable({ write: (_c, _e, done) => done() }),
@@ -1104,7 +998,7 @@ test('the sidecar sends its raw secret to any pod with the agent’s labels: a l
     host: '127.0.0.1',
     handleProtocols: () => SESSION_SUBPROTOCOL,
   });
-  cleanups.push(() => new Promise<void>((resolve) => decoy.close(() => resolve())));
+  fx.defer(() => new Promise<void>((resolve) => decoy.close(() => resolve())));
   await new Promise((resolve) => decoy.once('listening', resolve));
   decoy.on('connection', (ws) => {
     ws.send(encodeFrame({ type: 'challenge', nonce: newNonce(), podUid: 'decoy-pod' }));
@@ -1135,7 +1029,7 @@ test('the sidecar sends its raw secret to any pod with the agent’s labels: a l
   // 2. A relay in front of the real agent, reached as pod "decoy-pod": the challenge it passes
   // on names the real agent's pod, so the sidecar refuses to sign it and says why.
   const relay = await startFaultProxy({ host: '127.0.0.1', port: Number(new URL(agent.url).port) });
-  cleanups.push(() => relay.close());
+  fx.defer(() => relay.close());
   const relayUrl = `ws://127.0.0.1:${relay.port}${SESSION_PATH}`;
   await assert.rejects(streamTo(relayUrl, 'decoy-pod').start(), (err: unknown) => {
     assert.equal((err as SidecarError).code, 'agent-impostor');

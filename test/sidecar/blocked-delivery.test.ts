@@ -9,174 +9,70 @@
 // test process against the real brokers, as in agent-stream.test.ts; the session shadows are
 // declared here (a RabbitMQ one with the x-dead-letter-exchange its source would give it).
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { after, before, test } from 'node:test';
-import type { KubeConfig } from '@kubernetes/client-node';
-import * as amqp from 'amqplib';
-import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
+import { before, test } from 'node:test';
 import { jsonLogger } from '../../agent/log';
 import { SessionServer } from '../../agent/sessionStream/sessionServer';
-import { DESIRED_API_VERSION, type AgentRoute, type DesiredState } from '../../core/agentProtocol';
-import { QUEUE_SPLIT_GROUP, type QueueSplit } from '../../core/crd/queueSplitSchema';
+import type { AgentRoute, DesiredState } from '../../core/agentProtocol';
+import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import { SESSION_PATH } from '../../core/sessionStream';
-import { runDir } from '../env/paths';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { pollUntil } from '../support/poll';
 import { getQueue } from '../support/rabbitManagement';
-import { loadServices, uniqueName } from '../support/services';
-import { startGroupProxy, type GroupProxy } from './groupProxy';
-import {
-  IN_CLUSTER_KAFKA,
-  PRIVATE_GROUP,
-  SidecarProcess,
-  activateWhenAsked,
-  createWorkload,
-  developerKubeconfig,
-  ensureCrd,
-  listSplits,
-  patchMetadata,
-  sidecarBundle,
-  type WorkloadSetup,
-} from './support';
+import { uniqueName } from '../support/services';
+import { sidecarFixture } from './fixture';
+import { IN_CLUSTER_KAFKA, SidecarProcess, activateWhenAsked, agentBrokerEnv, agentDesired } from './support';
 
-const services = loadServices();
-const AGENT_POD_UID = 'blocked-delivery-test-pod';
-const kafka = new Kafka({
+const fx = sidecarFixture({
+  name: 'blocked',
   clientId: 'qs-blocked-test',
-  brokers: services.kafkaBrokers,
-  logLevel: logLevel.NOTHING,
+  // --transport broker reads the workload's AMQP URL, which is in a Secret.
+  developers: { dev: false, 'dev-secrets': true },
 });
-// The agent pod's env as the controller copies it: names in the plan, values in the env.
-process.env.QS_BLOCKED_TEST_BROKERS = services.kafkaBrokers.join(',');
-process.env.QS_BLOCKED_TEST_AMQP = services.amqpUrl;
-process.env.QS_BLOCKED_TEST_MGMT = services.rabbitManagementUrl;
+const services = fx.services;
+const AGENT_POD_UID = 'blocked-delivery-test-pod';
+const AGENT_ENV = agentBrokerEnv('QS_BLOCKED_TEST', services);
 
-let admin: KubeConfig;
-let namespace: string;
-let bundle: string;
-let developer: string;
-/** --transport broker reads the workload's AMQP URL, which is in a Secret. */
-let readsSecrets: string;
-let workload: WorkloadSetup;
-let stateDir: string;
-let kadmin: Admin;
-let producer: Producer;
-let amqpModel: amqp.ChannelModel;
-let channel: amqp.ConfirmChannel;
-let proxy: GroupProxy;
 let agent: { server: SessionServer; url: string };
-const running: SidecarProcess[] = [];
-const cleanups: (() => Promise<void> | void)[] = [];
 
 before(async () => {
-  admin = adminConfig(services.kubeconfig);
-  [bundle] = await Promise.all([sidecarBundle(), ensureCrd(admin)]);
-  proxy = await startGroupProxy(
-    admin.getCurrentCluster()!.server,
-    path.join(runDir, 'k8s', 'pki', 'ca.crt'),
-    QUEUE_SPLIT_GROUP,
-    PRIVATE_GROUP,
-  );
-  namespace = await createNamespace(admin, 'blocked-suite');
-  developer = await developerKubeconfig(admin, namespace, 'dev', false, proxy.url);
-  readsSecrets = await developerKubeconfig(admin, namespace, 'dev-secrets', true, proxy.url);
-  workload = await createWorkload(admin, namespace, 'orders', services.amqpUrl, uniqueName('w'));
-  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-blocked-state-'));
-  kadmin = kafka.admin();
-  await kadmin.connect();
-  producer = kafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  amqpModel = await amqp.connect(services.amqpUrl);
-  channel = await amqpModel.createConfirmChannel();
   const server = new SessionServer(jsonLogger().child({ component: 'blocked-test' }), AGENT_POD_UID);
   const httpServer = http.createServer((_req, res) => res.writeHead(404).end());
   server.attach(httpServer);
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
   agent = { server, url: `ws://127.0.0.1:${(httpServer.address() as AddressInfo).port}${SESSION_PATH}` };
-  cleanups.push(async () => {
+  fx.defer(async () => {
     await server.close();
     httpServer.close();
   });
 });
 
-after(async () => {
-  await Promise.all(running.map((s) => s.ensureDead()));
-  for (const c of cleanups.reverse()) await c();
-  for (const split of await listSplits(admin, namespace).catch(() => [])) {
-    if (split.metadata.finalizers?.length)
-      await patchMetadata(admin, namespace, split.metadata.name, { finalizers: null }).catch(() => undefined);
-  }
-  await deleteNamespace(admin, namespace);
-  await producer?.disconnect();
-  await kadmin?.disconnect();
-  await amqpModel?.close().catch(() => undefined);
-  await proxy?.close();
-  fs.rmSync(stateDir, { recursive: true, force: true });
-  if (!process.env.QS_SIDECAR_BUNDLE) fs.rmSync(path.dirname(bundle), { recursive: true, force: true });
-  for (const f of [developer, readsSecrets]) if (f) fs.rmSync(f, { force: true });
-});
-
-/** The desired document the controller would write for one active route of `split`. */
-function desiredFor(split: QueueSplit, shadows: AgentRoute['shadows']): DesiredState {
-  return {
-    apiVersion: DESIRED_API_VERSION,
-    activationId: 'test/uid',
-    generation: 2,
-    phase: 'ACTIVE',
-    queues: [
-      {
-        name: 'orders',
-        provider: 'kafka',
-        source: workload.ordersTopic,
-        group: workload.kafkaGroup,
-        env: { brokers: 'QS_BLOCKED_TEST_BROKERS' },
-        epoch: 0,
-        names: { appShadow: 'unused' },
-      },
-      {
-        name: 'invoices',
-        provider: 'rabbitmq',
-        source: workload.invoiceQueue,
-        env: { url: 'QS_BLOCKED_TEST_AMQP', managementUrl: 'QS_BLOCKED_TEST_MGMT' },
-        epoch: 0,
-        names: { appShadow: 'unused' },
-      },
-    ],
-    routes: [
-      {
-        routeId: split.spec.routeId,
-        filter: split.spec.filter,
-        queues: split.spec.queues,
-        phase: 'ACTIVE',
-        generation: 2,
-        shadows,
-        ...(split.spec.session?.publicKey ? { publicKey: split.spec.session.publicKey } : {}),
-      },
-    ],
-  };
-}
+const desiredFor = (split: QueueSplit, shadows: AgentRoute['shadows']): DesiredState =>
+  agentDesired(fx.workload, AGENT_ENV, split, shadows);
 
 /** Through the in-process queue-agent (the default transport), or `broker`: its own consumers. */
 function startSidecar(args: readonly string[], transport: 'agent' | 'broker' = 'agent'): SidecarProcess {
   const sidecar = new SidecarProcess(
-    bundle,
+    fx.bundle,
     [
-      ...['--kubeconfig', transport === 'agent' ? developer : readsSecrets, '-n', namespace],
-      ...['-w', `deployment/${workload.name}`, '--owner', 'alice'],
+      ...[
+        '--kubeconfig',
+        transport === 'agent' ? fx.kubeconfig('dev') : fx.kubeconfig('dev-secrets'),
+        '-n',
+        fx.namespace,
+      ],
+      ...['-w', `deployment/${fx.workload.name}`, '--owner', 'alice'],
       ...['--lease-seconds', '10', '--poll-interval', '250', '--detach-timeout', '30'],
-      ...['--state-file', path.join(stateDir, `${uniqueName('state')}.json`)],
+      ...['--state-file', path.join(fx.stateDir, `${uniqueName('state')}.json`)],
       ...(transport === 'agent'
         ? ['--agent-url', agent.url]
         : ['--transport', 'broker', '--map-address', `${IN_CLUSTER_KAFKA}=${services.kafkaBrokers[0]}`]),
       ...args,
     ],
-    { ...process.env, XDG_STATE_HOME: stateDir },
+    { ...process.env, XDG_STATE_HOME: fx.stateDir },
   );
-  running.push(sidecar);
+  fx.running.push(sidecar);
   return sidecar;
 }
 
@@ -193,7 +89,7 @@ async function handler() {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  fx.defer(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`,
     posts,
@@ -210,22 +106,22 @@ async function deadLetteringShadow(values: readonly string[]): Promise<{ shadow:
   const shadow = uniqueName('blocked-q');
   const dlx = uniqueName('blocked-dlx');
   const dlq = uniqueName('blocked-dlq');
-  await channel.assertExchange(dlx, 'fanout', { durable: false, autoDelete: true });
-  await channel.assertQueue(dlq, { durable: false, autoDelete: false });
-  await channel.bindQueue(dlq, dlx, '');
-  await channel.assertQueue(shadow, { durable: true, arguments: { 'x-dead-letter-exchange': dlx } });
-  cleanups.push(async () => {
-    await channel.deleteQueue(shadow).catch(() => undefined);
-    await channel.deleteQueue(dlq).catch(() => undefined);
-    await channel.deleteExchange(dlx).catch(() => undefined);
+  await fx.channel.assertExchange(dlx, 'fanout', { durable: false, autoDelete: true });
+  await fx.channel.assertQueue(dlq, { durable: false, autoDelete: false });
+  await fx.channel.bindQueue(dlq, dlx, '');
+  await fx.channel.assertQueue(shadow, { durable: true, arguments: { 'x-dead-letter-exchange': dlx } });
+  fx.defer(async () => {
+    await fx.channel.deleteQueue(shadow).catch(() => undefined);
+    await fx.channel.deleteQueue(dlq).catch(() => undefined);
+    await fx.channel.deleteExchange(dlx).catch(() => undefined);
   });
   for (const value of values)
-    channel.sendToQueue(shadow, Buffer.from(value), {
+    fx.channel.sendToQueue(shadow, Buffer.from(value), {
       persistent: true,
       messageId: value,
       headers: { 'x-queue-split-user': 'alice' },
     });
-  await channel.waitForConfirms();
+  await fx.channel.waitForConfirms();
   return { shadow, dlq };
 }
 
@@ -233,7 +129,7 @@ async function deadLetteringShadow(values: readonly string[]): Promise<{ shadow:
 async function deadLettered(dlq: string): Promise<{ body: string; reason?: string; queue?: string }> {
   const dead = await pollUntil(
     'the rejected message in the dead-letter queue',
-    async () => channel.get(dlq, { noAck: true }),
+    async () => fx.channel.get(dlq, { noAck: true }),
     (m) => m !== false,
     10_000,
   );
@@ -250,8 +146,8 @@ async function deadLettered(dlq: string): Promise<{ body: string; reason?: strin
 /** Kafka: a one-partition session topic holding `values`, as the queue-agent would route them. */
 async function kafkaShadow(values: readonly string[]): Promise<string> {
   const topic = uniqueName('blocked-k');
-  await kadmin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
-  await producer.send({
+  await fx.kadmin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+  await fx.producer.send({
     topic,
     acks: -1,
     messages: values.map((value) => ({ partition: 0, value, headers: { 'x-queue-split-user': 'alice' } })),
@@ -260,7 +156,7 @@ async function kafkaShadow(values: readonly string[]): Promise<string> {
 }
 
 const committed = async (group: string, topic: string) =>
-  (await kadmin.fetchOffsets({ groupId: group, topics: [topic] }))[0]!.partitions[0]!.offset;
+  (await fx.kadmin.fetchOffsets({ groupId: group, topics: [topic] }))[0]!.partitions[0]!.offset;
 
 /** Every line of the sidecar's stdout, as text: what a leak would show up in. */
 const said = (sidecar: SidecarProcess) => sidecar.rawStdout.join('\n');
@@ -270,7 +166,7 @@ test("an http handler that answers 500 for one message blocks the route visibly;
 
   const target = await handler();
   const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url, '--retry-max-delay', '30000']);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'invoices', phase: 'Active', shadow: { source: shadow } },
   ]);
   await agent.server.update(desiredFor(split, { invoices: { shadow } }));
@@ -357,7 +253,7 @@ test('--reject-after 3: a Kafka message its handler answers 500 for is rejected 
     ...['--queue', 'orders', '--target', target.url],
     ...['--retry-max-delay', '250', '--reject-after', '3'],
   ]);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'orders', phase: 'Active', shadow: { source: topic, group } },
   ]);
   await agent.server.update(desiredFor(split, { orders: { shadow: topic, sessionGroup: group } }));
@@ -394,7 +290,7 @@ test("--transport broker (the sidecar's own consumers) rejects the same way: wit
     ['--target', target.url, '--retry-max-delay', '250', '--reject-after', '2'],
     'broker',
   );
-  await activateWhenAsked(admin, sidecar, [
+  await activateWhenAsked(fx.admin, sidecar, [
     { name: 'orders', phase: 'Active', shadow: { source: topic, group } },
     { name: 'invoices', phase: 'Active', shadow: { source: shadow } },
   ]);

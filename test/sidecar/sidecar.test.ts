@@ -10,25 +10,22 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { after, before, test } from 'node:test';
-import { AppsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { test } from 'node:test';
+import { AppsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import * as amqp from 'amqplib';
-import { Kafka, logLevel, Partitioners, type Admin, type IHeaders, type Producer } from 'kafkajs';
-import { QUEUE_SPLIT_GROUP, type QueueSplit } from '../../core/crd/queueSplitSchema';
+import type { IHeaders } from 'kafkajs';
+import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import { leaseExpiry } from '../../core/crd/validateQueueSplit';
 import { WORKLOAD_STATUS_ANNOTATION } from '../../core/workloadStatus';
 import { mergePatch } from '../../agent/kube/client';
 import { amqpHeaders, kafkaHeaders, matches } from '../../core/filter';
-import { runDir } from '../env/paths';
 import { produceWithJava } from '../conformance/kafka/foreign';
 import { freePort } from '../support/freePort';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
 import { pollUntil } from '../support/poll';
 import { getQueue } from '../support/rabbitManagement';
-import { loadServices, uniqueName } from '../support/services';
-import { startGroupProxy, type GroupProxy } from './groupProxy';
+import { uniqueName } from '../support/services';
+import { sidecarFixture } from './fixture';
 import {
   IN_CLUSTER_KAFKA,
   PRIVATE_GROUP,
@@ -37,94 +34,35 @@ import {
   activate,
   activateWhenAsked,
   condition,
-  createWorkload,
-  developerKubeconfig,
-  ensureCrd,
   getSplit,
   listSplits,
   patchMetadata,
   patchStatus,
-  sidecarBundle,
-  type WorkloadSetup,
 } from './support';
 
-const services = loadServices();
-const FILTER = { 'x-queue-split-user': 'alice' };
-const kafka = new Kafka({
+const fx = sidecarFixture({
+  name: 'sidecar',
   clientId: 'qs-sidecar-test',
-  brokers: services.kafkaBrokers,
-  logLevel: logLevel.NOTHING,
+  developers: { developer: true, 'no-secrets': false },
 });
-let admin: KubeConfig;
-let namespace: string;
-let bundle: string;
-let developer: string;
-let noSecrets: string;
-let workload: WorkloadSetup;
-let stateDir: string;
-let kadmin: Admin;
-let producer: Producer;
-let amqpModel: amqp.ChannelModel;
-let proxy: GroupProxy;
-let channel: amqp.ConfirmChannel;
-const running: SidecarProcess[] = [];
-
-before(async () => {
-  admin = adminConfig(services.kubeconfig);
-  [bundle] = await Promise.all([sidecarBundle(), ensureCrd(admin)]);
-  proxy = await startGroupProxy(
-    admin.getCurrentCluster()!.server,
-    path.join(runDir, 'k8s', 'pki', 'ca.crt'),
-    QUEUE_SPLIT_GROUP,
-    PRIVATE_GROUP,
-  );
-  namespace = await createNamespace(admin, 'sidecar-suite');
-  developer = await developerKubeconfig(admin, namespace, 'developer', true, proxy.url);
-  noSecrets = await developerKubeconfig(admin, namespace, 'no-secrets', false, proxy.url);
-  workload = await createWorkload(admin, namespace, 'orders', services.amqpUrl, uniqueName('w'));
-  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-sidecar-state-'));
-  kadmin = kafka.admin();
-  await kadmin.connect();
-  producer = kafka.producer({
-    createPartitioner: Partitioners.DefaultPartitioner,
-    allowAutoTopicCreation: false,
-  });
-  await producer.connect();
-  amqpModel = await amqp.connect(services.amqpUrl);
-  channel = await amqpModel.createConfirmChannel();
-});
-
-after(async () => {
-  await Promise.all(running.map((s) => s.ensureDead()));
-  // A finalizer left by a failed test would hold the namespace forever.
-  for (const split of await listSplits(admin, namespace).catch(() => [])) {
-    if (split.metadata.finalizers?.length)
-      await patchMetadata(admin, namespace, split.metadata.name, { finalizers: null }).catch(() => undefined);
-  }
-  await deleteNamespace(admin, namespace);
-  await producer?.disconnect();
-  await kadmin?.disconnect();
-  await amqpModel?.close().catch(() => undefined);
-  await proxy?.close();
-  fs.rmSync(stateDir, { recursive: true, force: true });
-  if (!process.env.QS_SIDECAR_BUNDLE) fs.rmSync(path.dirname(bundle), { recursive: true, force: true });
-  for (const f of [developer, noSecrets]) if (f) fs.rmSync(f, { force: true });
-});
+const services = fx.services;
+const kafka = fx.kafka;
+const FILTER = { 'x-queue-split-user': 'alice' };
 
 /** The flags every test's sidecar gets (developer credentials, short lease, private state). */
 function sidecarArgs(
   args: readonly string[],
   options: { kubeconfig?: string; stateFile?: string } = {},
 ): string[] {
-  const stateFile = options.stateFile ?? path.join(stateDir, `${uniqueName('state')}.json`);
+  const stateFile = options.stateFile ?? path.join(fx.stateDir, `${uniqueName('state')}.json`);
   return [
     ...[
       '--kubeconfig',
-      options.kubeconfig ?? developer,
+      options.kubeconfig ?? fx.kubeconfig('developer'),
       '-n',
-      namespace,
+      fx.namespace,
       '-w',
-      `deployment/${workload.name}`,
+      `deployment/${fx.workload.name}`,
       '--owner',
       'alice',
     ],
@@ -150,11 +88,11 @@ function startSidecar(
   args: readonly string[],
   options: { kubeconfig?: string; stateFile?: string } = {},
 ): SidecarProcess {
-  const sidecar = new SidecarProcess(bundle, sidecarArgs(args, options), {
+  const sidecar = new SidecarProcess(fx.bundle, sidecarArgs(args, options), {
     ...process.env,
-    XDG_STATE_HOME: stateDir,
+    XDG_STATE_HOME: fx.stateDir,
   });
-  running.push(sidecar);
+  fx.running.push(sidecar);
   return sidecar;
 }
 
@@ -163,7 +101,11 @@ async function stopAndDetach(sidecar: SidecarProcess): Promise<void> {
   const detached = await sidecar.waitFor('detached');
   assert.equal(detached.drained, true);
   assert.deepEqual(await sidecar.exited, { code: 0, signal: null });
-  assert.equal(await getSplit(admin, namespace, detached.split.name), undefined, 'the QueueSplit is gone');
+  assert.equal(
+    await getSplit(fx.admin, fx.namespace, detached.split.name),
+    undefined,
+    'the QueueSplit is gone',
+  );
 }
 
 /** No line the sidecar printed may carry a header value, a body or a credential. */
@@ -175,13 +117,13 @@ function assertNothingLeaked(sidecar: SidecarProcess, secrets: readonly string[]
 
 async function kafkaTopic(prefix: string, partitions: number): Promise<string> {
   const topic = uniqueName(prefix);
-  await kadmin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions }] });
+  await fx.kadmin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions }] });
   return topic;
 }
 
 async function rabbitQueue(prefix: string): Promise<string> {
   const queue = uniqueName(prefix);
-  await channel.assertQueue(queue, { durable: true });
+  await fx.channel.assertQueue(queue, { durable: true });
   return queue;
 }
 
@@ -196,7 +138,7 @@ interface KafkaRecord {
 async function routeKafka(records: readonly KafkaRecord[], session: string, app: string): Promise<void> {
   for (const r of records) {
     const topic = matches(FILTER, kafkaHeaders(r.headers)) ? session : app;
-    await producer.send({
+    await fx.producer.send({
       topic,
       acks: -1,
       messages: [
@@ -220,9 +162,9 @@ async function routeAmqp(
     const queue = matches(FILTER, amqpHeaders(m.options.headers as Record<string, unknown> | undefined))
       ? session
       : app;
-    channel.sendToQueue(queue, Buffer.from(m.body), { persistent: true, ...m.options });
+    fx.channel.sendToQueue(queue, Buffer.from(m.body), { persistent: true, ...m.options });
   }
-  await channel.waitForConfirms();
+  await fx.channel.waitForConfirms();
 }
 
 interface Received {
@@ -256,12 +198,12 @@ async function httpTarget(
 }
 
 async function committed(group: string, topic: string): Promise<Record<number, string>> {
-  const offsets = await kadmin.fetchOffsets({ groupId: group, topics: [topic] });
+  const offsets = await fx.kadmin.fetchOffsets({ groupId: group, topics: [topic] });
   return Object.fromEntries(offsets[0]!.partitions.map((p) => [p.partition, p.offset]));
 }
 
 test('bad flags: a JSON error naming the flag, exit 2, nothing touched', async () => {
-  const sidecar = new SidecarProcess(bundle, ['-w', 'orders', '--mode', 'bogus'], process.env);
+  const sidecar = new SidecarProcess(fx.bundle, ['-w', 'orders', '--mode', 'bogus'], process.env);
   const error = await sidecar.waitFor('error');
   assert.equal(error.code, 'usage');
   assert.equal(error.flag, '--mode');
@@ -270,7 +212,7 @@ test('bad flags: a JSON error naming the flag, exit 2, nothing touched', async (
 });
 
 test('--help: every delivery mode has an example with --filter and --owner, and each example is a valid command line', async () => {
-  const help = new SidecarProcess(bundle, ['--help'], process.env);
+  const help = new SidecarProcess(fx.bundle, ['--help'], process.env);
   assert.equal((await help.exited).code, 0);
   const examples = help.rawStdout
     .map((line) => line.trim())
@@ -290,8 +232,8 @@ test('--help: every delivery mode has an example with --filter and --owner, and 
   // Valid: the flags pass validation and the sidecar gets as far as the (missing) kubeconfig.
   for (const args of examples) {
     const run = new SidecarProcess(
-      bundle,
-      [...args, '--kubeconfig', path.join(stateDir, 'none')],
+      fx.bundle,
+      [...args, '--kubeconfig', path.join(fx.stateDir, 'none')],
       process.env,
     );
     const error = await run.waitFor('error');
@@ -332,7 +274,7 @@ test('http mode (Kafka): only the session shadow reaches the target, as CloudEve
   );
   const target = await httpTarget();
   const sidecar = startSidecar(['--queue', 'orders', '--target', target.url]);
-  await activateWhenAsked(admin, sidecar, [
+  await activateWhenAsked(fx.admin, sidecar, [
     {
       name: 'orders',
       phase: 'Active',
@@ -364,7 +306,7 @@ test('http mode (Kafka): only the session shadow reaches the target, as CloudEve
   const first = target.received.find((r) => r.body.includes('body-marker-1'))!.headers;
   assert.equal(first['ce-specversion'], '1.0');
   assert.equal(first['ce-id'], '0-0');
-  assert.equal(first['ce-source'], `queuesplit://${namespace}/${workload.name}/orders`);
+  assert.equal(first['ce-source'], `queuesplit://${fx.namespace}/${fx.workload.name}/orders`);
   assert.equal(first['ce-type'], 'dev.queuesplit.message');
   assert.ok(!Number.isNaN(Date.parse(String(first['ce-time']))));
   assert.equal(first['content-type'], 'application/json');
@@ -406,7 +348,7 @@ test('http mode (Kafka): SIGTERM during a burst — every message reported deliv
   );
   const target = await httpTarget(() => 200, 300); // slow: a POST is in flight at the signal
   const sidecar = startSidecar(['--queue', 'orders', '--target', target.url]);
-  await activateWhenAsked(admin, sidecar, [
+  await activateWhenAsked(fx.admin, sidecar, [
     {
       name: 'orders',
       phase: 'Active',
@@ -465,7 +407,7 @@ test('http mode (Kafka): a handler paused longer than the group session timeout 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   const sidecar = startSidecar(['--queue', 'orders', '--target', url]);
-  await activateWhenAsked(admin, sidecar, [
+  await activateWhenAsked(fx.admin, sidecar, [
     { name: 'orders', phase: 'Active', shadow: { source: session, group } },
   ]);
   await pollUntil(
@@ -503,7 +445,7 @@ test('http mode (RabbitMQ): a target answering 500, 500, then 200 gets it acked 
   );
   const target = await httpTarget((n) => (n <= 2 ? 500 : 200));
   const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url, '--retry-max-delay', '1000']);
-  await activateWhenAsked(admin, sidecar, [
+  await activateWhenAsked(fx.admin, sidecar, [
     {
       name: 'invoices',
       phase: 'Active',
@@ -556,7 +498,7 @@ test('http mode (RabbitMQ): a target answering 500, 500, then 200 gets it acked 
   );
   assert.equal(q.messages_ready, 0);
   assert.equal(
-    (await channel.checkQueue(appShadow)).messageCount,
+    (await fx.channel.checkQueue(appShadow)).messageCount,
     1,
     "the app shadow's message was never touched",
   );
@@ -574,9 +516,9 @@ test('env mode: the session env on stdout (secrets only in the 0600 env file), t
     rses,
     rses,
   );
-  const envFile = path.join(stateDir, `${uniqueName('env')}.env`);
+  const envFile = path.join(fx.stateDir, `${uniqueName('env')}.env`);
   const sidecar = startSidecar(['--mode', 'env', '--env-out', envFile]);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     {
       name: 'orders',
       phase: 'Active',
@@ -608,13 +550,13 @@ test('env mode: the session env on stdout (secrets only in the 0600 env file), t
   const renewedFrom = split.spec.lease.renewTime;
   const renewed = await pollUntil(
     'lease renewed',
-    () => getSplit(admin, namespace, split.metadata.name),
+    () => getSplit(fx.admin, fx.namespace, split.metadata.name),
     (s) => s !== undefined && Date.parse(s.spec.lease.renewTime) > Date.parse(renewedFrom),
     10_000,
   );
   assert.equal(renewed!.spec.lease.durationSeconds, 10);
   assert.equal(renewed!.spec.delivery?.mode, 'env');
-  const q = await channel.checkQueue(rses);
+  const q = await fx.channel.checkQueue(rses);
   assert.deepEqual(
     [q.messageCount, q.consumerCount],
     [1, 0],
@@ -669,7 +611,7 @@ test('relay mode: session messages republished into the local topic and queue wi
     ],
     ...['--relay-to', `orders=${localTopic}`, '--relay-to', `invoices=${localQueue}`],
   ]);
-  await activateWhenAsked(admin, sidecar, [
+  await activateWhenAsked(fx.admin, sidecar, [
     { name: 'orders', phase: 'Active', shadow: { source: kses, group } },
     { name: 'invoices', phase: 'Active', shadow: { source: rses } },
   ]);
@@ -710,14 +652,14 @@ test('relay mode: session messages republished into the local topic and queue wi
   const r1 = relayed.find((r) => r.value === 'r1')!;
   assert.deepEqual((r1.headers.dup as Buffer[]).map(String), ['x', 'y'], 'repeated header keys kept');
 
-  const got = await channel.get(localQueue, { noAck: true });
+  const got = await fx.channel.get(localQueue, { noAck: true });
   assert.ok(got);
   assert.equal(got.content.toString(), 'q1');
   assert.equal(got.properties.messageId, 'rq-1');
   assert.equal(got.properties.correlationId, 'c-1');
   assert.equal(got.properties.contentType, 'text/plain');
   assert.equal((got.properties.headers as Record<string, unknown>).n, 5);
-  assert.equal(await channel.get(localQueue, { noAck: true }), false, 'only the session message');
+  assert.equal(await fx.channel.get(localQueue, { noAck: true }), false, 'only the session message');
 
   assert.deepEqual(await committed(group, kses), { 0: '1', 1: '1' });
   await pollUntil(
@@ -748,7 +690,7 @@ test("relay mode: a null Kafka header value (a Java producer's RecordHeader(k, n
     ...['--queue', 'orders', '--mode', 'relay', '--relay-kafka-brokers', services.kafkaBrokers.join(',')],
     ...['--relay-to', `orders=${localTopic}`],
   ]);
-  await activateWhenAsked(admin, sidecar, [
+  await activateWhenAsked(fx.admin, sidecar, [
     { name: 'orders', phase: 'Active', shadow: { source: kses, group } },
   ]);
   await sidecar.waitFor('ready');
@@ -778,10 +720,10 @@ test("relay mode: a null Kafka header value (a Java producer's RecordHeader(k, n
 test('kill -9 and restart adopts the same QueueSplit; the lease stops advancing while the sidecar is dead', async () => {
   const session = await rabbitQueue('rses');
   const target = await httpTarget();
-  const stateFile = path.join(stateDir, `${uniqueName('adopt')}.json`);
+  const stateFile = path.join(fx.stateDir, `${uniqueName('adopt')}.json`);
   const args = ['--queue', 'invoices', '--target', target.url];
   const first = startSidecar(args, { stateFile });
-  const split = await activateWhenAsked(admin, first, [
+  const split = await activateWhenAsked(fx.admin, first, [
     {
       name: 'invoices',
       phase: 'Active',
@@ -798,7 +740,7 @@ test('kill -9 and restart adopts the same QueueSplit; the lease stops advancing 
   await first.waitFor('delivered', (d) => d.messageId === 'k-1');
   const aliveRenewal = await pollUntil(
     'lease renewed while alive',
-    () => getSplit(admin, namespace, split.metadata.name),
+    () => getSplit(fx.admin, fx.namespace, split.metadata.name),
     (s) => s !== undefined && Date.parse(s.spec.lease.renewTime) > Date.parse(split.spec.lease.renewTime),
     10_000,
   );
@@ -809,9 +751,9 @@ test('kill -9 and restart adopts the same QueueSplit; the lease stops advancing 
 
   // The sidecar's half of "lease expiry drains the route": renewals stop, the lease runs out.
   // (The drain that follows is the controller's, proven in its own suite.)
-  const stalled = (await getSplit(admin, namespace, split.metadata.name))!;
+  const stalled = (await getSplit(fx.admin, fx.namespace, split.metadata.name))!;
   await new Promise((r) => setTimeout(r, 11_000));
-  const expired = (await getSplit(admin, namespace, split.metadata.name))!;
+  const expired = (await getSplit(fx.admin, fx.namespace, split.metadata.name))!;
   assert.equal(
     expired.spec.lease.renewTime,
     stalled.spec.lease.renewTime,
@@ -824,19 +766,19 @@ test('kill -9 and restart adopts the same QueueSplit; the lease stops advancing 
   const adopting = await second.waitFor('progress', (p) => p.stage === 'adopting');
   assert.deepEqual(adopting.split, {
     name: split.metadata.name,
-    namespace,
+    namespace: fx.namespace,
     routeId: split.spec.routeId,
     uid: split.metadata.uid,
   });
   await second.waitFor('ready');
   await second.waitFor('delivered', (d) => d.messageId === 'k-2');
-  const adopted = (await getSplit(admin, namespace, split.metadata.name))!;
+  const adopted = (await getSplit(fx.admin, fx.namespace, split.metadata.name))!;
   assert.equal(adopted.metadata.uid, split.metadata.uid, 'the same object');
   assert.ok(
     Date.parse(adopted.spec.lease.renewTime) > Date.parse(stalled.spec.lease.renewTime),
     'renewed on adoption',
   );
-  const mine = (await listSplits(admin, namespace)).filter(
+  const mine = (await listSplits(fx.admin, fx.namespace)).filter(
     (s) => s.spec.owner === 'alice' && s.metadata.deletionTimestamp === undefined,
   );
   assert.deepEqual(
@@ -857,15 +799,15 @@ test('kill -9 and restart adopts the same QueueSplit; the lease stops advancing 
 test('--split adopts a QueueSplit someone else created (the extension), renews it, and detaches it', async () => {
   const session = await rabbitQueue('rses');
   const name = `qs-split-ext-${uniqueName('x')}`.slice(0, 63);
-  const created = (await admin.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+  const created = (await fx.admin.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
     ...REF,
-    namespace,
+    namespace: fx.namespace,
     body: {
       apiVersion: `${PRIVATE_GROUP}/v1alpha1`,
       kind: 'QueueSplit',
       metadata: { name },
       spec: {
-        workload: { kind: 'Deployment', name: workload.name },
+        workload: { kind: 'Deployment', name: fx.workload.name },
         queues: ['invoices'],
         filter: FILTER,
         owner: 'alice',
@@ -877,16 +819,16 @@ test('--split adopts a QueueSplit someone else created (the extension), renews i
       },
     },
   })) as QueueSplit;
-  await activate(admin, namespace, name, [
+  await activate(fx.admin, fx.namespace, name, [
     { name: 'invoices', phase: 'Active', shadow: { source: session } },
   ]);
   const sidecar = new SidecarProcess(
-    bundle,
+    fx.bundle,
     [
       '--kubeconfig',
-      developer,
+      fx.kubeconfig('developer'),
       '-n',
-      namespace,
+      fx.namespace,
       '--split',
       name,
       '--mode',
@@ -896,13 +838,13 @@ test('--split adopts a QueueSplit someone else created (the extension), renews i
       '--poll-interval',
       '250',
     ],
-    { ...process.env, XDG_STATE_HOME: stateDir },
+    { ...process.env, XDG_STATE_HOME: fx.stateDir },
   );
-  running.push(sidecar);
+  fx.running.push(sidecar);
   const adopting = await sidecar.waitFor('progress', (p) => p.stage === 'adopting');
   assert.deepEqual(adopting.split, {
     name,
-    namespace,
+    namespace: fx.namespace,
     routeId: 'abcdefghijklmnop',
     uid: created.metadata.uid,
   });
@@ -912,7 +854,7 @@ test('--split adopts a QueueSplit someone else created (the extension), renews i
     INVOICE_QUEUE: session,
   });
   assert.deepEqual(ready.secretEnv, ['AMQP_URL']);
-  const adopted = (await getSplit(admin, namespace, name))!;
+  const adopted = (await getSplit(fx.admin, fx.namespace, name))!;
   assert.ok(
     Date.parse(adopted.spec.lease.renewTime) > Date.parse(created.spec.lease.renewTime),
     'renewed at once',
@@ -923,23 +865,23 @@ test('--split adopts a QueueSplit someone else created (the extension), renews i
 
 test('SIGTERM: stops consuming, deletes the split, reports the drain until the controller lets it go', async () => {
   const session = await rabbitQueue('rses');
-  const stateFile = path.join(stateDir, `${uniqueName('detach')}.json`);
+  const stateFile = path.join(fx.stateDir, `${uniqueName('detach')}.json`);
   const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices'], { stateFile });
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'invoices', phase: 'Active', shadow: { source: session } },
   ]);
   await sidecar.waitFor('ready');
   const name = split.metadata.name;
-  await patchMetadata(admin, namespace, name, { finalizers: ['queuesplit.dev/test-drain'] }); // the controller's hold
+  await patchMetadata(fx.admin, fx.namespace, name, { finalizers: ['queuesplit.dev/test-drain'] }); // the controller's hold
 
   sidecar.kill('SIGTERM');
   await sidecar.waitFor('progress', (p) => p.stage === 'stopping');
   await pollUntil(
     'delete requested',
-    () => getSplit(admin, namespace, name),
+    () => getSplit(fx.admin, fx.namespace, name),
     (s) => s?.metadata.deletionTimestamp !== undefined,
   );
-  await patchStatus(admin, namespace, name, {
+  await patchStatus(fx.admin, fx.namespace, name, {
     phase: 'Draining',
     lag: 2,
     conditions: [condition('Ready', 'False', 'Draining', 'Moving unconsumed session messages to the app.')],
@@ -947,23 +889,23 @@ test('SIGTERM: stops consuming, deletes the split, reports the drain until the c
   const draining = await sidecar.waitFor('progress', (p) => p.stage === 'draining' && p.lag === 2);
   assert.equal(draining.phase, 'Draining');
   assert.equal(sidecar.of('detached').length, 0, 'not detached while the controller still drains');
-  await patchStatus(admin, namespace, name, { lag: 0 });
+  await patchStatus(fx.admin, fx.namespace, name, { lag: 0 });
   await sidecar.waitFor('progress', (p) => p.stage === 'draining' && p.lag === 0);
-  await patchMetadata(admin, namespace, name, { finalizers: null });
+  await patchMetadata(fx.admin, fx.namespace, name, { finalizers: null });
 
   const detached = await sidecar.waitFor('detached');
   assert.equal(detached.drained, true);
   assert.equal(detached.split.name, name);
   assert.deepEqual(await sidecar.exited, { code: 0, signal: null });
-  assert.equal(await getSplit(admin, namespace, name), undefined);
+  assert.equal(await getSplit(fx.admin, fx.namespace, name), undefined);
   assert.equal(fs.existsSync(stateFile), false);
 });
 
 test('a stop request on stdin (no signal, as on Windows) drains and detaches like SIGTERM, exit 0', async () => {
   const session = await rabbitQueue('rstdin');
-  const stateFile = path.join(stateDir, `${uniqueName('stdin')}.json`);
+  const stateFile = path.join(fx.stateDir, `${uniqueName('stdin')}.json`);
   const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices'], { stateFile });
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'invoices', phase: 'Active', shadow: { source: session } },
   ]);
   await sidecar.waitFor('ready');
@@ -974,14 +916,18 @@ test('a stop request on stdin (no signal, as on Windows) drains and detaches lik
   assert.equal(detached.drained, true);
   assert.equal(detached.split.name, split.metadata.name);
   assert.deepEqual(await sidecar.exited, { code: 0, signal: null });
-  assert.equal(await getSplit(admin, namespace, split.metadata.name), undefined, 'the QueueSplit is gone');
+  assert.equal(
+    await getSplit(fx.admin, fx.namespace, split.metadata.name),
+    undefined,
+    'the QueueSplit is gone',
+  );
   assert.equal(fs.existsSync(stateFile), false);
 });
 
 test('a queue-agent restart the controller reports is a warning, while active and while draining', async () => {
   const session = await rabbitQueue('rrestart');
   const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices']);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'invoices', phase: 'Active', shadow: { source: session } },
   ]);
   await sidecar.waitFor('ready');
@@ -994,21 +940,21 @@ test('a queue-agent restart the controller reports is a warning, while active an
   });
   const ready = condition('Ready', 'True', 'Active', 'Routing your messages.');
   const first = later(1);
-  await patchStatus(admin, namespace, name, { conditions: [ready, restarted(first)] });
+  await patchStatus(fx.admin, fx.namespace, name, { conditions: [ready, restarted(first)] });
   const active = await sidecar.waitFor('warning', (w) => w.code === 'agent-restarted');
   assert.ok(active.message.includes(`restarted at ${first}`), active.message);
   assert.match(active.message, /delivered to you again/);
 
-  await patchMetadata(admin, namespace, name, { finalizers: ['queuesplit.dev/test-drain'] }); // the controller's hold
+  await patchMetadata(fx.admin, fx.namespace, name, { finalizers: ['queuesplit.dev/test-drain'] }); // the controller's hold
   sidecar.kill('SIGTERM');
   await pollUntil(
     'delete requested',
-    () => getSplit(admin, namespace, name),
+    () => getSplit(fx.admin, fx.namespace, name),
     (s) => s?.metadata.deletionTimestamp !== undefined,
   );
   await sidecar.waitFor('progress', (p) => p.stage === 'draining');
   const second = later(2);
-  await patchStatus(admin, namespace, name, {
+  await patchStatus(fx.admin, fx.namespace, name, {
     phase: 'Draining',
     conditions: [
       condition('Ready', 'False', 'Draining', 'Moving unconsumed session messages to the app.'),
@@ -1025,29 +971,31 @@ test('a queue-agent restart the controller reports is a warning, while active an
     2,
     'once per restart',
   );
-  await patchMetadata(admin, namespace, name, { finalizers: null });
+  await patchMetadata(fx.admin, fx.namespace, name, { finalizers: null });
   assert.equal((await sidecar.waitFor('detached')).drained, true);
 });
 
 test('RBAC: without get on secrets it fails naming the Secret and the local alternative; --env then works', async () => {
-  const before = (await listSplits(admin, namespace)).length;
-  const refused = startSidecar(['--mode', 'env'], { kubeconfig: noSecrets });
+  const before = (await listSplits(fx.admin, fx.namespace)).length;
+  const refused = startSidecar(['--mode', 'env'], { kubeconfig: fx.kubeconfig('no-secrets') });
   const error = await refused.waitFor('error');
   assert.equal(error.code, 'forbidden');
   assert.match(
     error.message,
-    new RegExp(`may not get secrets/${workload.name}-rabbit in namespace ${namespace} to read AMQP_URL`),
+    new RegExp(
+      `may not get secrets/${fx.workload.name}-rabbit in namespace ${fx.namespace} to read AMQP_URL`,
+    ),
   );
   assert.match(error.suggestedAction, /--env AMQP_URL=<value>/);
   assert.equal((await refused.exited).code, 1);
-  assert.equal((await listSplits(admin, namespace)).length, before, 'no split was created');
+  assert.equal((await listSplits(fx.admin, fx.namespace)).length, before, 'no split was created');
 
   const session = await rabbitQueue('rses');
   const withOverride = startSidecar(
     ['--mode', 'env', '--queue', 'invoices', '--env', `AMQP_URL=${services.amqpUrl}`],
-    { kubeconfig: noSecrets },
+    { kubeconfig: fx.kubeconfig('no-secrets') },
   );
-  await activateWhenAsked(admin, withOverride, [
+  await activateWhenAsked(fx.admin, withOverride, [
     { name: 'invoices', phase: 'Active', shadow: { source: session } },
   ]);
   const ready = await withOverride.waitFor('ready');
@@ -1058,7 +1006,9 @@ test('RBAC: without get on secrets it fails naming the Secret and the local alte
 
 /** The workload's generation: a create (even one later deleted) would make the controller roll it. */
 async function workloadGeneration(): Promise<number | undefined> {
-  const d = await admin.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: workload.name, namespace });
+  const d = await fx.admin
+    .makeApiClient(AppsV1Api)
+    .readNamespacedDeployment({ name: fx.workload.name, namespace: fx.namespace });
   return d.metadata?.generation;
 }
 
@@ -1082,12 +1032,15 @@ async function assertRefusedBeforeCreate(
     false,
     'the sidecar never reported a split',
   );
-  assert.equal((await listSplits(admin, namespace)).length, before.splits, 'no QueueSplit was created');
+  assert.equal((await listSplits(fx.admin, fx.namespace)).length, before.splits, 'no QueueSplit was created');
   assert.equal(await workloadGeneration(), before.generation, 'the workload was not touched');
 }
 
 async function nothingYet(): Promise<{ splits: number; generation: number | undefined }> {
-  return { splits: (await listSplits(admin, namespace)).length, generation: await workloadGeneration() };
+  return {
+    splits: (await listSplits(fx.admin, fx.namespace)).length,
+    generation: await workloadGeneration(),
+  };
 }
 
 /** The test broker's AMQP URL with another host:port or password (still a valid URL). */
@@ -1246,7 +1199,7 @@ test('--preflight-only: checks that pass exit 0 and create nothing; a check that
       s.of('progress').some((p) => p.split !== undefined),
       false,
     );
-  assert.equal((await listSplits(admin, namespace)).length, before.splits, 'no QueueSplit was created');
+  assert.equal((await listSplits(fx.admin, fx.namespace)).length, before.splits, 'no QueueSplit was created');
   assert.equal(await workloadGeneration(), before.generation, 'the workload was not touched');
   assertNothingLeaked(passes, []);
 });
@@ -1255,7 +1208,7 @@ test('a Rejected split ends with the controller’s next action, and is deleted'
   const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices']);
   const waiting = await sidecar.waitFor('progress', (p) => p.stage === 'waiting' && p.split !== undefined);
   const name = waiting.split!.name;
-  await patchStatus(admin, namespace, name, {
+  await patchStatus(fx.admin, fx.namespace, name, {
     phase: 'Rejected',
     nextAction: 'Use a filter that does not overlap bob’s, e.g. add team=payments.',
     conditions: [
@@ -1267,19 +1220,19 @@ test('a Rejected split ends with the controller’s next action, and is deleted'
   assert.match(error.message, /Rejected: The filter overlaps route qs-split-bob of bob/);
   assert.equal(error.suggestedAction, 'Use a filter that does not overlap bob’s, e.g. add team=payments.');
   assert.equal((await sidecar.exited).code, 1);
-  assert.equal(await getSplit(admin, namespace, name), undefined);
+  assert.equal(await getSplit(fx.admin, fx.namespace, name), undefined);
 });
 
 test('a split deleted by someone else while active ends the session with an error', async () => {
   const session = await rabbitQueue('rses');
   const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices']);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'invoices', phase: 'Active', shadow: { source: session } },
   ]);
   await sidecar.waitFor('ready');
-  await admin
+  await fx.admin
     .makeApiClient(CustomObjectsApi)
-    .deleteNamespacedCustomObject({ ...REF, namespace, name: split.metadata.name });
+    .deleteNamespacedCustomObject({ ...REF, namespace: fx.namespace, name: split.metadata.name });
   const error = await sidecar.waitFor('error');
   assert.equal(error.code, 'split-deleted');
   assert.equal((await sidecar.exited).code, 1);
@@ -1289,7 +1242,7 @@ test('a route drained without the sidecar asking (lease ran out) stops its consu
   const session = await rabbitQueue('rses');
   const target = await httpTarget();
   const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url]);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'invoices', phase: 'Active', shadow: { source: session } },
   ]);
   await sidecar.waitFor('ready');
@@ -1298,7 +1251,7 @@ test('a route drained without the sidecar asking (lease ran out) stops its consu
     () => getQueue(services.rabbitManagementUrl, session),
     (q) => q.consumers === 1,
   );
-  await patchStatus(admin, namespace, split.metadata.name, {
+  await patchStatus(fx.admin, fx.namespace, split.metadata.name, {
     phase: 'Draining',
     conditions: [
       condition('Ready', 'False', 'LeaseExpired', 'The lease expired; the route drains back to the app.'),
@@ -1313,9 +1266,9 @@ test('a route drained without the sidecar asking (lease ran out) stops its consu
     () => getQueue(services.rabbitManagementUrl, session),
     (q) => q.consumers === 0,
   );
-  await admin
+  await fx.admin
     .makeApiClient(CustomObjectsApi)
-    .deleteNamespacedCustomObject({ ...REF, namespace, name: split.metadata.name });
+    .deleteNamespacedCustomObject({ ...REF, namespace: fx.namespace, name: split.metadata.name });
   await target.close();
 });
 
@@ -1324,7 +1277,7 @@ test('while waiting, progress follows the phases the controller reports', async 
   const waiting = await sidecar.waitFor('progress', (p) => p.stage === 'waiting' && p.split !== undefined);
   assert.equal(waiting.phase, 'Pending');
   const session = await rabbitQueue('rses');
-  await activate(admin, namespace, waiting.split!.name, [
+  await activate(fx.admin, fx.namespace, waiting.split!.name, [
     { name: 'invoices', phase: 'Active', shadow: { source: session } },
   ]);
   await sidecar.waitFor('ready');
@@ -1370,11 +1323,11 @@ test('http mode (RabbitMQ): every AMQP header type reaches the handler in its do
     },
     'x-array': [1, 'two', { '!': 'timestamp', value: 86_400 }],
   };
-  channel.sendToQueue(session, Buffer.from('typed'), { persistent: true, messageId: 'typed-1', headers });
-  await channel.waitForConfirms();
+  fx.channel.sendToQueue(session, Buffer.from('typed'), { persistent: true, messageId: 'typed-1', headers });
+  await fx.channel.waitForConfirms();
   const target = await httpTarget();
   const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url]);
-  await activateWhenAsked(admin, sidecar, [
+  await activateWhenAsked(fx.admin, sidecar, [
     {
       name: 'invoices',
       phase: 'Active',
@@ -1441,8 +1394,8 @@ test('http mode (RabbitMQ): every AMQP header type reaches the handler in its do
 
 test('stdout reader gone (`| head` style): the sidecar detaches its split cleanly, exit 0, no Node stack', async () => {
   const session = await rabbitQueue('rses');
-  const stateFile = path.join(stateDir, `${uniqueName('epipe')}.json`);
-  const envFile = path.join(stateDir, `${uniqueName('epipe')}.env`);
+  const stateFile = path.join(fx.stateDir, `${uniqueName('epipe')}.json`);
+  const envFile = path.join(fx.stateDir, `${uniqueName('epipe')}.env`);
   // The reader prints lines up to `ready`, then exits (sed's q), as `| head -n N` does; the
   // shell exits with the sidecar's status.
   const child = spawn(
@@ -1452,10 +1405,10 @@ test('stdout reader gone (`| head` style): the sidecar detaches its split cleanl
       `"$@" | sed -u '/"type":"ready"/q'; exit "\${PIPESTATUS[0]}"`,
       'bash',
       process.execPath,
-      bundle,
+      fx.bundle,
       ...sidecarArgs(['--mode', 'env', '--queue', 'invoices', '--env-out', envFile], { stateFile }),
     ],
-    { env: { ...process.env, XDG_STATE_HOME: stateDir }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { env: { ...process.env, XDG_STATE_HOME: fx.stateDir }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
   let stderr = '';
@@ -1473,10 +1426,10 @@ test('stdout reader gone (`| head` style): the sidecar detaches its split cleanl
     );
     await pollUntil(
       'the split exists',
-      () => getSplit(admin, namespace, splitName!),
+      () => getSplit(fx.admin, fx.namespace, splitName!),
       (s) => s !== undefined,
     );
-    await activate(admin, namespace, splitName!, [
+    await activate(fx.admin, fx.namespace, splitName!, [
       { name: 'invoices', phase: 'Active', shadow: { source: session } },
     ]);
     const code = await Promise.race([
@@ -1489,7 +1442,7 @@ test('stdout reader gone (`| head` style): the sidecar detaches its split cleanl
     assert.doesNotMatch(stderr, /^\s+at /m, `no Node stack${said}`);
     assert.match(stderr, /the reader of stdout went away \(EPIPE\)/, said);
     assert.match(stderr, /detached: QueueSplit .* is gone/, said);
-    assert.equal(await getSplit(admin, namespace, splitName!), undefined, 'the split was detached');
+    assert.equal(await getSplit(fx.admin, fx.namespace, splitName!), undefined, 'the split was detached');
     assert.equal(fs.existsSync(envFile), false, 'the env file went with the sidecar');
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
@@ -1500,45 +1453,47 @@ test('the env file lives only as long as the sidecar: gone after an error exit a
   // Error exit: the split is deleted under the sidecar (exit 1).
   const session = await rabbitQueue('rses');
   const failing = startSidecar(['--mode', 'env', '--queue', 'invoices']);
-  const split = await activateWhenAsked(admin, failing, [
+  const split = await activateWhenAsked(fx.admin, failing, [
     { name: 'invoices', phase: 'Active', shadow: { source: session } },
   ]);
   const ready = await failing.waitFor('ready');
   assert.ok(ready.envFile !== undefined && fs.existsSync(ready.envFile), 'written while it runs');
   assert.ok(
-    ready.envFile.startsWith(path.join(stateDir, 'queuesplit')),
+    ready.envFile.startsWith(path.join(fx.stateDir, 'queuesplit')),
     `the default lives next to the state file, under $XDG_STATE_HOME/queuesplit: ${ready.envFile}`,
   );
-  await admin
+  await fx.admin
     .makeApiClient(CustomObjectsApi)
-    .deleteNamespacedCustomObject({ ...REF, namespace, name: split.metadata.name });
+    .deleteNamespacedCustomObject({ ...REF, namespace: fx.namespace, name: split.metadata.name });
   assert.equal((await failing.exited).code, 1);
   assert.equal(fs.existsSync(ready.envFile), false, 'removed after the error exit');
 
   // Second signal: the first SIGTERM waits for the drain (a finalizer holds the split), the
   // second exits at once (130).
-  const envFile = path.join(stateDir, `${uniqueName('twice')}.env`);
+  const envFile = path.join(fx.stateDir, `${uniqueName('twice')}.env`);
   const held = startSidecar(['--mode', 'env', '--queue', 'invoices', '--env-out', envFile]);
-  const second = await activateWhenAsked(admin, held, [
+  const second = await activateWhenAsked(fx.admin, held, [
     { name: 'invoices', phase: 'Active', shadow: { source: session } },
   ]);
   await held.waitFor('ready');
   assert.equal(fs.existsSync(envFile), true);
-  await patchMetadata(admin, namespace, second.metadata.name, { finalizers: ['queuesplit.dev/test-drain'] });
+  await patchMetadata(fx.admin, fx.namespace, second.metadata.name, {
+    finalizers: ['queuesplit.dev/test-drain'],
+  });
   held.kill('SIGTERM');
   await held.waitFor('progress', (p) => p.stage === 'draining');
   held.kill('SIGTERM');
   assert.equal((await held.exited).code, 130);
   assert.equal(fs.existsSync(envFile), false, 'removed after the second signal');
-  await patchMetadata(admin, namespace, second.metadata.name, { finalizers: null });
+  await patchMetadata(fx.admin, fx.namespace, second.metadata.name, { finalizers: null });
 });
 
 /** Plays the controller's workload-level status (core/workloadStatus.ts) on the suite's workload. */
 async function setWorkloadStatus(status: Record<string, unknown> | null): Promise<void> {
-  await admin.makeApiClient(AppsV1Api).patchNamespacedDeployment(
+  await fx.admin.makeApiClient(AppsV1Api).patchNamespacedDeployment(
     {
-      name: workload.name,
-      namespace,
+      name: fx.workload.name,
+      namespace: fx.namespace,
       body: {
         metadata: {
           annotations: {
@@ -1556,12 +1511,12 @@ async function setWorkloadStatus(status: Record<string, unknown> | null): Promis
 async function stopHeld(extra: readonly string[]): Promise<{ sidecar: SidecarProcess; name: string }> {
   const session = await rabbitQueue('rses');
   const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices', ...extra]);
-  const split = await activateWhenAsked(admin, sidecar, [
+  const split = await activateWhenAsked(fx.admin, sidecar, [
     { name: 'invoices', phase: 'Active', shadow: { source: session } },
   ]);
   await sidecar.waitFor('ready');
   const name = split.metadata.name;
-  await patchMetadata(admin, namespace, name, { finalizers: ['queuesplit.dev/test-drain'] });
+  await patchMetadata(fx.admin, fx.namespace, name, { finalizers: ['queuesplit.dev/test-drain'] });
   sidecar.kill('SIGTERM');
   await sidecar.waitFor('progress', (p) => p.stage === 'draining');
   return { sidecar, name };
@@ -1579,7 +1534,7 @@ test('last words: "your route drained" is not "handed back" — a handback that 
         'The last split ended; the app is getting its sources back (step DRAINING_APP). Waiting: orders: the application has not drained its shadow.',
       nextAction: "Nothing is lost: unconsumed messages stay in the app's shadow.",
     });
-    await patchMetadata(admin, namespace, waiting.name, { finalizers: null });
+    await patchMetadata(fx.admin, fx.namespace, waiting.name, { finalizers: null });
     const pending = await waiting.sidecar.waitFor('warning', (w) => w.code === 'handback-pending', 20_000);
     assert.match(pending.message, /not finished \(HandingBack\).*has not drained its shadow/);
     assert.match(pending.suggestedAction ?? '', /Nothing is lost/);
@@ -1600,7 +1555,7 @@ test('last words: "your route drained" is not "handed back" — a handback that 
       routes: 0,
       message: 'The last split ended; the app is getting its sources back (step RESTORING_APP).',
     });
-    await patchMetadata(admin, namespace, finishing.name, { finalizers: null });
+    await patchMetadata(fx.admin, fx.namespace, finishing.name, { finalizers: null });
     await finishing.sidecar.waitFor(
       'progress',
       (p) => /handing deployment\/orders back/.test(p.message),

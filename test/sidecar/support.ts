@@ -30,6 +30,7 @@ import {
   type QueueSplitQueueStatus,
 } from '../../core/crd/queueSplitSchema';
 import { parseSidecarLine, type SidecarMessage } from '../../core/sidecarProtocol';
+import { DESIRED_API_VERSION, type AgentRoute, type DesiredState } from '../../core/agentProtocol';
 import { repoRoot, runDir } from '../env/paths';
 import { restrictedKubeconfig } from '../env/k8s/kubeconfig';
 import { fixtureDeployment } from '../support/kube';
@@ -37,6 +38,7 @@ import { proxiedKubeconfig } from './groupProxy';
 import { pollUntil } from '../support/poll';
 import { sidecarTranscriptDir } from '../support/leakScan';
 import { createSecret } from '../support/secrets';
+import type { Services } from '../support/services';
 
 const sidecarOutputDir = sidecarTranscriptDir(runDir);
 
@@ -373,4 +375,71 @@ export async function activateWhenAsked(
   const { name, namespace } = waiting.split!;
   await activate(kc, namespace, name, queues);
   return (await getSplit(kc, namespace, name))!;
+}
+
+// ---- playing the controller for an in-process queue-agent ---------------------------------------
+
+/** The names of the env vars the in-process agent reads its broker connections from. */
+export interface AgentBrokerEnv {
+  brokers: string;
+  amqp: string;
+  managementUrl: string;
+}
+
+/**
+ * The agent pod's env as the controller copies it (names in the plan, values in the env): set in
+ * this process under `prefix`, where the in-process agent reads it.
+ */
+export function agentBrokerEnv(prefix: string, services: Services): AgentBrokerEnv {
+  const env = { brokers: `${prefix}_BROKERS`, amqp: `${prefix}_AMQP`, managementUrl: `${prefix}_MGMT` };
+  process.env[env.brokers] = services.kafkaBrokers.join(',');
+  process.env[env.amqp] = services.amqpUrl;
+  process.env[env.managementUrl] = services.rabbitManagementUrl;
+  return env;
+}
+
+/** The desired document the controller would write for one route of `split` on `workload`. */
+export function agentDesired(
+  workload: WorkloadSetup,
+  env: AgentBrokerEnv,
+  split: QueueSplit,
+  shadows: AgentRoute['shadows'],
+  phase: AgentRoute['phase'] = 'ACTIVE',
+): DesiredState {
+  return {
+    apiVersion: DESIRED_API_VERSION,
+    activationId: 'test/uid',
+    generation: 2,
+    phase: 'ACTIVE',
+    queues: [
+      {
+        name: 'orders',
+        provider: 'kafka',
+        source: workload.ordersTopic,
+        group: workload.kafkaGroup,
+        env: { brokers: env.brokers },
+        epoch: 0,
+        names: { appShadow: 'unused' },
+      },
+      {
+        name: 'invoices',
+        provider: 'rabbitmq',
+        source: workload.invoiceQueue,
+        env: { url: env.amqp, managementUrl: env.managementUrl },
+        epoch: 0,
+        names: { appShadow: 'unused' },
+      },
+    ],
+    routes: [
+      {
+        routeId: split.spec.routeId,
+        filter: split.spec.filter,
+        queues: split.spec.queues,
+        phase,
+        generation: 2,
+        shadows,
+        ...(split.spec.session?.publicKey ? { publicKey: split.spec.session.publicKey } : {}),
+      },
+    ],
+  };
 }

@@ -17,16 +17,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { QueueSplitApi } from '../../../extension/extension';
-import { bounded } from '../support/bounded';
 import { getSplit, pollUntil, prepareSplitFixture, type SplitFixture } from '../support/cluster';
+import { activateExtension, HostSettings, launchNode, leaveHost } from '../support/host';
 import { freePort } from '../../support/freePort';
 
 let fixture: SplitFixture;
 let api: QueueSplitApi;
 let dir: string;
 let folder: vscode.WorkspaceFolder;
-const config = () => vscode.workspace.getConfiguration('queueSplit');
-const SETTINGS = ['kubeconfig', 'namespace', 'owner', 'leaseSeconds', 'linger'];
+const settings = new HostSettings();
 const vscodeDir = () => path.join(folder.uri.fsPath, '.vscode');
 const launchFile = () => path.join(vscodeDir(), 'launch.json');
 const splitsFile = () => path.join(vscodeDir(), 'queue-split.json');
@@ -108,9 +107,7 @@ describe('launch configurations every debugger accepts (real VS Code, real clust
   this.timeout(600_000);
 
   before(async () => {
-    const ext = vscode.extensions.getExtension<QueueSplitApi>('queuesplit.queue-split');
-    assert.ok(ext);
-    api = await ext.activate();
+    api = await activateExtension();
     const first = vscode.workspace.workspaceFolders?.[0];
     assert.ok(first, 'the harness opens a folder');
     folder = first;
@@ -119,15 +116,7 @@ describe('launch configurations every debugger accepts (real VS Code, real clust
 
   after(async function () {
     this.timeout(120_000);
-    await bounded('stop debugging', () => vscode.debug.stopDebugging());
-    await bounded('close editors', () => vscode.commands.executeCommand('workbench.action.closeAllEditors'));
-    await bounded('reset settings', async () => {
-      for (const key of SETTINGS) await config().update(key, undefined, vscode.ConfigurationTarget.Global);
-    });
-    fs.rmSync(launchFile(), { force: true });
-    fs.rmSync(splitsFile(), { force: true });
-    fs.rmSync(dir, { recursive: true, force: true });
-    if (fixture !== undefined) await bounded('delete the namespace', () => fixture.close());
+    await leaveHost({ settings, closeEditors: true, remove: [launchFile(), splitsFile(), dir], fixture });
   });
 
   it('launch.json written by Migrate and by Add Queue Split has an empty Problems panel for node, debugpy, go, java, cppdbg and an unknown debugger', async () => {
@@ -293,10 +282,7 @@ describe('launch configurations every debugger accepts (real VS Code, real clust
     before(async function () {
       this.timeout(300_000);
       fixture = await prepareSplitFixture('qs-e2e-launch', { install: false });
-      await config().update('kubeconfig', fixture.services.kubeconfig, vscode.ConfigurationTarget.Global);
-      await config().update('namespace', fixture.namespace, vscode.ConfigurationTarget.Global);
-      await config().update('owner', fixture.owner, vscode.ConfigurationTarget.Global);
-      await config().update('leaseSeconds', 30, vscode.ConfigurationTarget.Global);
+      await settings.forCluster(fixture);
     });
 
     it('a restart of a node debug session, twice, keeps the split Active and its messages arriving', async () => {
@@ -344,13 +330,12 @@ describe('launch configurations every debugger accepts (real VS Code, real clust
         ),
       ];
       try {
-        const ok = await vscode.debug.startDebugging(folder, {
-          type: 'node',
-          request: 'launch',
-          name: 'receiver with restarts',
+        const ok = await launchNode(
+          'receiver with restarts',
           program,
-          env: { QUEUE_SPLIT: 'restarts' },
-        });
+          { env: { QUEUE_SPLIT: 'restarts' } },
+          folder,
+        );
         assert.equal(ok, true);
         const [name] = await pollUntil(
           'one split',
@@ -396,7 +381,7 @@ describe('launch configurations every debugger accepts (real VS Code, real clust
         console.log(`      debug session events: ${events.join('; ')}`);
         // The restarts above ran with the default linger; the end need not wait it out
         // (split-linger.test.ts covers the linger itself).
-        await config().update('linger', 0, vscode.ConfigurationTarget.Global);
+        await settings.set({ linger: 0 });
         await vscode.debug.stopDebugging();
         await fixture.waitForNoSplits();
       } finally {
@@ -418,13 +403,12 @@ describe('launch configurations every debugger accepts (real VS Code, real clust
       const started: string[] = [];
       const listener = vscode.debug.onDidStartDebugSession((s) => started.push(s.name));
       try {
-        const launching = vscode.debug.startDebugging(folder, {
-          type: 'node',
-          request: 'launch',
-          name: 'cancelled while starting',
+        const launching = launchNode(
+          'cancelled while starting',
           program,
-          env: { QUEUE_SPLIT: 'cancelled' },
-        });
+          { env: { QUEUE_SPLIT: 'cancelled' } },
+          folder,
+        );
         let settled = false;
         void launching.then(() => (settled = true));
         // The launch first waits for the previous split of this workload to finish its handback

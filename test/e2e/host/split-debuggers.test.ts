@@ -20,14 +20,13 @@ import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { QueueSplitApi } from '../../../extension/extension';
 import { createSplit, deleteSplit, waitForSplitGone, waitForSplitPhase } from '../../support/splits';
-import { bounded } from '../support/bounded';
 import { getSplit, pollUntil, prepareSplitFixture, type SplitFixture } from '../support/cluster';
+import { activateExtension, HostSettings, launchNode, leaveHost } from '../support/host';
 
 let fixture: SplitFixture;
 let api: QueueSplitApi;
 let dir: string;
-const config = () => vscode.workspace.getConfiguration('queueSplit');
-const SETTINGS = ['kubeconfig', 'namespace', 'owner', 'leaseSeconds', 'linger'];
+const settings = new HostSettings();
 const REAL_SOURCE = 'the-real-queue-must-not-be-used';
 
 interface Marker {
@@ -53,25 +52,14 @@ describe('other debuggers, persist and Stop All My Splits (real cluster)', funct
   before(async () => {
     fixture = await prepareSplitFixture('qs-e2e-dbg', { install: false });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-e2e-dbg-'));
-    const ext = vscode.extensions.getExtension<QueueSplitApi>('queuesplit.queue-split');
-    assert.ok(ext);
-    api = await ext.activate();
-    await config().update('kubeconfig', fixture.services.kubeconfig, vscode.ConfigurationTarget.Global);
-    await config().update('namespace', fixture.namespace, vscode.ConfigurationTarget.Global);
-    await config().update('owner', fixture.owner, vscode.ConfigurationTarget.Global);
-    await config().update('leaseSeconds', 30, vscode.ConfigurationTarget.Global);
+    api = await activateExtension();
     // These tests assert a split stops with its debug session: no linger (split-linger.test.ts covers it).
-    await config().update('linger', 0, vscode.ConfigurationTarget.Global);
+    await settings.forCluster(fixture, { linger: 0 });
   });
 
   after(async function () {
     this.timeout(120_000);
-    await bounded('stop debugging', () => vscode.debug.stopDebugging());
-    await bounded('reset settings', async () => {
-      for (const key of SETTINGS) await config().update(key, undefined, vscode.ConfigurationTarget.Global);
-    });
-    fs.rmSync(dir, { recursive: true, force: true });
-    await bounded('delete the namespace', () => fixture?.close());
+    await leaveHost({ settings, remove: [dir], fixture });
   });
 
   it('python (debugpy), go and java launches resolved at once share one split and get its env in `env`', async () => {
@@ -151,13 +139,7 @@ describe('other debuggers, persist and Stop All My Splits (real cluster)', funct
       if (s.parentSession === undefined && s.name === 'persisted') session = s;
     });
     try {
-      const ok = await vscode.debug.startDebugging(undefined, {
-        type: 'node',
-        request: 'launch',
-        name: 'persisted',
-        program,
-        queueSplit: block({ persist: true }),
-      });
+      const ok = await launchNode('persisted', program, { queueSplit: block({ persist: true }) });
       assert.equal(ok, true);
       const name = await onlySplit();
       assert.ok(session, 'the debug session started');

@@ -10,19 +10,17 @@ import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import { applyObjects } from '../../../deploy/install';
 import { developerBinding } from '../../../deploy/manifests';
-import type { QueueSplitApi } from '../../../extension/extension';
 import { userKubeconfig } from '../../env/k8s/kubeconfig';
 import { runDir } from '../../env/paths';
 import { freePort } from '../../support/freePort';
-import { bounded } from '../support/bounded';
 import { getSplit, pollUntil, prepareSplitFixture, type SplitFixture } from '../support/cluster';
+import { activateExtension, HostSettings, launchNode, leaveHost } from '../support/host';
 
 let fixture: SplitFixture;
 let dir: string;
 let user: string;
 let kubeconfig: string;
-const config = () => vscode.workspace.getConfiguration('queueSplit');
-const SETTINGS = ['kubeconfig', 'namespace', 'owner', 'leaseSeconds', 'linger', 'delivery.httpTarget'];
+const settings = new HostSettings();
 
 describe('a developer with only the developer role: start, debug and stop in the real VS Code (real cluster, http through the queue-agent)', function () {
   this.timeout(480_000);
@@ -40,24 +38,19 @@ describe('a developer with only the developer role: start, debug and stop in the
       path.join(runDir, 'k8s', 'pki', 'ca.crt'),
       kubeconfig,
     );
-    const ext = vscode.extensions.getExtension<QueueSplitApi>('queuesplit.queue-split');
-    assert.ok(ext);
-    await ext.activate();
-    await config().update('kubeconfig', kubeconfig, vscode.ConfigurationTarget.Global);
-    await config().update('namespace', fixture.namespace, vscode.ConfigurationTarget.Global);
-    await config().update('owner', undefined, vscode.ConfigurationTarget.Global);
-    await config().update('leaseSeconds', 30, vscode.ConfigurationTarget.Global);
-    await config().update('linger', 0, vscode.ConfigurationTarget.Global);
+    await activateExtension();
+    await settings.set({
+      kubeconfig,
+      namespace: fixture.namespace,
+      owner: undefined,
+      leaseSeconds: 30,
+      linger: 0,
+    });
   });
 
   after(async function () {
     this.timeout(120_000);
-    await bounded('stop debugging', () => vscode.debug.stopDebugging());
-    await bounded('reset settings', async () => {
-      for (const key of SETTINGS) await config().update(key, undefined, vscode.ConfigurationTarget.Global);
-    });
-    fs.rmSync(dir, { recursive: true, force: true });
-    await bounded('delete the namespace', () => fixture?.close());
+    await leaveHost({ settings, remove: [dir], fixture });
   });
 
   it('a debug launch splits as the Kubernetes user, the debuggee receives its messages, stopping hands the queue back', async () => {
@@ -74,16 +67,8 @@ describe('a developer with only the developer role: start, debug and stop in the
         `}).listen(${port}, '127.0.0.1');`,
       ].join('\n'),
     );
-    await config().update(
-      'delivery.httpTarget',
-      `http://127.0.0.1:${port}/`,
-      vscode.ConfigurationTarget.Global,
-    );
-    const ok = await vscode.debug.startDebugging(undefined, {
-      type: 'node',
-      request: 'launch',
-      name: 'developer handler',
-      program,
+    await settings.set({ 'delivery.httpTarget': `http://127.0.0.1:${port}/` });
+    const ok = await launchNode('developer handler', program, {
       queueSplit: { workload: `deployment/${fixture.workload}`, queues: ['orders'], delivery: 'http' },
     });
     assert.equal(ok, true, 'the launch started');

@@ -12,12 +12,12 @@ import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import { queueSplitCrd } from '../../../core/crd/crdManifest';
 import { controllerManifests } from '../../../deploy/manifests';
-import { bounded } from '../support/bounded';
 import { getSplit, pollUntil, prepareSplitFixture, type SplitFixture } from '../support/cluster';
+import { HostSettings, leaveHost } from '../support/host';
 
 let fixture: SplitFixture;
 let dir: string;
-const config = () => vscode.workspace.getConfiguration('queueSplit');
+const settings = new HostSettings();
 
 function consumerProgram(name: string): { program: string; envFile: string } {
   const envFile = path.join(dir, `${name}.env.json`);
@@ -59,23 +59,13 @@ describe('debug launches with a queueSplit block (real cluster, env delivery)', 
     // run.ts installs the controller before the extension-host tests (see ensureController).
     fixture = await prepareSplitFixture('qs-e2e-host', { install: false });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-e2e-env-launch-'));
-    await config().update('kubeconfig', fixture.services.kubeconfig, vscode.ConfigurationTarget.Global);
-    await config().update('namespace', fixture.namespace, vscode.ConfigurationTarget.Global);
-    await config().update('owner', fixture.owner, vscode.ConfigurationTarget.Global);
-    await config().update('leaseSeconds', 30, vscode.ConfigurationTarget.Global);
     // These tests assert a split stops with its debug session: no linger (split-linger.test.ts covers it).
-    await config().update('linger', 0, vscode.ConfigurationTarget.Global);
+    await settings.forCluster(fixture, { linger: 0 });
   });
 
   after(async function () {
     this.timeout(120_000);
-    await bounded('stop debugging', () => vscode.debug.stopDebugging());
-    await bounded('reset settings', async () => {
-      for (const key of ['kubeconfig', 'namespace', 'owner', 'leaseSeconds', 'linger'])
-        await config().update(key, undefined, vscode.ConfigurationTarget.Global);
-    });
-    fs.rmSync(dir, { recursive: true, force: true });
-    await bounded('delete the namespace', () => fixture?.close());
+    await leaveHost({ settings, remove: [dir], fixture });
   });
 
   it('"Install Controller into Cluster" (server-side dry run) is accepted by the real API server', async () => {

@@ -24,23 +24,14 @@ import { readWorkloadStatus } from '../../support/handback';
 import { pollUntil } from '../../support/poll';
 import { uniqueName } from '../../support/services';
 import { waitForSplitPhase } from '../../support/splits';
-import { bounded } from '../support/bounded';
+import { activateExtension, HostSettings, launchNode, leaveHost } from '../support/host';
 import { prepareKafkaFixture, type KafkaFixture, type KafkaRecord } from '../support/kafka';
 
 let fixture: KafkaFixture;
 let api: QueueSplitApi;
 let dir: string;
 let relayTopic: string;
-const config = () => vscode.workspace.getConfiguration('queueSplit');
-const SETTINGS = [
-  'kubeconfig',
-  'namespace',
-  'owner',
-  'leaseSeconds',
-  'linger',
-  'delivery.relayKafkaBrokers',
-  'delivery.relayTo',
-];
+const settings = new HostSettings();
 
 /**
  * Runs Send Test Message and accepts each quick pick it opens as proposed (the first row: for
@@ -75,40 +66,24 @@ describe('Kafka: relay delivery and Send Test Message from the active editor (re
     relayTopic = uniqueName('qs-e2e-relay-local');
     await fixture.createTopic(relayTopic);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-e2e-kafka-'));
-    const ext = vscode.extensions.getExtension<QueueSplitApi>('queuesplit.queue-split');
-    assert.ok(ext);
-    api = await ext.activate();
-    const set = (key: string, value: unknown) =>
-      config().update(key, value, vscode.ConfigurationTarget.Global);
-    await set('kubeconfig', fixture.services.kubeconfig);
-    await set('namespace', fixture.namespace);
-    await set('owner', fixture.owner);
-    await set('leaseSeconds', 30);
-    // These tests assert a split stops with its debug session: no linger (split-linger.test.ts covers it).
-    await set('linger', 0);
-    await set('delivery.relayKafkaBrokers', fixture.services.kafkaBrokers.join(','));
-    await set('delivery.relayTo', { orders: relayTopic });
+    api = await activateExtension();
+    await settings.forCluster(fixture, {
+      // These tests assert a split stops with its debug session: no linger (split-linger.test.ts covers it).
+      linger: 0,
+      'delivery.relayKafkaBrokers': fixture.services.kafkaBrokers.join(','),
+      'delivery.relayTo': { orders: relayTopic },
+    });
   });
 
   after(async function () {
     this.timeout(120_000);
-    await bounded('stop debugging', () => vscode.debug.stopDebugging());
-    await bounded('close editors', () => vscode.commands.executeCommand('workbench.action.closeAllEditors'));
-    await bounded('reset settings', async () => {
-      for (const key of SETTINGS) await config().update(key, undefined, vscode.ConfigurationTarget.Global);
-    });
-    fs.rmSync(dir, { recursive: true, force: true });
-    await bounded('delete the namespace', () => fixture?.close());
+    await leaveHost({ settings, closeEditors: true, remove: [dir], fixture });
   });
 
   it('relays my messages into the local topic and sends the editor text as a test message', async () => {
     const program = path.join(dir, 'idle.js');
     fs.writeFileSync(program, 'setInterval(() => undefined, 1000);\n');
-    const ok = await vscode.debug.startDebugging(undefined, {
-      type: 'node',
-      request: 'launch',
-      name: 'relay consumer',
-      program,
+    const ok = await launchNode('relay consumer', program, {
       queueSplit: { workload: `deployment/${fixture.workload}`, queues: ['orders'], delivery: 'relay' },
     });
     assert.equal(ok, true, 'the launch started');
@@ -169,11 +144,7 @@ describe('Kafka: relay delivery and Send Test Message from the active editor (re
 
   it("a relay split whose local Kafka refuses connections is not created: the team's workload is untouched and the error names the setting", async () => {
     const closed = await freePort();
-    await config().update(
-      'delivery.relayKafkaBrokers',
-      `127.0.0.1:${closed}`,
-      vscode.ConfigurationTarget.Global,
-    );
+    await settings.set({ 'delivery.relayKafkaBrokers': `127.0.0.1:${closed}` });
     const apps = fixture.admin.makeApiClient(AppsV1Api);
     const generation = async () =>
       (await apps.readNamespacedDeployment({ name: fixture.workload, namespace: fixture.namespace })).metadata
@@ -193,11 +164,7 @@ describe('Kafka: relay delivery and Send Test Message from the active editor (re
     };
     try {
       const program = path.join(dir, 'idle.js');
-      const ok = await vscode.debug.startDebugging(undefined, {
-        type: 'node',
-        request: 'launch',
-        name: 'relay consumer, local broker down',
-        program,
+      const ok = await launchNode('relay consumer, local broker down', program, {
         queueSplit: { workload: `deployment/${fixture.workload}`, queues: ['orders'], delivery: 'relay' },
       });
       assert.equal(ok, false, 'the launch did not start');
@@ -236,11 +203,7 @@ describe('Kafka: relay delivery and Send Test Message from the active editor (re
         'no new sidecar serves a split',
       );
     } finally {
-      await config().update(
-        'delivery.relayKafkaBrokers',
-        fixture.services.kafkaBrokers.join(','),
-        vscode.ConfigurationTarget.Global,
-      );
+      await settings.set({ 'delivery.relayKafkaBrokers': fixture.services.kafkaBrokers.join(',') });
     }
   });
 });

@@ -12,14 +12,13 @@ import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { QueueSplitApi } from '../../../extension/extension';
 import type { TreeNode } from '../../../extension/model/tree';
-import { bounded } from '../support/bounded';
 import { getSplit, pollUntil, prepareSplitFixture, type SplitFixture } from '../support/cluster';
+import { activateExtension, HostSettings, launchNode, leaveHost } from '../support/host';
 
 let fixture: SplitFixture;
 let api: QueueSplitApi;
 let dir: string;
-const config = () => vscode.workspace.getConfiguration('queueSplit');
-const SETTINGS = ['kubeconfig', 'namespace', 'owner', 'leaseSeconds', 'linger'];
+const settings = new HostSettings();
 /** Short for the test; long enough for the checks and the next launch under CI load. */
 const LINGER_SECONDS = 10;
 /** The release grace before linger existed (extension/sidecar/splitSessions.ts stopped a split this long after its last session). */
@@ -47,11 +46,7 @@ async function debugWithSplit(name: string): Promise<vscode.DebugSession> {
     if (s.parentSession === undefined && s.name === name) session = s;
   });
   try {
-    const ok = await vscode.debug.startDebugging(undefined, {
-      type: 'node',
-      request: 'launch',
-      name,
-      program,
+    const ok = await launchNode(name, program, {
       queueSplit: { workload: `deployment/${fixture.workload}`, queues: ['orders'], delivery: 'env' },
     });
     assert.equal(ok, true, `debug session "${name}" started`);
@@ -96,24 +91,13 @@ describe('linger: a split outlives its debug session for queueSplit.linger (real
   before(async () => {
     fixture = await prepareSplitFixture('qs-e2e-linger', { install: false });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-e2e-linger-'));
-    const ext = vscode.extensions.getExtension<QueueSplitApi>('queuesplit.queue-split');
-    assert.ok(ext);
-    api = await ext.activate();
-    await config().update('kubeconfig', fixture.services.kubeconfig, vscode.ConfigurationTarget.Global);
-    await config().update('namespace', fixture.namespace, vscode.ConfigurationTarget.Global);
-    await config().update('owner', fixture.owner, vscode.ConfigurationTarget.Global);
-    await config().update('leaseSeconds', 30, vscode.ConfigurationTarget.Global);
-    await config().update('linger', LINGER_SECONDS, vscode.ConfigurationTarget.Global);
+    api = await activateExtension();
+    await settings.forCluster(fixture, { linger: LINGER_SECONDS });
   });
 
   after(async function () {
     this.timeout(120_000);
-    await bounded('stop debugging', () => vscode.debug.stopDebugging());
-    await bounded('reset settings', async () => {
-      for (const key of SETTINGS) await config().update(key, undefined, vscode.ConfigurationTarget.Global);
-    });
-    fs.rmSync(dir, { recursive: true, force: true });
-    await bounded('delete the namespace', () => fixture?.close());
+    await leaveHost({ settings, remove: [dir], fixture });
   });
 
   it('the split lingers after the debug session, the next session takes it back without a rollout, linger 0 stops at once', async () => {
@@ -153,7 +137,7 @@ describe('linger: a split outlives its debug session for queueSplit.linger (real
     assert.deepEqual(await workloadRollout(), rolledOnce, 'the workload was not rolled again');
 
     // linger 0: the split stops as soon as its last debug session ends, it never lingers.
-    await config().update('linger', 0, vscode.ConfigurationTarget.Global);
+    await settings.set({ linger: 0 });
     let lingered = false;
     const watching = api.services.sessions.onDidChange(() => {
       lingered ||= lingering.lingerUntil !== undefined;

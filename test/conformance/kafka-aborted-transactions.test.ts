@@ -15,7 +15,9 @@ import { loadServices } from '../support/services';
 import { kafkaHarness, type KafkaTopology } from './kafka/harness';
 import { ID_HEADER } from './kafka/messages';
 import { JavaTransactions, readWithJava, type ProducerName } from './kafka/transactions';
-import { running, testLogger, USER, waitFor, withSplit } from './support';
+import { USER } from './delivery';
+import { running } from './steps';
+import { testLogger, waitFor, withSplit } from './support';
 
 const h = kafkaHarness();
 after(() => h.close());

@@ -17,7 +17,9 @@ import { produceWithJava, type JavaCompression, type ForeignRecord } from './kaf
 import { kafkaHarness, type KafkaTopology } from './kafka/harness';
 import { batchCodecs } from './kafka/logSegments';
 import { ID_HEADER } from './kafka/messages';
-import { running, testLogger, USER, waitFor, withSplit } from './support';
+import { USER } from './delivery';
+import { running } from './steps';
+import { testLogger, waitFor, withSplit } from './support';
 
 const h = kafkaHarness();
 after(() => h.close());

@@ -13,19 +13,9 @@ import { produceWithJava, type ForeignHeader, type ForeignRecord } from './kafka
 import { kafkaHarness, PARTITIONS, type KafkaTopology } from './kafka/harness';
 import { ID_HEADER } from './kafka/messages';
 import type { TestMessage } from './harness';
-import {
-  batch,
-  done,
-  expectPending,
-  ids,
-  recordingLogger,
-  running,
-  testLogger,
-  untilDone,
-  USER,
-  waitFor,
-  withSplit,
-} from './support';
+import { batch, ids, USER } from './delivery';
+import { done, expectPending, running, untilDone } from './steps';
+import { recordingLogger, testLogger, waitFor, withSplit } from './support';
 import { trackingSocketFactory } from './kafka/support';
 
 const h = kafkaHarness();

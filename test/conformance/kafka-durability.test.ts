@@ -7,7 +7,9 @@ import { after, describe, test } from 'node:test';
 import type { Admin } from 'kafkajs';
 import { KafkaEngine } from '../../agent/kafka/engine';
 import { kafkaHarness, PARTITIONS, type KafkaTopology } from './kafka/harness';
-import { testLogger, untilDone, USER, withSplit } from './support';
+import { USER } from './delivery';
+import { untilDone } from './steps';
+import { testLogger, withSplit } from './support';
 
 const h = kafkaHarness();
 after(() => h.close());

@@ -15,21 +15,9 @@ import { Wire } from '../../agent/kafka/wire';
 import { loadServices } from '../support/services';
 import { kafkaHarness, PARTITIONS, type KafkaTopology } from './kafka/harness';
 import { runCrashChild } from './kafka/crash';
-import {
-  assertDelivery,
-  batch,
-  done,
-  expectPending,
-  ids,
-  recordingLogger,
-  running,
-  seenIds,
-  testLogger,
-  untilDone,
-  USER,
-  waitFor,
-  withSplit,
-} from './support';
+import { assertDelivery, batch, ids, seenIds, USER } from './delivery';
+import { done, expectPending, running, untilDone } from './steps';
+import { recordingLogger, testLogger, waitFor, withSplit } from './support';
 
 const h = kafkaHarness();
 after(() => h.close());

@@ -17,17 +17,9 @@ import { produceWithJavaAsync, type ForeignOptions, type ForeignRecord } from '.
 import { kafkaHarness, PARTITIONS, type KafkaHarness, type KafkaTopology } from './kafka/harness';
 import type { Observed } from './harness';
 import { ID_HEADER } from './kafka/messages';
-import {
-  assertDelivery,
-  done,
-  recordingLogger,
-  seenIds,
-  testLogger,
-  untilDone,
-  USER,
-  waitFor,
-  withSplit,
-} from './support';
+import { assertDelivery, seenIds, USER } from './delivery';
+import { done, untilDone } from './steps';
+import { recordingLogger, testLogger, waitFor, withSplit } from './support';
 
 const SOURCE = { replicationFactor: 3, config: { 'min.insync.replicas': '2' } };
 // Leader moves and ISR changes take seconds on a loaded 2-core CI machine: wait on conditions,

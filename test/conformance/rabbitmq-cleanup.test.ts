@@ -12,17 +12,9 @@ import { ManagementClient, type ManagementQueue } from '../../agent/rabbitmq/man
 import { loadServices } from '../support/services';
 import type { ProviderHarness, Topology } from './harness';
 import { rabbitHarness } from './rabbitmq/harness';
-import {
-  batch,
-  done,
-  expectPending,
-  ids,
-  running,
-  seenIds,
-  testLogger,
-  untilDone,
-  withSplit,
-} from './support';
+import { batch, ids, seenIds } from './delivery';
+import { done, expectPending, running, untilDone } from './steps';
+import { testLogger, withSplit } from './support';
 import { testTiming } from './timing';
 
 const services = loadServices();

@@ -17,7 +17,9 @@ import { loadServices, uniqueName } from '../support/services';
 import { rabbitHarness } from './rabbitmq/harness';
 import { runPika } from './rabbitmq/pikaClient';
 import type { TestMessage } from './harness';
-import { assertDelivery, batch, done, ids, running, testLogger, untilDone, USER, withSplit } from './support';
+import { assertDelivery, batch, ids, USER } from './delivery';
+import { done, running, untilDone } from './steps';
+import { testLogger, withSplit } from './support';
 
 const services = loadServices();
 let shared: amqp.ChannelModel | undefined;

@@ -11,18 +11,9 @@ import { pollUntil } from '../support/poll';
 import { getQueue, queueExists } from '../support/rabbitManagement';
 import { loadServices, uniqueName } from '../support/services';
 import { rabbitHarness } from './rabbitmq/harness';
-import {
-  assertDelivery,
-  batch,
-  done,
-  expectPending,
-  ids,
-  running,
-  seenIds,
-  USER,
-  waitFor,
-  withSplit,
-} from './support';
+import { assertDelivery, batch, ids, seenIds, USER } from './delivery';
+import { done, expectPending, running } from './steps';
+import { waitFor, withSplit } from './support';
 import { testTiming } from './timing';
 
 const services = loadServices();

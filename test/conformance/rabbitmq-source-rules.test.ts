@@ -13,7 +13,8 @@ import { pollUntil } from '../support/poll';
 import { deletePolicy, getQueue, putPolicy } from '../support/rabbitManagement';
 import { loadServices, uniqueName } from '../support/services';
 import { runPika } from './rabbitmq/pikaClient';
-import { running, USER } from './support';
+import { USER } from './delivery';
+import { running } from './steps';
 import { testTiming } from './timing';
 
 const services = loadServices();

@@ -9,17 +9,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Checkpoint } from '../../../agent/engine/contract';
 import type { ChildSpec, ProviderHarness } from '../harness';
-import {
-  assertDelivery,
-  batch,
-  ids,
-  seenIds,
-  testLogger,
-  untilDone,
-  USER,
-  waitFor,
-  withSplit,
-} from '../support';
+import { assertDelivery, batch, ids, seenIds, USER } from '../delivery';
+import { untilDone } from '../steps';
+import { testLogger, waitFor, withSplit } from '../support';
 
 const childScript = path.join(__dirname, '..', 'crash-child.ts');
 

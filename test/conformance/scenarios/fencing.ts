@@ -5,18 +5,9 @@ import { test } from 'node:test';
 import { sleep } from '../../support/poll';
 import type { Engine } from '../../../agent/engine/contract';
 import type { ProviderHarness } from '../harness';
-import {
-  assertDelivery,
-  batch,
-  done,
-  ids,
-  running,
-  seenIds,
-  testLogger,
-  USER,
-  waitFor,
-  withSplit,
-} from '../support';
+import { assertDelivery, batch, ids, seenIds, USER } from '../delivery';
+import { done, running } from '../steps';
+import { testLogger, waitFor, withSplit } from '../support';
 
 const publishedBy = (e: Engine) =>
   e.status().app.published + e.status().routes.reduce((n, r) => n + r.published, 0);

@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Observed, ProviderHarness, TestMessage } from '../harness';
-import { assertDelivery, batch, ids, running, seenIds, testLogger, USER, withSplit } from '../support';
+import { assertDelivery, batch, ids, seenIds, USER } from '../delivery';
+import { running } from '../steps';
+import { testLogger, withSplit } from '../support';
 
 export function fieldScenarios(h: ProviderHarness): void {
   test('body, headers, properties, content type, timestamp and id are preserved', async (t) => {

@@ -4,20 +4,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sleep } from '../../support/poll';
 import type { ProviderHarness } from '../harness';
-import {
-  assertDelivery,
-  batch,
-  done,
-  expectPending,
-  ids,
-  running,
-  seenIds,
-  testLogger,
-  untilDone,
-  USER,
-  waitFor,
-  withSplit,
-} from '../support';
+import { assertDelivery, batch, ids, seenIds, USER } from '../delivery';
+import { done, expectPending, running, untilDone } from '../steps';
+import { testLogger, waitFor, withSplit } from '../support';
 
 export function lifecycleScenarios(h: ProviderHarness): void {
   test('attach, route stop, session consumer disconnect, residue moved to the app shadow, cleanup', () =>

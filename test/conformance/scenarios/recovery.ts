@@ -5,18 +5,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Checkpoint, Engine, EnginePhase } from '../../../agent/engine/contract';
 import type { ProviderHarness, Topology } from '../harness';
-import {
-  assertDelivery,
-  batch,
-  done,
-  ids,
-  seenIds,
-  testLogger,
-  untilDone,
-  USER,
-  waitFor,
-  withSplit,
-} from '../support';
+import { assertDelivery, batch, ids, seenIds, USER } from '../delivery';
+import { done, untilDone } from '../steps';
+import { testLogger, waitFor, withSplit } from '../support';
 
 export function recoveryScenarios(h: ProviderHarness): void {
   test('restart from each persisted state via recover', () =>

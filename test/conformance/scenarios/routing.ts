@@ -3,18 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NON_STRING, type ProviderHarness } from '../harness';
-import {
-  assertDelivery,
-  batch,
-  done,
-  ids,
-  running,
-  seenIds,
-  testLogger,
-  USER,
-  waitFor,
-  withSplit,
-} from '../support';
+import { assertDelivery, batch, ids, seenIds, USER } from '../delivery';
+import { done, running } from '../steps';
+import { testLogger, waitFor, withSplit } from '../support';
 
 export function routingScenarios(h: ProviderHarness): void {
   test('unmatched messages go to the application shadow', () =>

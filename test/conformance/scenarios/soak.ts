@@ -14,7 +14,9 @@ import fc from 'fast-check';
 import type { RouteSpec } from '../../../agent/engine/contract';
 import type { ConsumerHandle, ProviderHarness } from '../harness';
 import { foreignProducer, type ForeignCaps, type SoakRecord } from '../soak/foreign';
-import { assertDelivery, done, testLogger, untilDone, USER, waitFor, withSplit } from '../support';
+import { assertDelivery, USER } from '../delivery';
+import { done, untilDone } from '../steps';
+import { testLogger, waitFor, withSplit } from '../support';
 import { crashChildAt } from './crash';
 
 const SLOTS = 3;

@@ -14,6 +14,7 @@ import { AmqpConnection } from '../../agent/rabbitmq/amqpConnection';
 import { amqpTarget } from '../../agent/rabbitmq/urls';
 import { pollUntil } from '../support/poll';
 import { loadServices, uniqueName } from '../support/services';
+import { rabbitConnection } from './rabbitmq/connection';
 import { rabbitHarness } from './rabbitmq/harness';
 import { runPika } from './rabbitmq/pikaClient';
 import type { TestMessage } from './harness';
@@ -22,25 +23,8 @@ import { done, running, untilDone } from './steps';
 import { testLogger, withSplit } from './support';
 
 const services = loadServices();
-let shared: amqp.ChannelModel | undefined;
-const connection = async () => {
-  if (!shared) {
-    shared = await amqp.connect(services.amqpUrl);
-    shared.on('error', () => undefined);
-  }
-  return shared;
-};
-after(() => shared?.close());
-
-async function withChannel<T>(op: (ch: amqp.ConfirmChannel) => Promise<T>): Promise<T> {
-  const ch = await (await connection()).createConfirmChannel();
-  ch.on('error', () => undefined);
-  try {
-    return await op(ch);
-  } finally {
-    await ch.close().catch(() => undefined);
-  }
-}
+const { connection, withChannel, close } = rabbitConnection(services.amqpUrl);
+after(close);
 
 interface PikaCopy {
   readonly id: string;

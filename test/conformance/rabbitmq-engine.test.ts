@@ -10,6 +10,7 @@ import { RabbitEngine } from '../../agent/rabbitmq/engine';
 import { pollUntil } from '../support/poll';
 import { getQueue, queueExists } from '../support/rabbitManagement';
 import { loadServices, uniqueName } from '../support/services';
+import { rabbitConnection } from './rabbitmq/connection';
 import { rabbitHarness } from './rabbitmq/harness';
 import { assertDelivery, batch, ids, seenIds, USER } from './delivery';
 import { done, expectPending, running } from './steps';
@@ -17,15 +18,8 @@ import { waitFor, withSplit } from './support';
 import { testTiming } from './timing';
 
 const services = loadServices();
-let shared: amqp.ChannelModel | undefined;
-const connection = async () => {
-  if (!shared) {
-    shared = await amqp.connect(services.amqpUrl);
-    shared.on('error', () => undefined);
-  }
-  return shared;
-};
-after(() => shared?.close());
+const { connection, close } = rabbitConnection(services.amqpUrl);
+after(close);
 
 /** An engine on an arbitrary source, outside any harness topology. */
 function engineFor(source: string): Engine {

@@ -5,35 +5,21 @@
 // headers RabbitMQ writes. Each case was refused before (a split of a policy-dead-lettered
 // queue lost the messages the app rejected or let expire).
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import * as amqp from 'amqplib';
+import { after, describe, test } from 'node:test';
 import type { Engine, RouteSpec } from '../../agent/engine/contract';
 import { RabbitEngine } from '../../agent/rabbitmq/engine';
 import { pollUntil } from '../support/poll';
 import { deletePolicy, getQueue, putPolicy } from '../support/rabbitManagement';
 import { loadServices, uniqueName } from '../support/services';
+import { rabbitConnection } from './rabbitmq/connection';
 import { runPika } from './rabbitmq/pikaClient';
 import { USER } from './delivery';
 import { running } from './steps';
 import { testTiming } from './timing';
 
 const services = loadServices();
-let conn: amqp.ChannelModel;
-before(async () => {
-  conn = await amqp.connect(services.amqpUrl);
-  conn.on('error', () => undefined);
-});
-after(() => conn?.close());
-
-async function onChannel<T>(op: (ch: amqp.Channel) => Promise<T>): Promise<T> {
-  const ch = await conn.createChannel();
-  ch.on('error', () => undefined);
-  try {
-    return await op(ch);
-  } finally {
-    await ch.close().catch(() => undefined);
-  }
-}
+const { withChannel: onChannel, close } = rabbitConnection(services.amqpUrl);
+after(close);
 
 interface AppMessage {
   id: string;

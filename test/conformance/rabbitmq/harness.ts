@@ -19,6 +19,7 @@ import {
   type Topology,
 } from '../harness';
 import { testTiming } from '../timing';
+import { rabbitConnection } from './connection';
 
 type QueueType = 'classic' | 'quorum';
 
@@ -30,27 +31,11 @@ interface RabbitTopology extends Topology {
 
 export function rabbitHarness(type: QueueType): ProviderHarness {
   const services = loadServices();
-  let shared: Promise<amqp.ChannelModel> | undefined;
   const labels = new WeakMap<Engine, string>();
   let engines = 0;
 
-  const connection = (): Promise<amqp.ChannelModel> => {
-    shared ??= amqp.connect(services.amqpUrl).then((c) => {
-      c.on('error', () => undefined); // failures surface through the operation that caused them
-      return c;
-    });
-    return shared;
-  };
-  /** Runs `op` on a throwaway channel (a refused passive declare closes its channel). */
-  const withChannel = async <T>(op: (ch: amqp.ConfirmChannel) => Promise<T>): Promise<T> => {
-    const ch = await (await connection()).createConfirmChannel();
-    ch.on('error', () => undefined);
-    try {
-      return await op(ch);
-    } finally {
-      await ch.close().catch(() => undefined);
-    }
-  };
+  const broker = rabbitConnection(services.amqpUrl);
+  const { connection, withChannel } = broker;
   const declare = (name: string) =>
     withChannel((ch) => ch.assertQueue(name, { durable: true, arguments: { 'x-queue-type': type } }));
 
@@ -305,9 +290,7 @@ export function rabbitHarness(type: QueueType): ProviderHarness {
     },
 
     async close() {
-      const conn = await shared?.catch(() => undefined);
-      shared = undefined;
-      await conn?.close().catch(() => undefined);
+      await broker.close();
     },
   };
 }

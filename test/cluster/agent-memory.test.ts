@@ -1,10 +1,10 @@
-// Issue 25 case 9, in the queue-agent's own pod: whoever reaches its port (here the host, over
-// the node's bridge, as any pod could without the NetworkPolicy) opens 200 connections that each
-// send 1 MiB of a 2 MiB frame before any hello, while the route's owner reads large messages
-// and acks none. The agent's memory stays far below its 512 Mi limit, it is never restarted,
-// and the pump keeps feeding the cluster app throughout (agent/sessionStream/bounds.ts). The same
-// load on the old code held ~200 MiB of half-sent frames and every large message unacked
-// (test/sidecar/agent-stream.test.ts, in process).
+// The agent's port costs what it is allowed to, no more (README "Trust boundaries"), in the
+// queue-agent's own pod: whoever reaches its port (here the host, over the node's bridge, as any
+// pod could without the NetworkPolicy) opens 200 connections that each send 1 MiB of a 2 MiB frame
+// before any hello, while the route's owner reads large messages and acks none. The agent's memory
+// stays far below its 512 Mi limit, it is never restarted, and the pump keeps feeding the cluster
+// app throughout (agent/sessionStream/bounds.ts). The same load on the old code held ~200 MiB of
+// half-sent frames and every large message unacked (test/sidecar/agent-stream.test.ts, in process).
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import WebSocket from 'ws';

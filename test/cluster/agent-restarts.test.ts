@@ -1,10 +1,10 @@
-// Repeated queue-agent restarts during traffic (issue 19): a developer's route is ACTIVE on a
-// 5-partition Kafka topic and a RabbitMQ queue served by one queue-agent, records keep arriving,
-// and the agent is killed with SIGKILL several times in a row, each time once its successor has
-// reconciled. Every restart must classify the backlog that built up while it was down under the
-// route table the controller published: no message of the active route reaches the app, and no
-// message reaches both the app and the developer. (crash-recovery.test.ts kills once per phase,
-// which never reaches the second restart in a row.)
+// Repeated queue-agent restarts during traffic (README "When the queue-agent restarts"): a
+// developer's route is ACTIVE on a 5-partition Kafka topic and a RabbitMQ queue served by one
+// queue-agent, records keep arriving, and the agent is killed with SIGKILL several times in a row,
+// each time once its successor has reconciled. Every restart must classify the backlog that built
+// up while it was down under the route table the controller published: no message of the active
+// route reaches the app, and no message reaches both the app and the developer.
+// (crash-recovery.test.ts kills once per phase, which never reaches the second restart in a row.)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { clusterFixture } from '../support/clusterFixture';

@@ -1,10 +1,11 @@
 // test-group: serial (upgrades the shared controller)
-// A controller upgrade during a split (issue 16 item 9): the new controller, installed with
-// another agent image, brings the running queue-agent to it (its Deployment is replaced; the
-// agent restarts from its checkpoints as after a crash) while traffic flows. Nothing is lost,
-// and the handback completes on the new image. No controller of the old settings leads once the
-// upgrade began: each old replica stops on its SIGTERM (a standby too, though Node as pid 1
-// ignores an unhandled SIGTERM) and the Deployment is recreated, not rolled (deploy/manifests.ts).
+// A controller upgrade during a split (README "When the queue-agent restarts"): the new controller,
+// installed with another agent image, brings the running queue-agent to it (its Deployment is
+// replaced; the agent restarts from its checkpoints as after a crash) while traffic flows. Nothing
+// is lost, and the handback completes on the new image. No controller of the old settings leads
+// once the upgrade began: each old replica stops on its SIGTERM (a standby too, though Node as
+// pid 1 ignores an unhandled SIGTERM) and the Deployment is recreated, not rolled
+// (deploy/manifests.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';

@@ -1,9 +1,9 @@
-// Issue 16 item 1: the admission policy shipped with the install (deploy/admissionPolicy.ts)
-// confines the controller's ServiceAccount even where its RBAC role would allow more. The test
-// acts as that ServiceAccount (a TokenRequest token, so the real authenticator, RBAC and
-// admission chain decide) against the real API server: each forbidden change is refused with
-// the policy's message, and the cutover changes the controller makes are accepted. Changes that
-// should pass are sent as server-side dry runs, so no pod starts.
+// The admission policy shipped with the install (deploy/admissionPolicy.ts, README "Install")
+// confines the controller's ServiceAccount even where its RBAC role would allow more. The test acts
+// as that ServiceAccount (a TokenRequest token, so the real authenticator, RBAC and admission chain
+// decide) against the real API server: each forbidden change is refused with the policy's message,
+// and the cutover changes the controller makes are accepted. Changes that should pass are sent as
+// server-side dry runs, so no pod starts.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import {

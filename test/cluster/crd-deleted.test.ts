@@ -1,9 +1,9 @@
 // test-group: serial (deletes the QueueSplit CRD)
-// The QueueSplit CRD deleted while a split is Active (issue 16 item 7). Deleting a CRD deletes
-// its objects: the split's finalizer holds it while its route drains, and once the last object
-// is gone the CRD (and with it the QueueSplit API) disappears. The workload's handback goes on
-// after that, so the controller must keep handing workloads back without the API, hold no
-// finalizer, lose no message, and serve splits again once the CRD is reinstalled.
+// The QueueSplit CRD deleted while a split is Active (README "Uninstall"). Deleting a CRD deletes
+// its objects: the split's finalizer holds it while its route drains, and once the last object is
+// gone the CRD (and with it the QueueSplit API) disappears. The workload's handback goes on after
+// that, so the controller must keep handing workloads back without the API, hold no finalizer, lose
+// no message, and serve splits again once the CRD is reinstalled.
 import { test } from 'node:test';
 import { ApiextensionsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { installCrd } from '../../deploy/install';

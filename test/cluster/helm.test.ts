@@ -1,6 +1,6 @@
 // test-group: serial (installs and uninstalls the controller with Helm)
-// The Helm chart (deploy/helm/queue-split, issue 16 item 14) with a real helm (built from the Go
-// module proxy: test/env/helm/build.sh) against a private etcd + kube-apiserver: nothing is
+// The Helm chart (deploy/helm/queue-split, README "Install with Helm") with a real helm (built from
+// the Go module proxy: test/env/helm/build.sh) against a private etcd + kube-apiserver: nothing is
 // installed into the shared API server, and no kubelet runs, so the controller's pods never start;
 // what is checked is what Helm sends and removes.
 //  - `helm template` renders exactly the objects deploy/manifests.ts gives for the same values

@@ -1,10 +1,10 @@
-// Who a split belongs to, proven on the real API server (issue 15, items 6 and 7): two developers
+// Who a split belongs to, proven on the real API server (README "Who owns a split"): two developers
 // who are Kubernetes *users* (client certificates from the CSR API) bound to nothing but the
-// `queuesplit-developer` ClusterRole — never the admin kubeconfig. The sidecar takes the owner
-// from a SelfSubjectReview, the `queuesplit-owner` ValidatingAdmissionPolicy makes that binding
-// (create: spec.owner is the caller; update/delete: only the owner), and the role is enough for a
-// whole session but for nothing else (README "The developer role"); a user missing a verb of it is
-// refused by the RBAC preflight before anything is created (item 5).
+// `queuesplit-developer` ClusterRole — never the admin kubeconfig. The sidecar takes the owner from
+// a SelfSubjectReview, the `queuesplit-owner` ValidatingAdmissionPolicy makes that binding (create:
+// spec.owner is the caller; update/delete: only the owner), and the role is enough for a whole
+// session but for nothing else (README "The developer role"); a user missing a verb of it is
+// refused by the RBAC preflight before anything is created.
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';

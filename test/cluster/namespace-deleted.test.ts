@@ -1,8 +1,8 @@
-// Deleting the namespace of a workload with a live split (issue 17 item 2, issue 16 item 7): no
-// queue-agent can run in a terminating namespace, so no handback can finish there. The namespace
-// must still go away (no finalizer held forever), and every broker resource of the split — the
-// session shadow with its unread messages among them — is recorded with the safe action in the
-// controller's own namespace, where the record survives; the messages stay on the broker.
+// Deleting the namespace of a workload with a live split (README "Uninstall": a namespace deleted
+// mid-split): no queue-agent can run in a terminating namespace, so no handback can finish there.
+// The namespace must still go away (no finalizer held forever), and every broker resource of the
+// split — the session shadow with its unread messages among them — is recorded with the safe action
+// in the controller's own namespace, where the record survives; the messages stay on the broker.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';

@@ -1,9 +1,9 @@
 // test-group: serial (reinstalls the shared controller namespaced)
-// Issue 16 item 1: a namespaced install (README "Install"). The controller is installed with
-// `watchNamespaces` = one namespace: a split there activates; a split in a namespace it does
-// not serve is never touched (its workload keeps its spec, no finalizer, no state), and RBAC
-// gives the controller nothing there — it cannot even list QueueSplits, so the split stays
-// without a status (README: it stays Pending). Restores the suite's cluster-wide controller.
+// A namespaced install (README "Install"). The controller is installed with `watchNamespaces` = one
+// namespace: a split there activates; a split in a namespace it does not serve is never touched
+// (its workload keeps its spec, no finalizer, no state), and RBAC gives the controller nothing
+// there — it cannot even list QueueSplits, so the split stays without a status (README: it stays
+// Pending). Restores the suite's cluster-wide controller.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';

@@ -1,10 +1,10 @@
-// The queue-agent on a real node (issue 14): the kubelet at the control plane's version with
-// containerd + runc and a CNI bridge (test/env/k8s/node/README.md), the agent image built from
-// deploy/Dockerfile without a registry. The pod is the controller's own spec
-// (agent/controller/agentDeployment.ts, core/podSecurity.ts) in a namespace enforcing
-// PodSecurity `restricted`; a real kubelet must accept it, run it as 1000:1000 and see its
-// probes pass; the API server must reach it by port-forward (issue 15) and read its logs; the
-// agent must reach the API server from the pod network (it writes its observed document).
+// The queue-agent on a real node, as a production cluster runs it: the kubelet at the control
+// plane's version with containerd + runc and a CNI bridge (test/env/k8s/node/README.md), the agent
+// image built from deploy/Dockerfile without a registry. The pod is the controller's own spec
+// (agent/controller/agentDeployment.ts, core/podSecurity.ts) in a namespace enforcing PodSecurity
+// `restricted`; a real kubelet must accept it, run it as 1000:1000 and see its probes pass; the API
+// server must reach it by port-forward (how the sidecar streams, docs/design.md §8) and read its
+// logs; the agent must reach the API server from the pod network (it writes its observed document).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -243,7 +243,7 @@ test('the queue-agent image runs on a real node under PodSecurity restricted, pr
   );
   assert.equal((JSON.parse(observed!) as { activationId: string }).activationId, desired.activationId);
 
-  // Port-forward through the API server and the kubelet (what issue 15 builds on).
+  // Port-forward through the API server and the kubelet (the sidecar's stream rides on it).
   const ready = await getThroughPortForward(podName, DEFAULT_METRICS_PORT, '/readyz');
   assert.deepEqual([ready.status, ready.body.trim()], [200, 'ok']);
   const metrics = await getThroughPortForward(podName, DEFAULT_METRICS_PORT, '/metrics');

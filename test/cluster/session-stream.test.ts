@@ -1,12 +1,12 @@
 // test-order: first (three split lives with kills: about 3 minutes)
-// Session delivery through the cluster (issue 15), as a developer meets it: a user bound to the
-// `queuesplit-developer` role only, on a "laptop" (a network namespace, test/support/devNetns.ts)
-// from which no broker address is reachable — only the API server. A workload with one Kafka
-// topic and one RabbitMQ queue whose connection env comes from a Secret, both over TLS with their
-// CA in another Secret (declared `tls: {caSecret, caKey}`); its queue-agent runs on
-// the real node, reads the session shadows and streams them to the sidecar through the API
-// server's port-forward. The port-forward, the sidecar and the queue-agent are each killed during
-// delivery; nothing is lost, the handback gives the app everything else.
+// Session delivery through the cluster (docs/design.md §8), as a developer meets it: a user bound
+// to the `queuesplit-developer` role only, on a "laptop" (a network namespace,
+// test/support/devNetns.ts) from which no broker address is reachable — only the API server. A
+// workload with one Kafka topic and one RabbitMQ queue whose connection env comes from a Secret,
+// both over TLS with their CA in another Secret (declared `tls: {caSecret, caKey}`); its
+// queue-agent runs on the real node, reads the session shadows and streams them to the sidecar
+// through the API server's port-forward. The port-forward, the sidecar and the queue-agent are each
+// killed during delivery; nothing is lost, the handback gives the app everything else.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -231,9 +231,10 @@ test("from a network namespace that reaches only the API server, a developer-rol
   await more('after-agent-kill');
   await allMineReceived('messages after the queue-agent restarted');
 
-  // A look-alike (issue 25 case 6): a pod with the labels the sidecar selects on, listed before
-  // the queue-agent, that logs every connection. The restarted sidecar skips it, naming it, and
-  // it never receives a connection (nor would learn what to replay: test/sidecar/agent-stream).
+  // A look-alike (whoever may create pods in the namespace can make one): a pod with the labels
+  // the sidecar selects on, listed before the queue-agent, that logs every connection. The
+  // restarted sidecar skips it, naming it, and it never receives a connection (nor would learn
+  // what to replay: test/sidecar/agent-stream).
   const lookalike = await startLookalike();
   // 3. The sidecar is killed; started again, it adopts its split (the secret is in its state file).
   sidecar.kill('SIGKILL');

@@ -1,10 +1,10 @@
-// Trust boundaries of the controller and queue-agent (issue 16 items 2-5), against the real API
-// server and a real RabbitMQ split: a split the workload does not accept (an empty filter
-// without the owner's opt-in, a filter the full validator refuses) is Rejected without touching
-// the workload; the CRD refuses a "__proto__" filter key; a corrupt state ConfigMap, a forged
-// desired document and a malformed observed document each make the split Degraded with the
-// cause — nothing is overwritten, nothing forged is acted on. A desired document the seal does
-// not list (a field rewritten with every name intact) is refused by the queue-agent too.
+// Trust boundaries of the controller and queue-agent (README "Trust boundaries"), against the real
+// API server and a real RabbitMQ split: a split the workload does not accept (an empty filter
+// without the owner's opt-in, a filter the full validator refuses) is Rejected without touching the
+// workload; the CRD refuses a "__proto__" filter key; a corrupt state ConfigMap, a forged desired
+// document and a malformed observed document each make the split Degraded with the cause — nothing
+// is overwritten, nothing forged is acted on. A desired document the seal does not list (a field
+// rewritten with every name intact) is refused by the queue-agent too.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import type * as amqp from 'amqplib';
@@ -281,9 +281,10 @@ test(`with ${WHOLE_QUEUE_ANNOTATION}=true a whole-queue split activates; a forge
   const kept = await ch.checkQueue(victim);
   assert.equal(kept.messageCount, 1, 'the forged name was never acted on');
 
-  // 1b. Fields the agent cannot recompute, each rewritten with every name intact (issue 25 case
-  // 10): a public key of the forger's own, a filter, the source. The seal does not list the
-  // document, so the agent refuses it, and nothing is routed differently.
+  // 1b. Fields the agent cannot recompute, each rewritten with every name intact (README "Trust
+  // boundaries": the desired document is sealed too): a public key of the forger's own, a
+  // filter, the source. The seal does not list the document, so the agent refuses it, and
+  // nothing is routed differently.
   type Doc = {
     generation: number;
     routes: { publicKey?: string; filter: Record<string, string> }[];

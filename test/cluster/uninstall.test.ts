@@ -1,5 +1,5 @@
 // test-group: serial (uninstalls the controller and the CRD)
-// Uninstalling Queue Split (README "Uninstall", issue 16 item 7), one split through both tests.
+// Uninstalling Queue Split (README "Uninstall"), one split through both tests.
 //
 // First in the wrong order: `kubectl delete -f controller.yaml` while a split is Active. That
 // deletes the controller's namespace with what it keeps there (its install id, the state seals,

@@ -18,7 +18,8 @@ import { appReceived, ids, publishTo, rabbitApp } from '../support/rabbitSplit';
 import { createSplit, getSplit, removeSplit, waitForSplitPhase } from '../support/splits';
 
 const CLUSTER_ROLE = 'queuesplit-controller';
-/** How long the controller runs on a cache that cannot list (the 10 s, and then some). */
+/** How long the controller runs on a cache that cannot list: dozens of passes (the test install
+ * resyncs every 300 ms), any of which would act on a cache read as empty. */
 const DENIED_MS = 12_000;
 const fx = clusterFixture('qs-unsynced', { rabbitmq: true });
 // Whatever happened, the shared controller gets its whole ClusterRole back.

@@ -1,9 +1,10 @@
-// A developer's laptop that cannot reach the brokers (issue 15's proof): a network namespace the
-// run creates, joined to the host by a veth pair, whose only way out is the Kubernetes API
-// server — reached at its Service address 10.96.0.1:443 (in the API server certificate), DNATed
-// to the loopback API server — plus the local ports a test opens on purpose (the debugged
-// process's http target). Everything else from the namespace to the host is refused; nothing is
-// routed off the machine (no default route in the namespace, no forwarding).
+// A developer's laptop that cannot reach the brokers (session delivery needs only the Kubernetes
+// API, docs/design.md §8): a network namespace the run creates, joined to the host by a veth pair,
+// whose only way out is the Kubernetes API server — reached at its Service address 10.96.0.1:443
+// (in the API server certificate), DNATed to the loopback API server — plus the local ports a test
+// opens on purpose (the debugged process's http target). Everything else from the namespace to the
+// host is refused; nothing is routed off the machine (no default route in the namespace, no
+// forwarding).
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';

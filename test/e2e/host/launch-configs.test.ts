@@ -30,7 +30,7 @@ const vscodeDir = () => path.join(folder.uri.fsPath, '.vscode');
 const launchFile = () => path.join(vscodeDir(), 'launch.json');
 const splitsFile = () => path.join(vscodeDir(), 'queue-split.json');
 
-/** One configuration per debugger the issue names, plus one VS Code has never heard of. */
+/** One configuration per debugger docs/launch-configurations.md names, plus one VS Code has never heard of. */
 const DEBUGGERS: Record<string, unknown>[] = [
   { type: 'node', request: 'launch', name: 'node app', program: '${workspaceFolder}/app.js' },
   { type: 'debugpy', request: 'launch', name: 'python app', program: '${workspaceFolder}/app.py' },

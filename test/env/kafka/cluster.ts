@@ -1,6 +1,7 @@
-// A private N-broker KRaft cluster for the suites that need replication (issue 13 case 3): local
-// JVMs from the same jars as the environment's broker (test/env/kafka.ts), on free loopback
-// ports, with their data under the run dir. Never the shared broker on 9092.
+// A private N-broker KRaft cluster for the suites that need replication (shadows as durable as a
+// replicated source, a broker outage during a split: docs/design.md §5): local JVMs from the same
+// jars as the environment's broker (test/env/kafka.ts), on free loopback ports, with their data
+// under the run dir. Never the shared broker on 9092.
 //
 // Topology: node 1 is broker+controller (the only voter), the others are brokers. One voter is
 // the lightest real KRaft quorum, and it keeps the metadata layer up while brokers 2..N stop, so

@@ -8,12 +8,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { clusterFixture } from '../support/clusterFixture';
-import { deployShop, shopEnv } from '../support/shop';
+import { deployShop, waitForShopHandback } from '../support/shop';
 import { pollUntil, sleep } from '../support/poll';
 import { killQueueAgent } from '../support/processes';
 import { appReceived, consumeQueueIds, publishTo } from '../support/rabbitSplit';
 import { consumeIds, produceIds } from '../support/kafkaSplit';
-import { waitForHandback } from '../support/handback';
 import { activeSplit, getSplit, removeSplit } from '../support/splits';
 
 const fx = clusterFixture('qs-restarts', { rabbitmq: true, kafka: true });
@@ -30,15 +29,7 @@ test(
     const name = 'restarts';
     const user = 'kim';
     const ch = await conn.createConfirmChannel();
-    const sources = await deployShop({
-      kc,
-      kafka,
-      ch,
-      namespace,
-      name,
-      prefix: 'restarts',
-      partitions: PARTITIONS,
-    });
+    const sources = await deployShop(fx, name, PARTITIONS);
     const { topic, queue } = sources;
 
     const split = await activeSplit(
@@ -139,14 +130,7 @@ test(
     await local.disconnect();
     await localRabbit.close().catch(() => undefined);
     await removeSplit(kc, namespace, split.metadata.name, 300_000);
-    await waitForHandback(kc, {
-      kind: 'Deployment',
-      namespace,
-      name,
-      replicas: 1,
-      env: shopEnv(sources),
-      timeoutMs: 300_000,
-    });
+    await waitForShopHandback(kc, namespace, name, sources, { timeoutMs: 300_000 });
     await ch.close().catch(() => undefined);
   },
 );

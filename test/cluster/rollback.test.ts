@@ -27,9 +27,8 @@ import { uniqueName } from '../support/services';
 import { createSecret } from '../support/secrets';
 import { createTopic, produceIds } from '../support/kafkaSplit';
 import { waitForNoAgent } from '../support/agentMetrics';
-import { waitForHandback } from '../support/handback';
 import { PhaseWatch } from '../support/phaseWatch';
-import { shopEnv } from '../support/shop';
+import { waitForShopHandback } from '../support/shop';
 
 const fx = clusterFixture('qs-rollback', { rabbitmq: true, kafka: true });
 
@@ -110,13 +109,7 @@ test('a redirected app that crash-loops: the split fails, the rollback is proved
     );
     assert.match(failed.status?.nextAction ?? '', /start the split again/, 'a safe next action');
 
-    await waitForHandback(kc, {
-      kind: 'Deployment',
-      namespace,
-      name: 'shop',
-      replicas: 2,
-      env: shopEnv({ topic, group, queue }),
-    });
+    await waitForShopHandback(kc, namespace, 'shop', { topic, group, queue }, { replicas: 2 });
     console.log(`rolled back (request → app restored): ${((Date.now() - started) / 1000).toFixed(1)}s`);
     await watch.untilRemoved(60_000);
     console.log(`phases: ${watch.describe()}`);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Consumer } from 'kafkajs';
 import { clusterFixture } from '../support/clusterFixture';
-import { deployShop, shopEnv } from '../support/shop';
+import { deployShop, waitForShopHandback } from '../support/shop';
 import { pollUntil } from '../support/poll';
 import { appReceived, consumeQueueIds, ids, publishTo } from '../support/rabbitSplit';
 import { activeSplit, removeSplit } from '../support/splits';
@@ -22,21 +22,12 @@ import {
   waitForNoAgent,
   type Sample,
 } from '../support/agentMetrics';
-import { waitForHandback } from '../support/handback';
 
 const fx = clusterFixture('qs-split-kafka', { rabbitmq: true, kafka: true });
 
 test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, handback, no loss', async () => {
   const { kc, namespace, conn, ch, kafka, producer, services } = fx;
-  const sources = await deployShop({
-    kc,
-    kafka,
-    ch,
-    namespace,
-    name: 'shop',
-    prefix: 'shop',
-    partitions: 3,
-  });
+  const sources = await deployShop(fx, 'shop', 3);
   const { topic, queue } = sources;
   const preOrders = ids(topic, 'pre', 4);
   const preInvoices = ids(queue, 'pre', 4);
@@ -202,13 +193,7 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   // Stop: both routes drain, the app gets its topic (with its own group) and queue back.
   const stopped = Date.now();
   await removeSplit(kc, namespace, split.metadata.name, 240_000);
-  await waitForHandback(kc, {
-    kind: 'Deployment',
-    namespace,
-    name: 'shop',
-    replicas: 1,
-    env: shopEnv(sources),
-  });
+  await waitForShopHandback(kc, namespace, 'shop', sources);
   console.log(
     `handback, Kafka + RabbitMQ (delete → app on its sources): ${((Date.now() - stopped) / 1000).toFixed(1)}s`,
   );

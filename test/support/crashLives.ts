@@ -10,13 +10,12 @@
 import assert from 'node:assert/strict';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import type { ClusterFixture } from './clusterFixture';
-import { deployShop, shopEnv } from './shop';
+import { deployShop, waitForShopHandback } from './shop';
 import { PhaseWatch } from './phaseWatch';
 import { pollUntil, sleep } from './poll';
 import { controllerLeader, queueAgentPid } from './processes';
 import { appReceived, consumeQueueIds, publishTo, rabbitApp, waitForRabbitHandback } from './rabbitSplit';
 import { consumeIds, produceIds } from './kafkaSplit';
-import { waitForHandback } from './handback';
 import { removeSplit, splitFor, waitForSplitPhase } from './splits';
 
 export type Target = 'controller' | 'queue-agent';
@@ -82,15 +81,7 @@ function killer(fx: ClusterFixture) {
   /** The demo's service: one Kafka topic and one RabbitMQ queue, both engines in one queue-agent. */
   async function shopSubject(name: string): Promise<Subject> {
     const ch = await conn.createConfirmChannel();
-    const sources = await deployShop({
-      kc,
-      kafka,
-      ch,
-      namespace,
-      name,
-      prefix: name,
-      partitions: 3,
-    });
+    const sources = await deployShop(fx, name, 3);
     const { topic, queue } = sources;
     return {
       name,
@@ -114,15 +105,7 @@ function killer(fx: ClusterFixture) {
         };
       },
       appReceived: () => new Set([...appReceived(topic), ...appReceived(queue)]),
-      handedBack: () =>
-        waitForHandback(kc, {
-          kind: 'Deployment',
-          namespace,
-          name,
-          replicas: 1,
-          env: shopEnv(sources),
-          timeoutMs: 300_000,
-        }),
+      handedBack: () => waitForShopHandback(kc, namespace, name, sources, { timeoutMs: 300_000 }),
       close: () => ch.close().catch(() => undefined),
     };
   }

@@ -1,13 +1,12 @@
 // The demo's sample service as a cluster-test subject: a fresh Kafka topic (its app group) and a
 // fresh RabbitMQ queue, consumed by one Deployment whose queue-agent hosts both engines.
 import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
-import type * as amqp from 'amqplib';
-import type { Kafka } from 'kafkajs';
 import { shopDeployment } from '../../fixtures/shop';
-import type { ExpectedEnv } from './handback';
+import type { ClusterFixture } from './clusterFixture';
+import { waitForHandback } from './handback';
 import { createTopic } from './kafkaSplit';
 import { waitForReadyPods } from './kube';
-import { loadServices, uniqueName } from './services';
+import { uniqueName } from './services';
 
 export interface ShopSources {
   topic: string;
@@ -15,22 +14,20 @@ export interface ShopSources {
   queue: string;
 }
 
-/** Creates the sources (names from `prefix`), deploys the service and waits for its pod. */
-export async function deployShop(options: {
-  kc: KubeConfig;
-  kafka: Kafka;
-  ch: amqp.ConfirmChannel;
-  namespace: string;
-  name: string;
-  prefix: string;
-  partitions: number;
-}): Promise<ShopSources> {
-  const { kc, kafka, ch, namespace, name, prefix, partitions } = options;
-  const services = loadServices();
+/**
+ * Creates the sources (named after `name`, the topic with `partitions`), deploys the service in
+ * the namespace of a cluster fixture with RabbitMQ and Kafka, and waits for its pod.
+ */
+export async function deployShop(
+  fx: Pick<ClusterFixture, 'kc' | 'services' | 'namespace' | 'ch' | 'kafka'>,
+  name: string,
+  partitions: number,
+): Promise<ShopSources> {
+  const { kc, services, namespace, ch, kafka } = fx;
   const sources = {
-    topic: uniqueName(`${prefix}-orders`),
-    group: uniqueName(`${prefix}-group`),
-    queue: uniqueName(`${prefix}-invoices`),
+    topic: uniqueName(`${name}-orders`),
+    group: uniqueName(`${name}-group`),
+    queue: uniqueName(`${name}-invoices`),
   };
   await createTopic(kafka, sources.topic, partitions);
   await ch.assertQueue(sources.queue, { durable: true });
@@ -55,9 +52,24 @@ export async function deployShop(options: {
   return sources;
 }
 
-/** The service's env as it was before any split: what a handback must restore. */
-export const shopEnv = (s: ShopSources): ExpectedEnv[] => [
-  { container: 'orders-consumer', name: 'SOURCE_TOPIC', value: s.topic },
-  { container: 'orders-consumer', name: 'KAFKA_GROUP', value: s.group },
-  { container: 'invoices-consumer', name: 'SOURCE_QUEUE', value: s.queue },
-];
+/** Waits until the service is handed back: both consumers on their own sources (handback.ts says how). */
+export function waitForShopHandback(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  sources: ShopSources,
+  options: { replicas?: number; timeoutMs?: number } = {},
+): Promise<void> {
+  return waitForHandback(kc, {
+    kind: 'Deployment',
+    namespace,
+    name,
+    replicas: options.replicas ?? 1,
+    env: [
+      { container: 'orders-consumer', name: 'SOURCE_TOPIC', value: sources.topic },
+      { container: 'orders-consumer', name: 'KAFKA_GROUP', value: sources.group },
+      { container: 'invoices-consumer', name: 'SOURCE_QUEUE', value: sources.queue },
+    ],
+    timeoutMs: options.timeoutMs,
+  });
+}

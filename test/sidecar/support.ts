@@ -38,6 +38,7 @@ import { proxiedKubeconfig } from './groupProxy';
 import { pollUntil } from '../support/poll';
 import { sidecarTranscriptDir } from '../support/leakScan';
 import { createSecret } from '../support/secrets';
+import { getSplit as getSplitOf } from '../support/splits';
 import type { Services } from '../support/services';
 
 const sidecarOutputDir = sidecarTranscriptDir(runDir);
@@ -293,20 +294,8 @@ export async function createWorkload(
 
 // ---- playing the controller ------------------------------------------------------------------
 
-export async function getSplit(
-  kc: KubeConfig,
-  namespace: string,
-  name: string,
-): Promise<QueueSplit | undefined> {
-  try {
-    return (await kc
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ ...REF, namespace, name })) as QueueSplit;
-  } catch (e) {
-    if ((e as { code?: number }).code === 404) return undefined;
-    throw e;
-  }
-}
+export const getSplit = (kc: KubeConfig, namespace: string, name: string) =>
+  getSplitOf(kc, namespace, name, REF);
 
 export async function listSplits(kc: KubeConfig, namespace: string): Promise<QueueSplit[]> {
   const list = (await kc

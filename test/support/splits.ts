@@ -62,15 +62,17 @@ export async function createSplit(
     .createNamespacedCustomObject({ ...queueSplitApi, namespace, body })) as QueueSplit;
 }
 
+/** The split, or undefined when there is none; `api` names another group (the sidecar suite's). */
 export async function getSplit(
   kc: KubeConfig,
   namespace: string,
   name: string,
+  api: typeof queueSplitApi = queueSplitApi,
 ): Promise<QueueSplit | undefined> {
   try {
     return (await kc
       .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ ...queueSplitApi, namespace, name })) as QueueSplit;
+      .getNamespacedCustomObject({ ...api, namespace, name })) as QueueSplit;
   } catch (err) {
     if ((err as { code?: number }).code === 404) return undefined;
     throw err;

@@ -5,55 +5,19 @@
 // there — it cannot even list QueueSplits, so the split stays without a status (README: it stays
 // Pending). Restores the suite's cluster-wide controller.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import * as amqp from 'amqplib';
-import {
-  AppsV1Api,
-  AuthorizationV1Api,
-  CoreV1Api,
-  RbacAuthorizationV1Api,
-  type KubeConfig,
-} from '@kubernetes/client-node';
+import { before, test } from 'node:test';
+import { AppsV1Api, AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { installController, testInstall } from '../../deploy/install';
-import { adminConfig, createNamespace, deleteNamespace } from '../support/kube';
-import { deployRabbitApp } from '../support/rabbitSplit';
+import { clusterFixture } from '../support/clusterFixture';
+import { rabbitApp } from '../support/rabbitSplit';
 import { createSplit, deleteSplit, getSplit, waitForSplitGone, waitForSplitPhase } from '../support/splits';
-import { loadServices, uniqueName } from '../support/services';
 
-const services = loadServices();
 const WORKLOAD = 'shop';
-let kc: KubeConfig;
-let served: string;
-let other: string;
-let conn: amqp.ChannelModel;
-
-/** Switching a cluster-wide install to a namespaced one: its ClusterRoleBinding goes (README). */
-async function deleteClusterBinding(): Promise<void> {
-  await kc
-    .makeApiClient(RbacAuthorizationV1Api)
-    .deleteClusterRoleBinding({ name: 'queuesplit-controller' })
-    .catch((err: unknown) => {
-      if ((err as { code?: number }).code !== 404) throw err;
-    });
-}
-
-before(async () => {
-  kc = adminConfig(services.kubeconfig);
-  served = await createNamespace(kc, 'qs-ns-served');
-  other = await createNamespace(kc, 'qs-ns-other');
-  conn = await amqp.connect(services.amqpUrl);
-  const ch = await conn.createChannel();
-  for (const namespace of [served, other]) {
-    const source = uniqueName(`${namespace.slice(0, 12)}-orders`);
-    await ch.assertQueue(source, { durable: true });
-    await deployRabbitApp(kc, services, namespace, WORKLOAD, source);
-  }
-  await ch.close();
-  await deleteClusterBinding();
-  await installController(kc, { ...testInstall, watchNamespaces: [served] });
-});
-after(async () => {
-  await conn?.close().catch(() => undefined);
+// Two namespaces, each with the workload; the controller is this file's own, installed below.
+const servedFx = clusterFixture('qs-ns-served', { controller: false, rabbitmq: true });
+const otherFx = clusterFixture('qs-ns-other', { controller: false, rabbitmq: true });
+servedFx.defer(async () => {
+  const { kc } = servedFx;
   await kc
     .makeApiClient(RbacAuthorizationV1Api)
     .deleteNamespacedRoleBinding({
@@ -62,11 +26,27 @@ after(async () => {
     })
     .catch(() => undefined);
   await installController(kc); // the suite's cluster-wide controller for the files that follow
-  await deleteNamespace(kc, served);
-  await deleteNamespace(kc, other);
+});
+
+/** Switching a cluster-wide install to a namespaced one: its ClusterRoleBinding goes (README). */
+async function deleteClusterBinding(): Promise<void> {
+  await servedFx.kc
+    .makeApiClient(RbacAuthorizationV1Api)
+    .deleteClusterRoleBinding({ name: 'queuesplit-controller' })
+    .catch((err: unknown) => {
+      if ((err as { code?: number }).code !== 404) throw err;
+    });
+}
+
+before(async () => {
+  for (const fx of [servedFx, otherFx]) await rabbitApp(fx, WORKLOAD);
+  await deleteClusterBinding();
+  await installController(servedFx.kc, { ...testInstall, watchNamespaces: [servedFx.namespace] });
 });
 
 test('a namespaced install: RBAC grants the controller nothing outside the listed namespaces', async () => {
+  const { kc, namespace: served } = servedFx;
+  const other = otherFx.namespace;
   const authz = kc.makeApiClient(AuthorizationV1Api);
   const user = `system:serviceaccount:${testInstall.namespace}:queuesplit-controller`;
   const can = async (namespace: string, resource: string, verb: string, group = '') =>
@@ -88,6 +68,8 @@ test('a namespaced install: RBAC grants the controller nothing outside the liste
 });
 
 test('a namespaced install: a split in a listed namespace activates; one elsewhere is never touched', async () => {
+  const { kc, namespace: served } = servedFx;
+  const other = otherFx.namespace;
   const apps = kc.makeApiClient(AppsV1Api);
   const before = await apps.readNamespacedDeployment({ name: WORKLOAD, namespace: other });
   const ignored = await createSplit(kc, other, {

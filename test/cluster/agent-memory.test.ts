@@ -18,7 +18,7 @@ import {
 import { agentPods, agentUrl, sampleValue, scrape } from '../support/agentMetrics';
 import { clusterFixture } from '../support/clusterFixture';
 import { pollUntil } from '../support/poll';
-import { appReceived, ids, publishTo, rabbitApp } from '../support/rabbitSplit';
+import { ids, publishTo, rabbitApp, waitForAppReceived } from '../support/rabbitSplit';
 import { frameHeader, rawUpgrade } from '../support/rawSession';
 import { answerChallenge } from '../support/sessionHello';
 import { activeSplit, removeSplit } from '../support/splits';
@@ -134,12 +134,7 @@ test('the agent can be run out of memory (in its pod): 200 half-sent frames and 
     peak < 448,
     `the agent's RSS is ${peak.toFixed(0)} MiB (was ${before.toFixed(0)}; its limit is 512 Mi)`,
   );
-  await pollUntil(
-    'the app got every team message meanwhile',
-    async () => appReceived('mem-team'),
-    (got) => team.every((id) => got.has(id)),
-    60_000,
-  );
+  await waitForAppReceived('the app got every team message meanwhile', team, 60_000, 'mem-team');
   const [after] = await agentPods(kc, namespace, 'shop');
   assert.equal(
     after?.status?.containerStatuses?.[0]?.restartCount ?? 0,

@@ -15,7 +15,7 @@ import { podLogLines } from '../env/k8s/node/realNode';
 import { agentPods } from '../support/agentMetrics';
 import { clusterFixture } from '../support/clusterFixture';
 import { pollUntil } from '../support/poll';
-import { appReceived, publishTo, rabbitApp } from '../support/rabbitSplit';
+import { publishTo, rabbitApp, waitForAppReceived } from '../support/rabbitSplit';
 import { activeSplit, removeSplit, waitForSplitPhase } from '../support/splits';
 
 /** The same build under another name (test/env/k8s/node/images/build.sh tags it). */
@@ -100,10 +100,10 @@ test('a controller upgrade to another agent image rolls the running queue-agent 
 
   // Nobody reads uma's session shadow: the handback gives the app every message, hers too.
   await removeSplit(kc, namespace, split.metadata.name, 180_000);
-  await pollUntil(
+  await waitForAppReceived(
     `the app processed all ${sent.length} messages sent across the upgrade`,
-    async () => appReceived(source),
-    (got) => sent.every((id) => got.has(id)),
+    sent,
     180_000,
+    source,
   );
 });

@@ -10,7 +10,7 @@ import { installCrd } from '../../deploy/install';
 import { clusterFixture } from '../support/clusterFixture';
 import { readWorkloadStatus } from '../support/handback';
 import { pollUntil, waitForGone } from '../support/poll';
-import { appReceived, ids, publishTo, rabbitApp } from '../support/rabbitSplit';
+import { ids, publishTo, rabbitApp, waitForAppReceived } from '../support/rabbitSplit';
 import { activeSplit, removeSplit } from '../support/splits';
 import { uniqueName } from '../support/services';
 
@@ -51,11 +51,11 @@ test('the QueueSplit CRD deleted with a split Active: the route drains, the CRD 
     (state) => state.items.length === 0,
     30_000,
   );
-  await pollUntil(
+  await waitForAppReceived(
     'the app processed every message, ana’s drained back from her shadow',
-    () => Promise.resolve(appReceived(prefix)),
-    (got) => [...ana, ...team].every((id) => got.has(id)),
+    [...ana, ...team],
     120_000,
+    prefix,
   );
 
   await installCrd(kc);

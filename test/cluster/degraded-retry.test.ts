@@ -8,8 +8,7 @@ import { test } from 'node:test';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { RETRY_ANNOTATION } from '../../core/state/operatorRetry';
 import { clusterFixture } from '../support/clusterFixture';
-import { pollUntil } from '../support/poll';
-import { appReceived, ids, publishTo, rabbitApp, waitForRabbitHandback } from '../support/rabbitSplit';
+import { ids, publishTo, rabbitApp, waitForAppReceived, waitForRabbitHandback } from '../support/rabbitSplit';
 import {
   activeSplit,
   deleteSplit,
@@ -49,10 +48,10 @@ test('a drain blocked by an attached consumer degrades with the retry command; t
   await waitForRabbitHandback(kc, namespace, 'stuck', source);
   const workload = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'stuck', namespace });
   assert.equal(workload.metadata?.annotations?.[RETRY_ANNOTATION], undefined, 'the retry was consumed');
-  await pollUntil(
+  await waitForAppReceived(
     "kim's kept messages and everything else reach the app after the retry",
-    async () => appReceived(source),
-    (got) => [...kim, ...plain].every((id) => got.has(id)),
+    [...kim, ...plain],
     90_000,
+    source,
   );
 });

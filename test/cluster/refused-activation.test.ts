@@ -16,7 +16,7 @@ import { clusterFixture } from '../support/clusterFixture';
 import { podsOf } from '../support/kube';
 import { pollUntil, waitForGone } from '../support/poll';
 import { queueExists } from '../support/rabbitManagement';
-import { appReceived, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
+import { deployRabbitApp, ids, publishTo, waitForAppReceived } from '../support/rabbitSplit';
 import { getSplit, removeSplit, splitFor, waitForSplitPhase } from '../support/splits';
 import { uniqueName } from '../support/services';
 
@@ -172,12 +172,7 @@ test('a source with declaration arguments the agent does not know: Rejected nami
   // The app was never quiesced: it still consumes its source.
   const sent = ids(source, 'after', 3);
   await publishTo(ch, source, sent);
-  await pollUntil(
-    'the app still consumes its source',
-    async () => appReceived(source),
-    (got) => sent.every((id) => got.has(id)),
-    30_000,
-  );
+  await waitForAppReceived('the app still consumes its source', sent, 30_000, source);
 
   // Deleting the split lets it go at once.
   await removeSplit(kc, namespace, name, 30_000);

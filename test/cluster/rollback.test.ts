@@ -19,6 +19,7 @@ import {
   publishTo,
   rabbitApp,
   rabbitDeclaration,
+  waitForAppReceived,
   waitForRabbitHandback,
 } from '../support/rabbitSplit';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
@@ -175,11 +176,11 @@ test('a manual scale while the split activates aborts into the proved rollback',
     assertRolledBack(watch, scaledIn);
     const afterIds = ids(source, 'after', 3);
     await publishTo(ch, source, afterIds, 'alice');
-    await pollUntil(
+    await waitForAppReceived(
       'the restored app consumed everything sent before, during and after',
-      async () => appReceived(source),
-      (got) => [...pre, ...during, ...afterIds].every((id) => got.has(id)),
+      [...pre, ...during, ...afterIds],
       90_000,
+      source,
     );
     await removeSplit(kc, namespace, split.metadata.name);
   } finally {

@@ -19,7 +19,7 @@ import { grantDeveloper, testInstall } from '../../deploy/install';
 import { clusterFixture } from '../support/clusterFixture';
 import { records, waitForReadyPods } from '../support/kube';
 import { pollUntil } from '../support/poll';
-import { appReceived, consumeQueueIds, deployRabbitApp, ids, publishTo } from '../support/rabbitSplit';
+import { consumeQueueIds, deployRabbitApp, ids, publishTo, waitForAppReceived } from '../support/rabbitSplit';
 import { createSplit, removeSplit, waitForSplitPhase } from '../support/splits';
 import { uniqueName } from '../support/services';
 
@@ -182,11 +182,12 @@ test('split a classic queue: the queue-agent is accepted in a namespace enforcin
   );
   const after = ids(source, 'after', 5);
   await publishTo(ch, source, after, 'alice');
-  await pollUntil(
+  await waitForAppReceived(
     'after handback the app consumes the source again, alice header or not',
-    async () => appReceived(source, source),
-    (got) => after.every((id) => got.has(id)),
+    after,
     60_000,
+    source,
+    source,
   );
   const everything = new Set([
     ...records((r) => r.event === 'message').map((r) => (r.event === 'message' ? r.id : '')),

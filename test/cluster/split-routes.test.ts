@@ -7,7 +7,14 @@ import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { clusterFixture } from '../support/clusterFixture';
 import { hostPidOf, podsOf } from '../support/kube';
 import { pollUntil } from '../support/poll';
-import { appReceived, consumeQueueIds, ids, publishTo, rabbitApp } from '../support/rabbitSplit';
+import {
+  appReceived,
+  consumeQueueIds,
+  ids,
+  publishTo,
+  rabbitApp,
+  waitForAppReceived,
+} from '../support/rabbitSplit';
 import {
   activeSplit,
   createSplit,
@@ -62,12 +69,7 @@ test('two developers split one queue; an overlapping filter is rejected naming t
     ([a, b]) => a === 5 && b === 5,
     60_000,
   );
-  await pollUntil(
-    'the app got the rest',
-    async () => appReceived(source),
-    (got) => rest.every((id) => got.has(id)),
-    60_000,
-  );
+  await waitForAppReceived('the app got the rest', rest, 60_000, source);
   assert.deepEqual(gotAlice.sort(), aliceIds.sort());
   assert.deepEqual(gotBob.sort(), bobIds.sort());
   const app = appReceived(source);
@@ -101,12 +103,7 @@ test('detach with unconsumed session messages moves them to the app; lease expir
     30_000,
   );
   await removeSplit(kc, namespace, eve.metadata.name);
-  await pollUntil(
-    'the app processed eve residue',
-    async () => appReceived(source),
-    (got) => eveIds.every((id) => got.has(id)),
-    60_000,
-  );
+  await waitForAppReceived('the app processed eve residue', eveIds, 60_000, source);
 
   // dave's lease (10 s, never renewed) expires: the route drains and his split shows Stopped.
   await pollUntil(
@@ -117,12 +114,7 @@ test('detach with unconsumed session messages moves them to the app; lease expir
   );
   const daveIds = ids(source, 'dave-late', 3);
   await publishTo(ch, source, daveIds, 'dave');
-  await pollUntil(
-    'with dave gone, his header goes to the app',
-    async () => appReceived(source),
-    (got) => daveIds.every((id) => got.has(id)),
-    60_000,
-  );
+  await waitForAppReceived('with dave gone, his header goes to the app', daveIds, 60_000, source);
   await deleteSplit(kc, namespace, dave.metadata.name);
   await removeSplit(kc, namespace, keeper.metadata.name);
 });
@@ -143,12 +135,7 @@ test('queue-agent kill -9 while active: it restarts, recovers, and nothing is lo
   process.kill((await hostPidOf(agentPods[0]!))!, 'SIGKILL');
   await publishTo(ch, source, during);
   await publishTo(ch, source, ids(source, 'frank', 4), 'frank');
-  await pollUntil(
-    'the app got every unmatched message',
-    async () => appReceived(source),
-    (got) => [...before, ...during].every((id) => got.has(id)),
-    120_000,
-  );
+  await waitForAppReceived('the app got every unmatched message', [...before, ...during], 120_000, source);
   const mine: string[] = [];
   const local = await consumeQueueIds(conn, split.status!.queues![0]!.shadow!.source!, mine);
   await pollUntil(

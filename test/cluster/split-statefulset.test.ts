@@ -12,6 +12,7 @@ import {
   ids,
   publishTo,
   rabbitApp,
+  waitForAppReceived,
   waitForRabbitHandback,
 } from '../support/rabbitSplit';
 import { activeSplit, removeSplit } from '../support/splits';
@@ -62,11 +63,11 @@ test('split a StatefulSet (2 replicas): routing while active, handback restores 
     (n) => n === alice.length,
     60_000,
   );
-  await pollUntil(
+  await waitForAppReceived(
     'the StatefulSet processed the rest (and the messages sent before the split)',
-    async () => appReceived(source),
-    (got) => [...before, ...rest].every((id) => got.has(id)),
+    [...before, ...rest],
     60_000,
+    source,
   );
   assert.deepEqual([...new Set(mine)].sort(), [...alice].sort(), 'alice got exactly her messages');
   assert.ok(!alice.some((id) => appReceived(source).has(id)), 'the app never saw an alice message');
@@ -81,11 +82,12 @@ test('split a StatefulSet (2 replicas): routing while active, handback restores 
 
   const afterIds = ids(source, 'after', 6);
   await publishTo(ch, source, afterIds, 'alice');
-  await pollUntil(
+  await waitForAppReceived(
     'after handback both pods consume the source again, alice header or not',
-    async () => appReceived(source, source),
-    (got) => afterIds.every((id) => got.has(id)),
+    afterIds,
     60_000,
+    source,
+    source,
   );
   const everywhere = new Set([...appReceived(source), ...mine]);
   assert.deepEqual(

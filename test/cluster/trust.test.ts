@@ -178,6 +178,20 @@ async function splitOverPlantedState(stateText: string) {
   return splitFor(fx.kc, fx.namespace, { workload: WORKLOAD, user: 'lee' });
 }
 
+/** A few more passes: still nothing written over the planted state (`kept` says so), nothing
+ * done to the workload. */
+async function assertKeptAsPlanted(text: string, kept: string, before: V1Deployment): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  assert.equal((await configMap(names.stateConfigMap))?.data?.[STATE_KEY], text, kept);
+  assertUntouched(before, await readWorkload());
+}
+
+/** lee's split gone, then the state planted under it. */
+async function removePlanted(split: string): Promise<void> {
+  await removeSplit(fx.kc, fx.namespace, split);
+  await core().deleteNamespacedConfigMap({ name: names.stateConfigMap, namespace: fx.namespace });
+}
+
 test('a corrupt state ConfigMap makes the split Degraded (StateUnreadable) and is not overwritten; the workload is untouched', async () => {
   const { kc, namespace } = fx;
   const before = await readWorkload();
@@ -191,16 +205,8 @@ test('a corrupt state ConfigMap makes the split Degraded (StateUnreadable) and i
     new RegExp(`${names.stateConfigMap} cannot be read .*not valid JSON`),
   );
   assert.match(degraded.status?.nextAction ?? '', /Nothing was changed\. Restore the ConfigMap/);
-  // A few more passes: still nothing written over it, nothing done to the workload.
-  await new Promise((resolve) => setTimeout(resolve, 3_000));
-  assert.equal(
-    (await configMap(names.stateConfigMap))?.data?.[STATE_KEY],
-    corrupt,
-    'the state was kept as found',
-  );
-  assertUntouched(before, await readWorkload());
-  await removeSplit(kc, namespace, split.metadata.name);
-  await core().deleteNamespacedConfigMap({ name: names.stateConfigMap, namespace });
+  await assertKeptAsPlanted(corrupt, 'the state was kept as found', before);
+  await removePlanted(split.metadata.name);
 });
 
 test("a forged state document (well-formed, naming another team's queue for cleanup) is not loaded: the split is Degraded (StateUnsealed) and nothing changes", async () => {
@@ -223,17 +229,10 @@ test("a forged state document (well-formed, naming another team's queue for clea
   const condition = degraded.status?.conditions?.[0];
   assert.equal(condition?.reason, 'StateUnsealed');
   assert.match(condition?.message ?? '', /is not one this controller wrote/);
-  await new Promise((resolve) => setTimeout(resolve, 3_000));
-  assert.equal(
-    (await configMap(names.stateConfigMap))?.data?.[STATE_KEY],
-    text,
-    'the document was kept as found',
-  );
-  assertUntouched(before, await readWorkload());
+  await assertKeptAsPlanted(text, 'the document was kept as found', before);
   assert.equal((await ch.checkQueue(victim)).messageCount, 1, 'the queue it named was not touched');
   await ch.deleteQueue(victim);
-  await removeSplit(kc, namespace, split.metadata.name);
-  await core().deleteNamespacedConfigMap({ name: names.stateConfigMap, namespace });
+  await removePlanted(split.metadata.name);
 });
 
 test(`with ${WHOLE_QUEUE_ANNOTATION}=true a whole-queue split activates; a forged desired document (a broker name pointed elsewhere; or, names intact, a public key, filter or source rewritten) is then refused by the queue-agent, reported, and replaced; a malformed observed document is reported instead of wedging the workload`, async () => {

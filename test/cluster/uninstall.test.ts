@@ -35,7 +35,7 @@ import { controllerManifests } from '../../deploy/manifests';
 import { clusterFixture } from '../support/clusterFixture';
 import { readWorkload, readWorkloadStatus } from '../support/handback';
 import { pollUntil, waitForGone } from '../support/poll';
-import { appReceived, ids, publishTo, rabbitApp } from '../support/rabbitSplit';
+import { ids, publishTo, rabbitApp, waitForAppReceived } from '../support/rabbitSplit';
 import { activeSplit, getSplit, removeSplit, waitForSplitPhase } from '../support/splits';
 import { uniqueName } from '../support/services';
 
@@ -117,11 +117,11 @@ test('the controller uninstalled during a split and installed again acts on noth
   // No controller: the queue-agent of the split goes on feeding the app.
   const meanwhile = ids(prefix, 'meanwhile', 5);
   await publishTo(ch, source, meanwhile);
-  await pollUntil(
+  await waitForAppReceived(
     'the app still gets its messages with no controller installed',
-    () => Promise.resolve(appReceived(prefix)),
-    (got) => [...team, ...meanwhile].every((id) => got.has(id)),
+    [...team, ...meanwhile],
     60_000,
+    prefix,
   );
 
   await installController(kc);
@@ -249,10 +249,10 @@ test('then uninstalled as README says (the split deleted, the handback awaited, 
   assert.deepEqual(left, [], 'no Queue Split object is left in the namespace');
   for (const queue of brokerNames)
     assert.equal(await queueExists(services.rabbitManagementUrl, queue), false, `${queue} was deleted`);
-  await pollUntil(
+  await waitForAppReceived(
     'the app processed every message, ana’s drained back from her shadow',
-    () => Promise.resolve(appReceived(shared.prefix)),
-    (got) => shared.sent.every((id) => got.has(id)),
+    shared.sent,
     120_000,
+    shared.prefix,
   );
 });

@@ -14,7 +14,7 @@ import { clusterFixture } from '../support/clusterFixture';
 import { podsOf } from '../support/kube';
 import { pollUntil, sleep } from '../support/poll';
 import { listControllerPods } from '../support/processes';
-import { appReceived, ids, publishTo, rabbitApp } from '../support/rabbitSplit';
+import { ids, publishTo, rabbitApp, waitForAppReceived } from '../support/rabbitSplit';
 import { createSplit, getSplit, removeSplit, waitForSplitPhase } from '../support/splits';
 
 const CLUSTER_ROLE = 'queuesplit-controller';
@@ -140,12 +140,7 @@ test('a QueueSplit list refused around a controller restart: the route stays ACT
   // And the app still gets what is not the developer's.
   const mine = ids(source, 'other', 5);
   await publishTo(ch, source, mine);
-  await pollUntil(
-    'the app received the others',
-    async () => appReceived(source),
-    (got) => mine.every((id) => got.has(id)),
-    60_000,
-  );
+  await waitForAppReceived('the app received the others', mine, 60_000, source);
 
   await removeSplit(kc, namespace, name);
 });

@@ -12,7 +12,7 @@ import { mergePatch } from '../../agent/kube/client';
 import { clusterFixture } from '../support/clusterFixture';
 import { scale, waitForNoPods } from '../support/kube';
 import { pollUntil, sleep } from '../support/poll';
-import { appReceived, ids, publishTo, rabbitApp, waitForRabbitHandback } from '../support/rabbitSplit';
+import { ids, publishTo, rabbitApp, waitForAppReceived, waitForRabbitHandback } from '../support/rabbitSplit';
 import { activeSplit, removeSplit } from '../support/splits';
 import { readWorkloadStatus } from '../support/handback';
 
@@ -191,10 +191,5 @@ test('the app not consuming its app shadow when the last route leaves: the workl
     () => eventsOf('idle-app'),
     (events) => events.some((e) => e.reason === 'HandedBack' && e.type === 'Normal'),
   );
-  await pollUntil(
-    'every message reached the app',
-    async () => appReceived(source),
-    (got) => plain.every((id) => got.has(id)),
-    90_000,
-  );
+  await waitForAppReceived('every message reached the app', plain, 90_000, source);
 });

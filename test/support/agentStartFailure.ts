@@ -5,8 +5,7 @@ import assert from 'node:assert/strict';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { RETRY_ANNOTATION } from '../../core/state/operatorRetry';
 import type { ClusterFixture } from './clusterFixture';
-import { pollUntil } from './poll';
-import { appReceived, ids, publishTo, rabbitApp } from './rabbitSplit';
+import { ids, publishTo, rabbitApp, waitForAppReceived } from './rabbitSplit';
 import { operatorRetry, removeSplit, splitFor, waitForSplitPhase } from './splits';
 
 export interface Started {
@@ -52,11 +51,11 @@ export class AgentStartFailures {
     const mine = ids(s.source, 'noor', 2);
     await publishTo(ch, s.source, plain);
     await publishTo(ch, s.source, mine, 'noor');
-    await pollUntil(
+    await waitForAppReceived(
       'the app still consumes every message of its source',
-      async () => appReceived(s.source),
-      (got) => [...plain, ...mine].every((id) => got.has(id)),
+      [...plain, ...mine],
       30_000,
+      s.source,
     );
     return message;
   }

@@ -4,6 +4,7 @@ import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import type { ClusterFixture } from './clusterFixture';
 import { waitForHandback } from './handback';
+import { pollUntil } from './poll';
 import { asStatefulSet, fixtureDeployment, records, waitForReadyPods } from './kube';
 import { createSecret, messageBody, messageHeaders } from './secrets';
 import { uniqueName, type Services } from './services';
@@ -100,6 +101,25 @@ export function appReceived(prefix: string, source?: string): Set<string> {
       (r) =>
         r.event === 'message' && r.id.startsWith(prefix) && (source === undefined || r.source === source),
     ).map((r) => (r.event === 'message' ? r.id : '')),
+  );
+}
+
+/**
+ * Waits until the fixture app pods recorded every one of `expected` (ids starting with `prefix`,
+ * read from `source` when given); `what` names the wait in its failure.
+ */
+export async function waitForAppReceived(
+  what: string,
+  expected: readonly string[],
+  timeoutMs: number,
+  prefix: string,
+  source?: string,
+): Promise<void> {
+  await pollUntil(
+    what,
+    async () => appReceived(prefix, source),
+    (got) => expected.every((id) => got.has(id)),
+    timeoutMs,
   );
 }
 

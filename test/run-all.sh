@@ -77,5 +77,7 @@ done
 # Where the time went, across suites: the slowest files (each suite's log has its whole table).
 find test-results/timing -name '*.jsonl' ! -name all.jsonl -exec cat {} + >test-results/timing/all.jsonl 2>/dev/null || true
 npx --no-install tsx test/support/timingTable.ts test-results/timing/all.jsonl "all suites, slowest files" --top 25 || true
+# No suite retries a failed test (README "How the suites run"): a failure here is a failure.
+echo "retries: none (a test that fails once fails the run)"
 echo "$passed passed, $failed failed"
 exit "$status"

@@ -26,6 +26,8 @@ export interface Services {
   };
   /** The CA (PEM) that signed the brokers' TLS listeners (test/env/brokerTls.ts). */
   brokerCaFile: string;
+  /** ElasticMQ, the environment's SQS (test/env/elasticmq.ts). */
+  sqs: { endpoint: string; podEndpoint: string; region: string };
 }
 
 export function loadServices(): Services {
@@ -54,6 +56,14 @@ export function loadServices(): Services {
       rabbitManagementTlsUrl: need('RABBITMQ_POD_MANAGEMENT_TLS_URL'),
     },
     brokerCaFile: need('BROKER_CA_FILE'),
+    // Read when used: an environment brought up before SQS joined it has no ElasticMQ yet.
+    get sqs(): Services['sqs'] {
+      return {
+        endpoint: need('SQS_ENDPOINT'),
+        podEndpoint: need('SQS_POD_ENDPOINT'),
+        region: need('SQS_REGION'),
+      };
+    },
     // Read when used: the broker suites run before the control plane is up (env:up --brokers).
     get kubeconfig(): string {
       const value = process.env.KUBECONFIG;

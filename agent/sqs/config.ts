@@ -1,0 +1,145 @@
+// Configuration of one SQS engine (docs/providers/sqs.md). Every queue name comes from the
+// controller, which computed and recorded it (docs/design.md §7): the source by its URL (the
+// form applications use), the shadows and the lock queue by name, in the source's account and
+// region. The engine never derives a name.
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { FieldError } from '../../core/result';
+import type { EngineHooks } from '../engine/contract';
+import type { Logger } from '../log';
+
+export interface SqsTiming {
+  /** How long one step may wait for a proof before it answers `pending`. */
+  readonly stepTimeoutMs: number;
+  /** How long SQS's approximate counts may trail a change (AWS documents about a minute;
+   * ElasticMQ's are exact). Every emptiness or quiet proof spans the queue's visibility
+   * timeout plus this. */
+  readonly countsLagMs: number;
+  readonly pollIntervalMs: number;
+  /** The visibility timeout of the pump's receives, extended while a copy is slow. */
+  readonly pumpVisibilitySeconds: number;
+  /** Long-poll wait of the pump's receives (a stop interrupts it). */
+  readonly receiveWaitSeconds: number;
+  /** The lock message's visibility: how long a takeover waits after its holder died. */
+  readonly lockVisibilitySeconds: number;
+  /** Backoff of a copy whose send failed (the message stays in flight meanwhile). */
+  readonly retryInitialMs: number;
+  readonly retryMaxMs: number;
+}
+
+export const defaultTiming: SqsTiming = {
+  stepTimeoutMs: 150_000,
+  countsLagMs: 60_000,
+  pollIntervalMs: 1_000,
+  pumpVisibilitySeconds: 60,
+  receiveWaitSeconds: 10,
+  lockVisibilitySeconds: 30,
+  retryInitialMs: 200,
+  retryMaxMs: 5_000,
+};
+
+/** Static keys as the workload has them (env or a secretKeyRef); without them the SDK's
+ * default chain (which includes a web-identity token under IRSA). Secret: never logged. */
+export interface SqsCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string;
+}
+
+/** How the filter reads a body that is an SNS notification (raw delivery off). */
+export type SnsEnvelope = 'auto' | 'off';
+
+export interface SqsEngineConfig {
+  readonly activationId: string;
+  readonly epoch: number;
+  readonly region: string;
+  /** An endpoint override (LocalStack, ElasticMQ, a VPC endpoint). */
+  readonly endpoint?: string;
+  readonly credentials?: SqsCredentials;
+  readonly sourceQueueUrl: string;
+  readonly appShadow: string;
+  readonly lockQueue: string;
+  /** Source messages the pump holds in flight at most (received, not yet deleted). */
+  readonly prefetch?: number;
+  readonly snsEnvelope?: SnsEnvelope;
+  readonly timing?: Partial<SqsTiming>;
+}
+
+export interface SqsEngineDeps {
+  readonly logger?: Logger;
+  readonly hooks?: EngineHooks;
+  /** The client to use instead of one built from the config (tests cut its network). */
+  readonly client?: SQSClient;
+}
+
+export const DEFAULT_PREFETCH = 50;
+export const MAX_PREFETCH = 1_000;
+
+/** SQS queue names: 1-80 of alphanumerics, hyphens and underscores (`.fifo` for FIFO). */
+const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;
+
+/** The queue name of a queue URL (its last path segment). */
+export function queueNameOf(url: string): string {
+  const path = url.replace(/[?#].*$/, '').replace(/\/+$/, '');
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** The URL of a queue named `name` in the source's account and region. */
+export function siblingUrl(sourceQueueUrl: string, name: string): string {
+  const path = sourceQueueUrl.replace(/[?#].*$/, '').replace(/\/+$/, '');
+  return `${path.slice(0, path.lastIndexOf('/') + 1)}${name}`;
+}
+
+export function validateConfig(config: SqsEngineConfig): FieldError[] {
+  const errors: FieldError[] = [];
+  let url: URL | undefined;
+  try {
+    url = new URL(config.sourceQueueUrl);
+  } catch {
+    errors.push({
+      path: 'sourceQueueUrl',
+      problem: `${JSON.stringify(config.sourceQueueUrl)} is not a URL`,
+      fix: 'give the queue URL as applications use it (https://sqs.<region>.amazonaws.com/<account>/<name>)',
+    });
+  }
+  const source = queueNameOf(config.sourceQueueUrl);
+  if (url && source.endsWith('.fifo')) errors.push(fifoRefused('sourceQueueUrl'));
+  else if (url && (!QUEUE_NAME.test(source) || url.pathname.split('/').filter(Boolean).length < 2)) {
+    errors.push({
+      path: 'sourceQueueUrl',
+      problem: `${JSON.stringify(config.sourceQueueUrl)} does not end in /<account>/<queue name>`,
+      fix: 'give the queue URL as applications use it',
+    });
+  }
+  const names = { appShadow: config.appShadow, lockQueue: config.lockQueue };
+  for (const [key, name] of Object.entries(names)) {
+    if (!QUEUE_NAME.test(name)) {
+      errors.push({
+        path: key,
+        problem: `${JSON.stringify(name)} is not a usable SQS queue name`,
+        fix: 'use 1-80 letters, digits, hyphens or underscores',
+      });
+    }
+  }
+  if (new Set([source, config.appShadow, config.lockQueue]).size !== 3) {
+    errors.push({
+      path: 'appShadow',
+      problem: 'source, app shadow and lock queue must differ',
+      fix: 'record three distinct names',
+    });
+  }
+  const prefetch = config.prefetch ?? DEFAULT_PREFETCH;
+  if (!Number.isInteger(prefetch) || prefetch < 1 || prefetch > MAX_PREFETCH) {
+    errors.push({ path: 'prefetch', problem: `${prefetch} is out of range`, fix: `use 1-${MAX_PREFETCH}` });
+  }
+  return errors;
+}
+
+/** FIFO sources are not supported yet: refused whole, never half-supported (docs/providers/sqs.md). */
+export function fifoRefused(path: string): FieldError {
+  return {
+    path,
+    problem:
+      'the source is a FIFO queue; this queue-agent splits standard SQS queues only (FIFO shadows, group order and deduplication ids are not built yet)',
+    fix: 'split a standard queue, or wait for FIFO support',
+  };
+}

@@ -6,6 +6,8 @@ import type { KafkaEngineConfig } from '../../agent/kafka/config';
 import { KafkaEngine } from '../../agent/kafka/engine';
 import type { RabbitEngineConfig } from '../../agent/rabbitmq/config';
 import { RabbitEngine } from '../../agent/rabbitmq/engine';
+import type { SqsEngineConfig } from '../../agent/sqs/config';
+import { SqsEngine } from '../../agent/sqs/engine';
 import type { ChildSpec } from './harness';
 
 export function engineFromSpec(spec: ChildSpec, deps: { hooks: EngineHooks; logger: Logger }): Engine {
@@ -16,6 +18,9 @@ export function engineFromSpec(spec: ChildSpec, deps: { hooks: EngineHooks; logg
     case 'kafka':
       // The Kafka harness wrote this config from a KafkaEngineConfig (JSON round trip).
       return new KafkaEngine(spec.config as KafkaEngineConfig, deps);
+    case 'sqs':
+      // The SQS harness wrote this config from an SqsEngineConfig (JSON round trip).
+      return new SqsEngine(spec.config as SqsEngineConfig, deps);
     default:
       throw new Error(`crash child: no engine for provider ${spec.provider}`);
   }

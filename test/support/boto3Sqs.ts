@@ -2,6 +2,8 @@
 // installs it): a second SQS client, on SQS's other wire protocol, so a test's traffic comes from
 // a client this project did not write. A missing boto3 fails loudly with the fix.
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { loadServices } from './services';
@@ -37,9 +39,22 @@ async function run(args: readonly string[]): Promise<unknown> {
   }
 }
 
+/** A single command-line argument holds at most 128 KiB (Linux MAX_ARG_STRLEN): larger message
+ * lists go through a file. */
+const MAX_ARG_BYTES = 100_000;
+
 /** Sends `messages` to `queueUrl` with boto3; the message ids SQS gave them. */
 export async function boto3Send(queueUrl: string, messages: readonly Boto3Message[]): Promise<string[]> {
-  return (await run(['send', queueUrl, JSON.stringify(messages)])) as string[];
+  const json = JSON.stringify(messages);
+  if (Buffer.byteLength(json) <= MAX_ARG_BYTES) return (await run(['send', queueUrl, json])) as string[];
+  const dir = await mkdtemp(path.join(tmpdir(), 'qs-boto3-'));
+  try {
+    const file = path.join(dir, 'messages.json');
+    await writeFile(file, json);
+    return (await run(['send', queueUrl, `@${file}`])) as string[];
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** Receives and deletes up to `count` messages with boto3, for at most `seconds`. */

@@ -2,7 +2,7 @@
 protocol at this version, where the AWS SDK for JavaScript speaks JSON), so a test's traffic
 comes from a client this project did not write.
 
-  boto3_sqs.py send ENDPOINT REGION QUEUE_URL MESSAGES_JSON
+  boto3_sqs.py send ENDPOINT REGION QUEUE_URL MESSAGES_JSON|@FILE
       MESSAGES_JSON: [{"body", "attributes": {name: {"type", "value" | "base64"}},
                        "group"?, "dedup"?}]; prints the message ids, one JSON list.
   boto3_sqs.py receive ENDPOINT REGION QUEUE_URL COUNT SECONDS
@@ -79,11 +79,20 @@ def receive(sqs, url, count, seconds):
     print(json.dumps(got))
 
 
+def read_arg(arg):
+    """An argument, or the contents of the file it names as @PATH (a message list larger than
+    the 128 KiB a single command-line argument may hold)."""
+    if arg.startswith("@"):
+        with open(arg[1:], encoding="utf-8") as f:
+            return f.read()
+    return arg
+
+
 def main():
     command, endpoint, region, url = sys.argv[1:5]
     sqs = client(endpoint, region)
     if command == "send":
-        send(sqs, url, json.loads(sys.argv[5]))
+        send(sqs, url, json.loads(read_arg(sys.argv[5])))
     elif command == "receive":
         receive(sqs, url, int(sys.argv[5]), float(sys.argv[6]))
     else:

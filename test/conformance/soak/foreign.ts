@@ -7,6 +7,8 @@ import { produceWithJava, type ForeignHeader } from '../kafka/foreign';
 import { PARTITIONS } from '../kafka/harness';
 import type { ProviderHarness, Topology } from '../harness';
 import { loadServices } from '../../support/services';
+import { boto3Send, type Boto3Message } from '../../support/boto3Sqs';
+import { ID_ATTRIBUTE, sqsQueueUrl } from '../sqs/harness';
 
 /** One soak record, described so each provider's foreign client can send it. */
 export interface SoakRecord {
@@ -70,6 +72,14 @@ export function foreignProducer(h: ProviderHarness): ForeignProducer {
           for (const r of records) await publishViaManagement(services.rabbitManagementUrl, t.source, r);
         },
       };
+    case 'sqs':
+      return {
+        // boto3 (SQS's query/XML protocol): text bodies and String attributes, no repeats.
+        caps: { binaryBodies: false, rawHeaders: false, ccHeaders: false },
+        send: async (t, records) => {
+          await boto3Send(sqsQueueUrl(t.source), records.map(toSqsMessage));
+        },
+      };
     default:
       throw new Error(`soak: no foreign producer for provider ${h.provider}`);
   }
@@ -107,4 +117,23 @@ async function publishViaManagement(managementUrl: string, queue: string, r: Soa
     throw new Error(
       `soak: management publish to ${queue} failed (HTTP ${res.status}, routed=${answer.routed})`,
     );
+}
+
+/** SQS holds at most 256 KiB of body and attributes together. */
+const SQS_MAX_BODY = 250_000;
+
+/** A soak record as an SQS producer can send it: SQS has no empty bodies (a null body is sent
+ * as the record id), holds at most 256 KiB (a larger planned body is cut to it) and refuses an
+ * empty String attribute (such a header is left out). The soak asserts where records go, not
+ * their bodies. */
+function toSqsMessage(r: SoakRecord): Boto3Message {
+  const attributes: NonNullable<Boto3Message['attributes']> = {};
+  for (const [name, value] of r.headers) {
+    if (typeof value !== 'string') throw new Error(`soak: header ${name} is not text (SQS String attribute)`);
+    if (value !== '') attributes[name] = { type: 'String', value };
+  }
+  attributes[ID_ATTRIBUTE] = { type: 'String', value: r.id };
+  if (Buffer.isBuffer(r.body)) throw new Error('soak: the SQS producer sends text bodies only');
+  const body = r.body === null || r.body === '' ? r.id : r.body.slice(0, SQS_MAX_BODY);
+  return { body, attributes };
 }

@@ -75,10 +75,17 @@ export function sqsQueueUrl(name: string): string {
   return `${loadServices().sqs.endpoint}/${ACCOUNT}/${name}`;
 }
 
-interface SqsTopology extends Topology {
+export interface SqsTopology extends Topology {
   readonly lockQueue: string;
   readonly activationId: string;
   readonly names: Set<string>;
+}
+
+export interface SqsHarness extends ProviderHarness {
+  /** The harness's own client (never an engine's). */
+  readonly client: SQSClient;
+  /** The engine configuration `engine` builds for a topology. */
+  config(t: Topology, options?: EngineOptions): SqsEngineConfig;
 }
 
 /** Characters an SQS body may hold (#x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF). */
@@ -147,7 +154,7 @@ const RECEIVE = {
   MessageSystemAttributeNames: ['AWSTraceHeader' as const],
 };
 
-export function sqsHarness(): ProviderHarness {
+export function sqsHarness(): SqsHarness {
   const services = loadServices();
   const { endpoint, region } = services.sqs;
   const credentials = { accessKeyId: 'queuesplit-test', secretAccessKey: 'queuesplit-test' };
@@ -248,6 +255,8 @@ export function sqsHarness(): ProviderHarness {
       );
 
   return {
+    client,
+    config: (t, options) => config(asTopology(t), options),
     name: 'sqs-standard',
     provider: 'sqs',
     cleanupRetainsShadows: false,

@@ -74,8 +74,13 @@ export interface SqsEngineDeps {
 export const DEFAULT_PREFETCH = 50;
 export const MAX_PREFETCH = 1_000;
 
-/** SQS queue names: 1-80 of alphanumerics, hyphens and underscores (`.fifo` for FIFO). */
-const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;
+/** SQS queue names: 1-80 of alphanumerics, hyphens and underscores; FIFO ones end in `.fifo`. */
+const QUEUE_NAME = /^(?:[A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\.fifo)$/;
+
+export const isQueueName = (name: string): boolean => QUEUE_NAME.test(name);
+
+/** SQS requires FIFO queue names to end in `.fifo` and refuses it on standard ones. */
+export const isFifoName = (name: string): boolean => name.endsWith('.fifo');
 
 /** The queue name of a queue URL (its last path segment). */
 export function queueNameOf(url: string): string {
@@ -102,8 +107,7 @@ export function validateConfig(config: SqsEngineConfig): FieldError[] {
     });
   }
   const source = queueNameOf(config.sourceQueueUrl);
-  if (url && source.endsWith('.fifo')) errors.push(fifoRefused('sourceQueueUrl'));
-  else if (url && (!QUEUE_NAME.test(source) || url.pathname.split('/').filter(Boolean).length < 2)) {
+  if (url && (!QUEUE_NAME.test(source) || url.pathname.split('/').filter(Boolean).length < 2)) {
     errors.push({
       path: 'sourceQueueUrl',
       problem: `${JSON.stringify(config.sourceQueueUrl)} does not end in /<account>/<queue name>`,
@@ -116,9 +120,18 @@ export function validateConfig(config: SqsEngineConfig): FieldError[] {
       errors.push({
         path: key,
         problem: `${JSON.stringify(name)} is not a usable SQS queue name`,
-        fix: 'use 1-80 letters, digits, hyphens or underscores',
+        fix: 'use 1-80 letters, digits, hyphens or underscores (a FIFO name ends in .fifo)',
       });
     }
+  }
+  const shadowError = shadowNameError(source, config.appShadow, 'appShadow');
+  if (shadowError) errors.push(shadowError);
+  if (isFifoName(config.lockQueue)) {
+    errors.push({
+      path: 'lockQueue',
+      problem: `${JSON.stringify(config.lockQueue)} names a FIFO queue; the lock queue is a standard one`,
+      fix: 'record a lock queue name without .fifo',
+    });
   }
   if (new Set([source, config.appShadow, config.lockQueue]).size !== 3) {
     errors.push({
@@ -134,12 +147,15 @@ export function validateConfig(config: SqsEngineConfig): FieldError[] {
   return errors;
 }
 
-/** FIFO sources are not supported yet: refused whole, never half-supported (docs/providers/sqs.md). */
-export function fifoRefused(path: string): FieldError {
+/** A shadow is a queue of the source's kind: FIFO shadows of a FIFO source keep its order. */
+export function shadowNameError(sourceName: string, shadow: string, path: string): FieldError | undefined {
+  const fifo = isFifoName(sourceName);
+  if (fifo === isFifoName(shadow)) return undefined;
   return {
     path,
-    problem:
-      'the source is a FIFO queue; this queue-agent splits standard SQS queues only (FIFO shadows, group order and deduplication ids are not built yet)',
-    fix: 'split a standard queue, or wait for FIFO support',
+    problem: fifo
+      ? `the source is a FIFO queue, so its shadow ${shadow} must be one too`
+      : `the source is a standard queue, so its shadow ${shadow} must be one too`,
+    fix: fifo ? 'record a shadow name ending in .fifo' : 'record a shadow name without .fifo',
   };
 }

@@ -3,13 +3,15 @@
 // message to exactly one shadow queue and deletes it after the send succeeded, with a ledger so
 // a retried copy goes to the same destination; the fence is a lock message held in flight
 // (fence.ts); proofs are stable counts over a window longer than the visibility timeout
-// (proofs.ts); drains, the handback and the rollback move messages with mover.ts. Standard
-// queues only: a FIFO source is refused (config.ts `fifoRefused`).
+// (proofs.ts); drains, the handback and the rollback move messages with mover.ts. A FIFO
+// source gets FIFO shadows, copies that keep each group's order, and deduplication ids.
+import { createHash } from 'node:crypto';
 import {
   CreateQueueCommand,
   DeleteQueueCommand,
   GetQueueAttributesCommand,
   SQSClient,
+  type Message,
 } from '@aws-sdk/client-sqs';
 import type { FieldError } from '../../core/result';
 import type {
@@ -35,8 +37,10 @@ import { PROVIDER, sqsCheckpoints, type SqsState } from './checkpoint';
 import {
   DEFAULT_PREFETCH,
   defaultTiming,
-  fifoRefused,
+  isFifoName,
+  isQueueName,
   queueNameOf,
+  shadowNameError,
   siblingUrl,
   validateConfig,
   type SqsEngineConfig,
@@ -87,6 +91,9 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
   private readonly fence: LockFence;
   private readonly pump: SourcePump;
   private readonly sourceUrl: string;
+  private readonly fifo: boolean;
+  /** Names this activation in move deduplication ids (at most 128 characters in all). */
+  private readonly activationTag: string;
   /** What shadows are created with: decided in prepare, kept in the checkpoint. */
   private shadowAttrs: Record<string, string> | undefined;
   /** The phase a recovered checkpoint was in (the kernel's is still `new` during recover). */
@@ -106,6 +113,10 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
     this.epoch = config.epoch;
     this.appShadow = config.appShadow;
     this.sourceUrl = config.sourceQueueUrl;
+    this.fifo = isFifoName(queueNameOf(config.sourceQueueUrl));
+    this.activationTag = /^[\x21-\x7e]{1,48}$/.test(config.activationId)
+      ? config.activationId
+      : createHash('sha256').update(config.activationId).digest('hex').slice(0, 32);
     this.reservedNames = [queueNameOf(config.sourceQueueUrl), config.lockQueue];
     const { activationId, epoch, sourceQueueUrl, appShadow, lockQueue } = config;
     this.identity = { activationId, epoch, sourceQueueUrl, appShadow, lockQueue };
@@ -138,6 +149,7 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
       urlOf: (queue) => this.urlOf(queue),
       timing: this.timing,
       prefetch: config.prefetch ?? DEFAULT_PREFETCH,
+      fifo: this.fifo,
       barrier: view.barrier,
       hooks: deps.hooks ?? {},
       log,
@@ -220,13 +232,17 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
   checkRoutes(routes: readonly RouteSpec[]): FieldError[] {
     const errors: FieldError[] = [];
     routes.forEach((r, i) => {
-      if (!/^[A-Za-z0-9_-]{1,80}$/.test(r.shadow)) {
+      const path = `routes[${i}].shadow`;
+      if (!isQueueName(r.shadow)) {
         errors.push({
-          path: `routes[${i}].shadow`,
+          path,
           problem: `${JSON.stringify(r.shadow)} is not a usable SQS queue name`,
-          fix: 'use 1-80 letters, digits, hyphens or underscores',
+          fix: 'use 1-80 letters, digits, hyphens or underscores (a FIFO name ends in .fifo)',
         });
+        return;
       }
+      const kind = shadowNameError(queueNameOf(this.sourceUrl), r.shadow, path);
+      if (kind) errors.push(kind);
     });
     return errors;
   }
@@ -484,7 +500,7 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
 
   private prepareResult(warnings: readonly string[]): PrepareResult {
     return {
-      sourceKind: 'standard',
+      sourceKind: this.fifo ? 'fifo' : 'standard',
       shadows: [this.config.appShadow],
       ...(this.shadowAttrs
         ? {
@@ -497,15 +513,26 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
     };
   }
 
-  /** The source exists, is a standard queue, and its attributes (the preflight). */
+  /** The source exists, is of the kind its name says, and its attributes (the preflight). */
   private async checkSource(): Promise<Step<Record<string, string>>> {
     try {
       const { Attributes = {} } = await this.client.send(
         new GetQueueAttributesCommand({ QueueUrl: this.sourceUrl, AttributeNames: ['All'] }),
       );
       this.setReachable(true);
-      if (Attributes.FifoQueue === 'true')
-        return { ok: false, outcome: rejected([fifoRefused('sourceQueueUrl')]) };
+      if ((Attributes.FifoQueue === 'true') !== this.fifo) {
+        // SQS names FIFO queues .fifo and only those: a mismatch is not the queue named.
+        return {
+          ok: false,
+          outcome: rejected([
+            {
+              path: 'sourceQueueUrl',
+              problem: `${queueNameOf(this.sourceUrl)} answers FifoQueue=${Attributes.FifoQueue ?? 'false'}, which its name contradicts`,
+              fix: 'check the queue URL',
+            },
+          ]),
+        };
+      }
       return { ok: true, value: Attributes };
     } catch (err) {
       if (!isQueueMissing(err)) throw err;
@@ -628,10 +655,19 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
         ),
       };
     }
+    const toSource = target === this.sourceUrl;
     const moved = await moveAll({
       client: this.client,
       from: url,
-      to: target.includes('/') ? target : this.urlOf(target),
+      to: toSource ? target : this.urlOf(target),
+      // Handback ids are new (the source saw its own within 5 minutes and would drop them),
+      // stable across a retried move: derived from the activation and the moved message.
+      ...(this.fifo
+        ? {
+            dedupId: (m: Message) =>
+              `qs-${toSource ? 'back' : 'drain'}-${this.activationTag}-${m.MessageId ?? ''}`,
+          }
+        : {}),
       visibilitySeconds: Math.max(30, this.timing.pumpVisibilitySeconds),
       fenceHeld: () => this.fence.held,
       onMoved: () => this.moves.set(shadow, (this.moves.get(shadow) ?? 0) + 1),

@@ -59,11 +59,22 @@ export interface CopyContent {
   readonly MessageSystemAttributes?: Record<string, MessageSystemAttributeValue>;
 }
 
-export function copyOf(message: Message): CopyContent {
+/** The FIFO fields of a copy: the source's group, and a deduplication id of the engine's. */
+export interface FifoCopy {
+  readonly MessageGroupId: string;
+  readonly MessageDeduplicationId: string;
+}
+
+/** `dedupId`: for a FIFO destination, the copy's deduplication id (its group is the message's). */
+export function copyOf(message: Message, dedupId?: string): CopyContent & Partial<FifoCopy> {
   const trace = message.Attributes?.AWSTraceHeader;
   const attributes = message.MessageAttributes;
+  const group = message.Attributes?.MessageGroupId;
   return {
     MessageBody: message.Body ?? '',
+    ...(dedupId !== undefined && group !== undefined
+      ? { MessageGroupId: group, MessageDeduplicationId: dedupId }
+      : {}),
     ...(attributes && Object.keys(attributes).length > 0 ? { MessageAttributes: attributes } : {}),
     ...(trace
       ? { MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: trace } } }
@@ -71,8 +82,24 @@ export function copyOf(message: Message): CopyContent {
   };
 }
 
+/**
+ * The deduplication id of a pump copy to a FIFO shadow (docs/providers/sqs.md "FIFO"): the
+ * source message's id, unique per stored message (a producer's own deduplication id may repeat
+ * once its 5 minutes passed, and two such messages would collide in a shadow), with the receive
+ * count: a send retried within one hold is dropped as a duplicate, while a copy after the
+ * message came back (a crash between copy and delete) is a new delivery, as the application
+ * would have seen without a split.
+ */
+export function pumpDedupId(message: Message): string {
+  return `qs-${message.MessageId ?? ''}-${message.Attributes?.ApproximateReceiveCount ?? '0'}`;
+}
+
 /** What every receive of the engine asks for: everything a copy carries. */
 export const RECEIVE_ALL = {
   MessageAttributeNames: ['All'],
-  MessageSystemAttributeNames: ['AWSTraceHeader' as const, 'ApproximateReceiveCount' as const],
+  MessageSystemAttributeNames: [
+    'AWSTraceHeader' as const,
+    'ApproximateReceiveCount' as const,
+    'MessageGroupId' as const,
+  ],
 };

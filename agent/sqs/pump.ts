@@ -21,7 +21,7 @@ import type { Logger } from '../log';
 import type { SqsTiming } from './config';
 import { describeSqsError, errorName, isNetworkError, isQueueMissing, isReceiptInvalid } from './errors';
 import { CopyLedger, type LedgerEntry } from './ledger';
-import { copyOf, RECEIVE_ALL } from './messages';
+import { copyOf, pumpDedupId, RECEIVE_ALL } from './messages';
 
 export interface PumpDeps {
   readonly client: SQSClient;
@@ -29,6 +29,8 @@ export interface PumpDeps {
   urlOf(queue: string): string;
   readonly timing: SqsTiming;
   readonly prefetch: number;
+  /** A FIFO source: copies keep each message group's order and carry deduplication ids. */
+  readonly fifo: boolean;
   readonly barrier: PublishBarrier;
   readonly hooks: EngineHooks;
   readonly log: Logger;
@@ -72,6 +74,8 @@ export class SourcePump {
   private readonly held = new Map<string, Held>();
   private readonly problemsByDestination = new Map<string, CopyProblem>();
   private sourceMissingSince: string | undefined;
+  /** FIFO: the last copy of each message group, which the group's next copy waits for. */
+  private readonly groupTails = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: PumpDeps) {}
 
@@ -186,10 +190,26 @@ export class SourcePump {
           continue;
         }
         this.held.set(held.messageId, held);
-        void this.copy(held);
+        this.schedule(held);
       }
       this.pruneLedger();
     }
+  }
+
+  /** Standard: every copy at once. FIFO: one group's copies strictly in turn, in the order
+   * received (a receive may return several of one group; SQS holds the group back from later
+   * receives until they are deleted, docs/providers/sqs.md fact 6). */
+  private schedule(h: Held): void {
+    const group = this.deps.fifo ? h.message.Attributes?.MessageGroupId : undefined;
+    if (group === undefined) {
+      void this.copy(h);
+      return;
+    }
+    const tail = (this.groupTails.get(group) ?? Promise.resolve()).then(() => this.copy(h));
+    this.groupTails.set(group, tail);
+    void tail.then(() => {
+      if (this.groupTails.get(group) === tail) this.groupTails.delete(group);
+    });
   }
 
   /** Copy, then delete; the barrier entry closes when the delete settled. */
@@ -205,7 +225,10 @@ export class SourcePump {
         if (!deps.fenceHeld()) return; // the successor copies it again, to the same destination
         try {
           await deps.client.send(
-            new SendMessageCommand({ QueueUrl: deps.urlOf(selection.destination), ...copyOf(h.message) }),
+            new SendMessageCommand({
+              QueueUrl: deps.urlOf(selection.destination),
+              ...copyOf(h.message, deps.fifo ? pumpDedupId(h.message) : undefined),
+            }),
           );
           deps.onReachable(true);
           this.problemsByDestination.delete(selection.destination);

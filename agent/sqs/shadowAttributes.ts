@@ -13,6 +13,11 @@ export const COPIED_ATTRIBUTES = [
   'KmsMasterKeyId',
   'KmsDataKeyReusePeriodSeconds',
   'SqsManagedSseEnabled',
+  // FIFO sources: shadows are FIFO queues with the source's deduplication settings.
+  'FifoQueue',
+  'ContentBasedDeduplication',
+  'DeduplicationScope',
+  'FifoThroughputLimit',
 ] as const;
 
 export interface ShadowAttributes {
@@ -24,7 +29,8 @@ export function shadowAttributes(source: Readonly<Record<string, string>>): Shad
   const attributes: Record<string, string> = {};
   for (const name of COPIED_ATTRIBUTES) {
     const value = source[name];
-    if (value !== undefined && value !== '') attributes[name] = value;
+    if (value !== undefined && value !== '' && !(name === 'FifoQueue' && value !== 'true'))
+      attributes[name] = value;
   }
   const warnings: string[] = [];
   if (Number(source.DelaySeconds ?? 0) > 0) {

@@ -1,5 +1,6 @@
 // SQS-only behaviour of the engine (docs/providers/sqs.md) that the provider-neutral suite
-// cannot phrase: a FIFO source refused whole, the filter reading an SNS envelope, a poison
+// cannot phrase: FIFO order per message group across a crash, shadows of the wrong kind refused,
+// the filter reading an SNS envelope, a poison
 // message reaching the dead-letter queue after as many of the application's receives as
 // without a split, and a copy slower than the pump's visibility timeout copied once.
 import assert from 'node:assert/strict';
@@ -16,15 +17,17 @@ import {
 import type { Engine } from '../../agent/engine/contract';
 import type { SqsEngineConfig } from '../../agent/sqs/config';
 import { SqsEngine } from '../../agent/sqs/engine';
-import { loadServices, uniqueName } from '../support/services';
+import { uniqueName } from '../support/services';
 import { sleep } from '../support/poll';
 import { ID_ATTRIBUTE, sqsHarness, sqsQueueUrl, sqsTestTiming } from './sqs/harness';
 import { assertDelivery, batch, ids, seenIds, USER } from './delivery';
-import { running } from './steps';
+import { running, untilDone } from './steps';
+import { crashChildAt } from './scenarios/crash';
 import { testLogger, waitFor, withSplit } from './support';
 
 const h = sqsHarness();
-after(() => h.close());
+const fifo = sqsHarness({ fifo: true });
+after(() => Promise.all([h.close(), fifo.close()]));
 
 const engineWith = (config: SqsEngineConfig, hooks = {}): Engine =>
   new SqsEngine(config, { logger: testLogger(), hooks });
@@ -56,37 +59,55 @@ const sendRaw = (queue: string, id: string, body: string, extra: Record<string, 
   );
 
 describe('SQS-specific engine behaviour', { concurrency: 2 }, () => {
-  test('a FIFO source is refused whole, naming the field and the fix, before anything is created', async () => {
-    const name = `${uniqueName('cf-sqs-fifo')}.fifo`;
-    await h.client.send(new CreateQueueCommand({ QueueName: name, Attributes: { FifoQueue: 'true' } }));
-    const app = uniqueName('cf-sqs-fifo-app');
-    const lock = uniqueName('cf-sqs-fifo-lock');
-    const e = engineWith({
-      activationId: name,
-      epoch: 1,
-      region: 'us-east-1',
-      endpoint: loadServices().sqs.endpoint,
-      credentials: { accessKeyId: 'queuesplit-test', secretAccessKey: 'queuesplit-test' },
-      sourceQueueUrl: sqsQueueUrl(name),
-      appShadow: app,
-      lockQueue: lock,
-      timing: sqsTestTiming,
-    });
-    try {
-      const outcome = await e.prepare();
-      assert.equal(outcome.kind, 'rejected', JSON.stringify(outcome));
-      if (outcome.kind === 'rejected') {
-        assert.equal(outcome.errors[0]?.path, 'sourceQueueUrl');
-        assert.match(outcome.errors[0]?.problem ?? '', /FIFO/);
-        assert.match(outcome.errors[0]?.fix ?? '', /standard queue/);
+  test('FIFO: each message group keeps its order into every destination across a crash between copy and delete', () =>
+    withSplit(fifo, async (t, engines) => {
+      const alice = t.route('alice', { [USER]: 'alice' });
+      // Three groups, interleaved; in each, messages alternate between alice and the app.
+      const groups = ['g1', 'g2', 'g3'];
+      const input = batch('order', 18, (i) => ({
+        [USER]: Math.floor(i / 3) % 2 === 0 ? 'alice' : 'bob',
+      })).map((m, i) => ({ ...m, extra: { MessageGroupId: groups[i % 3]! } }));
+      const groupOf = new Map(input.map((m) => [m.id, m.extra.MessageGroupId]));
+      const victim = input[6]!; // g1's third message, to alice
+      await fifo.produce(t, input);
+      const checkpoint = await crashChildAt(fifo.childSpec(t, 1, [alice], { prefetch: 1 }), victim.id);
+      const e = engines.track(fifo.engine(t, { logger: testLogger() }));
+      await untilDone(() => e.recover(checkpoint), 'recover');
+      const toAlice = input.filter((m) => m.headers?.[USER] === 'alice');
+      const toApp = input.filter((m) => m.headers?.[USER] !== 'alice');
+      const seen = {
+        [alice.shadow]: seenIds(await fifo.read(alice.shadow, ids(toAlice))),
+        app: seenIds(await fifo.read(t.appShadow, ids(toApp))),
+      };
+      assertDelivery({ inputs: ids(input), destinations: seen, mayDuplicate: [victim.id] });
+      for (const [dest, sent] of [
+        [alice.shadow, toAlice],
+        ['app', toApp],
+      ] as const) {
+        for (const g of groups) {
+          // A duplicate may only repeat the message before it (the retried copy comes first in its group).
+          const got = seen[dest]!.filter((id) => groupOf.get(id) === g).filter(
+            (id, i, all) => id !== all[i - 1],
+          );
+          const want = ids(sent.filter((m) => m.extra.MessageGroupId === g));
+          assert.deepEqual(got, want, `${g} in ${dest}: order kept`);
+        }
       }
-      assert.equal(await h.exists(app), false, 'no application shadow');
-      assert.equal(await h.exists(lock), false, 'no lock queue');
-    } finally {
-      await e.close();
-      await h.client.send(new DeleteQueueCommand({ QueueUrl: sqsQueueUrl(name) }));
-    }
-  });
+    }));
+
+  test('shadows of the wrong kind are refused: a FIFO source needs .fifo shadows, a standard one plain ones', () =>
+    withSplit(fifo, async (t, engines) => {
+      const e = engines.track(fifo.engine(t, { logger: testLogger() }));
+      await running(e, 1, []);
+      const plain = { routeId: 'plain', filter: { [USER]: 'alice' }, shadow: `${t.label}-plain` };
+      const refused = await e.reconcileRoutes(2, [plain]);
+      assert.equal(refused.kind, 'rejected', JSON.stringify(refused));
+      if (refused.kind === 'rejected') {
+        assert.equal(refused.errors[0]?.path, 'routes[0].shadow');
+        assert.match(refused.errors[0]?.fix ?? '', /\.fifo/);
+      }
+      assert.equal(await fifo.exists(plain.shadow), false);
+    }));
 
   test('the filter reads the attributes of an SNS envelope (snsEnvelope auto), and only the message’s own with off', () =>
     withSplit(h, async (t, engines) => {

@@ -77,7 +77,15 @@ export function foreignProducer(h: ProviderHarness): ForeignProducer {
         // boto3 (SQS's query/XML protocol): text bodies and String attributes, no repeats.
         caps: { binaryBodies: false, rawHeaders: false, ccHeaders: false },
         send: async (t, records) => {
-          await boto3Send(sqsQueueUrl(t.source), records.map(toSqsMessage));
+          const fifo = t.source.endsWith('.fifo');
+          await boto3Send(
+            sqsQueueUrl(t.source),
+            // FIFO: the record key is the message group (keys repeat on purpose).
+            records.map((r) => ({
+              ...toSqsMessage(r),
+              ...(fifo ? { group: r.key ?? r.id, dedup: r.id } : {}),
+            })),
+          );
         },
       };
     default:

@@ -1,4 +1,4 @@
-// The SQS provider harness, for a standard source queue, against the environment's ElasticMQ
+// The SQS provider harness, for a standard or a FIFO source queue, against the environment's ElasticMQ
 // (test/env/elasticmq.ts). It talks to SQS with its own AWS SDK client, never through engine
 // code, so the suite checks the engine rather than agreeing with it.
 //
@@ -154,7 +154,16 @@ const RECEIVE = {
   MessageSystemAttributeNames: ['AWSTraceHeader' as const],
 };
 
-export function sqsHarness(): SqsHarness {
+export interface SqsHarnessOptions {
+  /** A FIFO source (and so FIFO shadows). Each test message is its own message group unless
+   * its `extra.MessageGroupId` names one: the neutral scenarios hold messages unacknowledged,
+   * which on FIFO holds back the rest of a group. Its deduplication id is its test id. */
+  readonly fifo?: boolean;
+}
+
+export function sqsHarness(options: SqsHarnessOptions = {}): SqsHarness {
+  const fifo = options.fifo === true;
+  const suffix = fifo ? '.fifo' : '';
   const services = loadServices();
   const { endpoint, region } = services.sqs;
   const credentials = { accessKeyId: 'queuesplit-test', secretAccessKey: 'queuesplit-test' };
@@ -185,7 +194,10 @@ export function sqsHarness(): SqsHarness {
     await client.send(
       new CreateQueueCommand({
         QueueName: name,
-        Attributes: { VisibilityTimeout: String(SOURCE_VISIBILITY_SECONDS) },
+        Attributes: {
+          VisibilityTimeout: String(SOURCE_VISIBILITY_SECONDS),
+          ...(name.endsWith('.fifo') ? { FifoQueue: 'true' } : {}),
+        },
       }),
     );
   };
@@ -212,11 +224,15 @@ export function sqsHarness(): SqsHarness {
     for (const m of messages) {
       const { text, encoded } = bodyOf(m);
       const trace = m.extra?.AWSTraceHeader;
+      const group = m.extra?.MessageGroupId;
       await client.send(
         new SendMessageCommand({
           QueueUrl: sqsQueueUrl(queue),
           MessageBody: text,
           MessageAttributes: attributesOf(m, encoded),
+          ...(queue.endsWith('.fifo')
+            ? { MessageGroupId: typeof group === 'string' ? group : m.id, MessageDeduplicationId: m.id }
+            : {}),
           ...(typeof trace === 'string'
             ? { MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: trace } } }
             : {}),
@@ -257,7 +273,7 @@ export function sqsHarness(): SqsHarness {
   return {
     client,
     config: (t, options) => config(asTopology(t), options),
-    name: 'sqs-standard',
+    name: fifo ? 'sqs-fifo' : 'sqs-standard',
     provider: 'sqs',
     cleanupRetainsShadows: false,
     richProperties: {
@@ -274,13 +290,19 @@ export function sqsHarness(): SqsHarness {
       'ApproximateReceiveCount: restarts at each hop (the shadow counts the application’s receives toward the same redrive policy afresh)',
       'SenderId: the queue-agent’s identity sent the copy',
       "delay: the source's DelaySeconds (or a message timer) is applied once, at the source; shadows do not delay again",
+      ...(fifo
+        ? [
+            'SequenceNumber: the shadow’s own',
+            'MessageDeduplicationId: the copy’s is the engine’s, qs-<source MessageId>-<receive count> (unique per source message and hold; MessageGroupId is kept)',
+          ]
+        : []),
     ],
 
     async topology() {
-      const label = uniqueName('cf-sqs');
+      const label = uniqueName(fifo ? 'cf-sqsf' : 'cf-sqs');
       const names = new Set<string>();
-      const name = (role: string) => {
-        const n = `${label}-${role}`;
+      const name = (role: string, kind = suffix) => {
+        const n = `${label}-${role}${kind}`;
         names.add(n);
         return n;
       };
@@ -290,7 +312,7 @@ export function sqsHarness(): SqsHarness {
         label,
         source,
         appShadow: name('app'),
-        lockQueue: name('lock'),
+        lockQueue: name('lock', ''),
         activationId: label,
         names,
         route: (routeId, filter) => ({ routeId, filter, shadow: name(`r-${routeId}`) }),

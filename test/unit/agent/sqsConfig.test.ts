@@ -38,15 +38,42 @@ test('a valid configuration passes; each problem names its field', () => {
   assert.deepEqual(paths({ prefetch: 0 }), ['prefetch']);
 });
 
-test('a FIFO source is refused whole, with the field and the fix', () => {
-  const [error, ...more] = validateConfig({
-    ...config,
-    sourceQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/orders.fifo',
-  });
+test('shadows are queues of the source’s kind; the lock queue is a standard one', () => {
+  const fifo = { ...config, sourceQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/orders.fifo' };
+  assert.deepEqual(validateConfig({ ...fifo, appShadow: 'qs-sapp-orders-x.fifo' }), []);
+  const [error, ...more] = validateConfig(fifo);
   assert.equal(more.length, 0);
-  assert.equal(error?.path, 'sourceQueueUrl');
+  assert.equal(error?.path, 'appShadow');
   assert.match(error?.problem ?? '', /FIFO/);
-  assert.match(error?.fix ?? '', /standard queue/);
+  assert.match(error?.fix ?? '', /\.fifo/);
+  assert.deepEqual(
+    validateConfig({ ...config, appShadow: 'qs-sapp-orders-x.fifo' }).map((e) => e.path),
+    ['appShadow'],
+  );
+  assert.deepEqual(
+    validateConfig({ ...fifo, appShadow: 'a.fifo', lockQueue: 'l.fifo' }).map((e) => e.path),
+    ['lockQueue'],
+  );
+  assert.deepEqual(
+    validateConfig({ ...fifo, appShadow: `${'x'.repeat(76)}.fifo` }).map((e) => e.path),
+    ['appShadow'],
+  );
+});
+
+test('FIFO shadows get the source’s FIFO and deduplication settings', () => {
+  const { attributes } = shadowAttributes({
+    FifoQueue: 'true',
+    ContentBasedDeduplication: 'true',
+    DeduplicationScope: 'messageGroup',
+    FifoThroughputLimit: 'perMessageGroupId',
+  });
+  assert.deepEqual(attributes, {
+    FifoQueue: 'true',
+    ContentBasedDeduplication: 'true',
+    DeduplicationScope: 'messageGroup',
+    FifoThroughputLimit: 'perMessageGroupId',
+  });
+  assert.deepEqual(shadowAttributes({ FifoQueue: 'false' }).attributes, {});
 });
 
 test('shadows get the attributes that change behaviour, not the delay, and warnings say why', () => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
-import { copyOf, filterHeaders, snsAttributes } from '../../../agent/sqs/messages';
+import { copyOf, filterHeaders, pumpDedupId, snsAttributes } from '../../../agent/sqs/messages';
 
 const message = (m: Partial<Message>): Message => ({
   MessageId: 'm-1',
@@ -93,4 +93,23 @@ test('a copy carries the body, every attribute and the trace header as received,
     MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: 'Root=1-abc' } },
   });
   assert.deepEqual(copyOf(message({ Body: 'x', MessageAttributes: {} })), { MessageBody: 'x' });
+});
+
+test('a FIFO copy keeps the group and carries the given deduplication id; the pump’s is per message and receive', () => {
+  const m = message({
+    MessageId: 'id-1',
+    Body: 'x',
+    Attributes: {
+      MessageGroupId: 'g-7',
+      ApproximateReceiveCount: '2',
+      MessageDeduplicationId: 'producer-id',
+    },
+  });
+  assert.equal(pumpDedupId(m), 'qs-id-1-2');
+  assert.deepEqual(copyOf(m, pumpDedupId(m)), {
+    MessageBody: 'x',
+    MessageGroupId: 'g-7',
+    MessageDeduplicationId: 'qs-id-1-2',
+  });
+  assert.deepEqual(copyOf(m), { MessageBody: 'x' }, 'a standard destination gets neither');
 });

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { sleep } from '../engine/timing';
 import type { Logger } from '../log';
-import { describeSqsError, isNetworkError } from './errors';
+import { describeSqsError, isNetworkError, isQueueMissing } from './errors';
 
 /** The longest retention SQS allows: the lock message must outlive the split (14 days). */
 const LOCK_RETENTION_SECONDS = 1_209_600;
@@ -122,11 +122,7 @@ export class LockFence {
         }
       } catch (err) {
         this.o.onReachable(!isNetworkError(err));
-        if (
-          (err as { name?: string }).name?.includes('NonExistentQueue') ||
-          (err as { name?: string }).name === 'QueueDoesNotExist'
-        )
-          return { kind: 'missing' };
+        if (isQueueMissing(err)) return { kind: 'missing' };
         this.o.log.warn('fence.receive-failed', { error: describeSqsError(err) });
       }
       if (Date.now() >= deadline) break;

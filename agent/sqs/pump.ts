@@ -59,9 +59,8 @@ export interface CopyProblem {
 interface Held {
   readonly message: Message;
   readonly messageId: string;
+  /** The newest receive's handle: a delete or an extension with an older one does nothing. */
   receiptHandle: string;
-  /** Our hold ended (an extension was refused): the delete may not be current any more. */
-  stale: boolean;
   failures: number;
 }
 
@@ -179,14 +178,12 @@ export class SourcePump {
           message,
           messageId: message.MessageId,
           receiptHandle: message.ReceiptHandle,
-          stale: false,
           failures: 0,
         };
         // A message received again while we still hold it (our hold lapsed): the newest handle.
         const known = this.held.get(held.messageId);
         if (known) {
           known.receiptHandle = held.receiptHandle;
-          known.stale = false;
           continue;
         }
         this.held.set(held.messageId, held);
@@ -301,9 +298,10 @@ export class SourcePump {
             })),
           }),
         );
+        // A refused extension means our hold lapsed: the message comes back (to this pump or a
+        // successor) and the ledger sends its next copy to the same destination.
         for (const failed of answer.Failed ?? []) {
-          const h = chunk[Number(failed.Id)];
-          if (h && isReceiptInvalid({ name: failed.Code })) h.stale = true;
+          this.deps.log.warn('pump.extend-refused', { code: failed.Code ?? 'unknown' });
         }
       } catch (err) {
         this.deps.onReachable(!isNetworkError(err));

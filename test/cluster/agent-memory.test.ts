@@ -6,7 +6,7 @@
 // app throughout (agent/sessionStream/bounds.ts). The same load on the old code held ~200 MiB of
 // half-sent frames and every large message unacked (test/sidecar/agent-stream.test.ts, in process).
 import assert from 'node:assert/strict';
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import WebSocket from 'ws';
 import { newSessionSecret, sessionPublicKey } from '../../core/sessionSecret';
 import {
@@ -25,7 +25,7 @@ import { activeSplit, removeSplit } from '../support/splits';
 
 const fx = clusterFixture('qs-agent-mem', { rabbitmq: true });
 let source: string;
-before(async () => {
+fx.setup(async () => {
   source = await rabbitApp(fx, 'shop');
 });
 

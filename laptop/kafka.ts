@@ -4,7 +4,7 @@
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { Kafka, logLevel, type ISocketFactory, type LogEntry, type SASLOptions } from 'kafkajs';
-import type { ResolvedKafkaQueue } from '../core/queueConfig/resolvedTypes';
+import type { ResolvedKafkaQueue } from '../core/providers/kafka/resolve';
 import type { AddressMap } from './addressMap';
 import type { QueueEnv } from './brokerConnection';
 import type { OutgoingTestMessage } from './testMessage';

@@ -3,7 +3,7 @@
 // extension's test messages use it.
 import type * as tls from 'node:tls';
 import * as amqp from 'amqplib';
-import type { ResolvedRabbitQueue } from '../core/queueConfig/resolvedTypes';
+import type { ResolvedRabbitQueue } from '../core/providers/rabbitmq/resolve';
 import type { QueueEnv } from './brokerConnection';
 import { SidecarError, errorText, systemCode } from './errors';
 import { redactUrl } from './redact';

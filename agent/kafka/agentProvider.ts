@@ -1,7 +1,7 @@
 // Kafka for the queue-agent: the engine of a queue from its desired plan, its connection from the
 // agent pod's env, a reader of a route's session topic, and the test-message producer.
 import type { Producer, SASLOptions } from 'kafkajs';
-import type { KafkaQueuePlan } from '../../core/agentProtocol';
+import type { KafkaQueuePlan } from '../../core/providers/kafka/plan';
 import { kafkaHeaders } from '../../core/filter';
 import { caFilePath } from '../../core/tlsMount';
 import type { AgentProvider, TestMessage, TestMessageSender } from '../providers/contract';

@@ -1,9 +1,12 @@
 // RabbitMQ for the queue-agent: the engine of a queue from its desired plan, its URLs from the
 // agent pod's env, a reader of a route's session queue, and the test-message publisher.
 import * as amqp from 'amqplib';
-import type { RabbitQueuePlan } from '../../core/agentProtocol';
+import type { RabbitQueuePlan } from '../../core/providers/rabbitmq/plan';
 import { amqpHeaders } from '../../core/filter';
-import { plainHttpManagement, plainHttpManagementError } from '../../core/queueConfig/managementTransport';
+import {
+  plainHttpManagement,
+  plainHttpManagementError,
+} from '../../core/providers/rabbitmq/managementTransport';
 import { formatFieldError } from '../../core/result';
 import type { AgentProvider, TestMessage, TestMessageSender } from '../providers/contract';
 import { EngineConfigError, envValue, withCredentials } from '../providers/podEnv';

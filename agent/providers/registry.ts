@@ -14,6 +14,11 @@ const AGENT_PROVIDERS: { readonly [P in Provider]: AgentProvider<P> } = {
   rabbitmq: rabbitAgent,
 };
 
+/** How the provider's clients trust a private CA (AgentProvider.caTrust). */
+export function caTrust(provider: Provider): AgentProvider<Provider>['caTrust'] {
+  return AGENT_PROVIDERS[provider].caTrust;
+}
+
 /** A plan with the provider it is for, as one type parameter: what the table is indexed by. */
 export type PlanFor<P extends Provider> = { readonly [K in Provider]: QueuePlanOf<K> }[P];
 

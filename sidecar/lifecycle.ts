@@ -18,6 +18,8 @@ import { productVersion } from '../core/version';
 import { fixedEndpoint, portForwardEndpoint } from './agentPortForward';
 import { AgentStream } from './agentStream';
 import { resolveConnections, type QueueConnection } from '../laptop/brokerConnection';
+import type { EnvWarning } from '../laptop/providers/contract';
+import { laptopProvider } from '../laptop/providers/registry';
 import { KafkaShadowConsumer } from './consumers/kafka';
 import { RabbitShadowConsumer } from './consumers/rabbitmq';
 import type { ShadowConsumer } from './consumers/types';
@@ -711,19 +713,13 @@ export class Session {
     const envFile =
       options.envFile ?? path.join(stateDirectory(), `${path.basename(stateFile, '.json')}.env`);
     writeEnvFile(envFile, env.all);
-    const mappedKafka = connections.some(
-      (c) => c.broker.provider === 'kafka' && c.broker.display.includes('dialed as'),
-    );
-    if (mappedKafka) {
-      reporter.emit({
-        type: 'warning',
-        code: 'advertised-address',
-        message:
-          'The debugged process connects to Kafka itself: it gets the mapped bootstrap address, but Kafka then hands out its advertised (in-cluster) broker addresses, which the address map cannot rewrite outside the sidecar.',
-        suggestedAction:
-          'Make the advertised broker names resolve to your port-forward (e.g. /etc/hosts), or use --mode http or relay.',
-      });
+    // What the debugged process cannot do with a connection as resolved here, once per kind.
+    const warnings = new Map<string, EnvWarning>();
+    for (const c of connections) {
+      const warning = laptopProvider(c.broker.provider).envWarning(c.broker);
+      if (warning !== undefined && !warnings.has(warning.code)) warnings.set(warning.code, warning);
     }
+    for (const warning of warnings.values()) reporter.emit({ type: 'warning', ...warning });
     const visible = Object.fromEntries(Object.entries(env.all).filter(([name]) => !env.secret.has(name)));
     reporter.emit({
       type: 'ready',

@@ -87,25 +87,66 @@ const LAYERS = [
   { folder: 'test', banned: ['demo'], why: 'nothing imports the demo (shared fixtures live in fixtures/)' },
 ];
 
+/** An import path as written: a sibling is `./name` (a bare `name` would match any segment). */
+const asImport = (relative) => (relative.startsWith('.') ? relative : `./${relative}`);
+
+/** The no-restricted-imports rule for a file in `dir` that must not import `banned`. */
+function bannedFrom(dir, banned, why) {
+  return {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: banned.map((path) => {
+          const relative = asImport(posix.relative(dir, path));
+          return { group: [relative, `${relative}/**`], message: why };
+        }),
+      },
+    ],
+  };
+}
+
 /** One config per folder and depth: `banned` as the relative paths a file there would write. */
 function layerConfigs({ folder, banned, why }) {
-  return [0, 1, 2, 3, 4].map((below) => {
-    const dir = `${folder}${'/d'.repeat(below)}`;
-    return {
-      files: [`${folder}/${'*/'.repeat(below)}*.ts`],
-      rules: {
-        'no-restricted-imports': [
-          'error',
-          {
-            patterns: banned.map((path) => {
-              const relative = posix.relative(dir, path);
-              return { group: [relative, `${relative}/**`], message: why };
-            }),
-          },
-        ],
-      },
-    };
-  });
+  return [0, 1, 2, 3, 4].map((below) => ({
+    files: [`${folder}/${'*/'.repeat(below)}*.ts`],
+    rules: bannedFrom(`${folder}${'/d'.repeat(below)}`, banned, why),
+  }));
+}
+
+// A provider's files in the laptop and sidecar folders (laptop/<provider>.ts,
+// sidecar/providers/<provider>.ts, sidecar/consumers/<provider>.ts): never another provider's,
+// never a provider table (each table imports them).
+const TABLES = ['core/providers/registry', 'laptop/providers/registry', 'sidecar/providers/registry'];
+const PROVIDER_FILES = PROVIDERS.flatMap((provider) => {
+  const laptopFiles = (p) => [`laptop/${p}`];
+  const sidecarFiles = (p) => [`sidecar/providers/${p}`, `sidecar/consumers/${p}`];
+  const why =
+    "a provider's laptop and sidecar files import their own provider's code, never another provider's or a provider table";
+  return [
+    ...laptopFiles(provider).map((file) => ({
+      file,
+      banned: [
+        ...everythingBut('core', 'laptop'),
+        ...TABLES,
+        'laptop/brokerConnection',
+        ...others(provider, laptopFiles).flat(),
+      ],
+      why,
+    })),
+    ...sidecarFiles(provider).map((file) => ({
+      file,
+      banned: [
+        ...everythingBut('core', 'laptop', 'sidecar'),
+        ...TABLES,
+        ...others(provider, (p) => [...laptopFiles(p), ...sidecarFiles(p)]).flat(),
+      ],
+      why,
+    })),
+  ];
+});
+
+function fileConfig({ file, banned, why }) {
+  return { files: [`${file}.ts`], rules: bannedFrom(posix.dirname(file), banned, why) };
 }
 
 export default tseslint.config(
@@ -196,4 +237,5 @@ export default tseslint.config(
     'demo',
     'test',
   ].flatMap((folder) => layerConfigs(LAYERS.find((layer) => layer.folder === folder))),
+  ...PROVIDER_FILES.map(fileConfig),
 );

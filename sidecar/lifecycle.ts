@@ -3,7 +3,7 @@
 // on SIGINT/SIGTERM stop consuming, delete the split and report the drain. Failures become one
 // `error` line; after a failure the split is left to its lease (a quick restart adopts it),
 // except a Rejected split, which can never become Active and is deleted.
-import { assertNever, type Provider } from '../core/providers';
+import { PROVIDERS, sourceLabel, type Provider } from '../core/providers';
 import * as path from 'node:path';
 import { AppsV1Api } from '@kubernetes/client-node';
 import type { QueueSplit, WorkloadRef } from '../core/crd/queueSplitSchema';
@@ -20,8 +20,6 @@ import { AgentStream } from './agentStream';
 import { resolveConnections, type QueueConnection } from '../laptop/brokerConnection';
 import type { EnvWarning } from '../laptop/providers/contract';
 import { laptopProvider } from '../laptop/providers/registry';
-import { KafkaShadowConsumer } from './consumers/kafka';
-import { RabbitShadowConsumer } from './consumers/rabbitmq';
 import type { ShadowConsumer } from './consumers/types';
 import { sessionEnv, writeEnvFile } from './delivery/env';
 import { HttpDeliverer } from './delivery/http';
@@ -53,6 +51,7 @@ import {
   waitForActive,
   type SplitRequest,
 } from './split';
+import { sidecarProvider } from './providers/registry';
 import { defaultStateFile, removeState, stateDirectory } from './state';
 
 export class Session {
@@ -367,18 +366,13 @@ export class Session {
       }
     }
     return queues.map((q) => {
-      if (q.provider === 'kafka' && relay.kafkaBrokers === undefined) {
+      const local = sidecarProvider(q.provider).relay;
+      if (!local.configured(relay)) {
+        const { label } = PROVIDERS[q.provider];
         throw usageError(
-          '--relay-kafka-brokers',
-          `is required: queue "${q.name}" is a Kafka topic and relays into a local Kafka.`,
-          'e.g. --relay-kafka-brokers 127.0.0.1:9092.',
-        );
-      }
-      if (q.provider === 'rabbitmq' && relay.amqpUrl === undefined) {
-        throw usageError(
-          '--relay-amqp-url',
-          `is required: queue "${q.name}" is a RabbitMQ queue and relays into a local RabbitMQ.`,
-          'e.g. --relay-amqp-url amqp://guest:guest@127.0.0.1:5672.',
+          local.flag,
+          `is required: queue "${q.name}" is a ${sourceLabel(q.provider)} and relays into a local ${label}.`,
+          `e.g. ${local.flag} ${local.example}.`,
         );
       }
       return { queue: q.name, provider: q.provider, name: relay.to.get(q.name) ?? q.source };
@@ -588,12 +582,7 @@ export class Session {
       // "Lifecycle"): a target not up yet is then expected, and delivery retries until it is.
       if (options.split === undefined) await checkHttpTarget(options.target);
     } else if (options.mode === 'relay') {
-      const relay = new RelayDeliverer({
-        ...(options.relay.kafkaBrokers !== undefined ? { kafkaBrokers: options.relay.kafkaBrokers } : {}),
-        ...(options.relay.amqpUrl !== undefined ? { amqpUrl: options.relay.amqpUrl } : {}),
-        destinations: relayDestinations,
-        reporter,
-      });
+      const relay = new RelayDeliverer({ targets: options.relay, destinations: relayDestinations, reporter });
       setDeliverer(relay);
       await relay.open();
       this.relay = relay;
@@ -637,41 +626,15 @@ export class Session {
         deliverer,
         () => undefined,
       );
-      const onFatal = (err: SidecarError): void => this.fail(err);
-      let consumer: ShadowConsumer;
-      switch (c.broker.provider) {
-        case 'kafka': {
-          if (shadow.group === undefined) {
-            throw new SidecarError(
-              'split-failed',
-              `The controller named no session consumer group for Kafka queue "${c.queue.name}".`,
-              'Check the controller version and `kubectl describe queuesplit`.',
-            );
-          }
-          consumer = new KafkaShadowConsumer({
-            queue: c.queue.name,
-            topic: source,
-            group: shadow.group,
-            connection: c.broker,
-            addressMap: options.addressMap,
-            reporter,
-            onFatal,
-          });
-          break;
-        }
-        case 'rabbitmq':
-          consumer = new RabbitShadowConsumer({
-            queue: c.queue.name,
-            shadowQueue: source,
-            connection: c.broker,
-            reporter,
-            connectionName: `queue-split-sidecar ${split.metadata.name} ${c.queue.name}`,
-            onFatal,
-          });
-          break;
-        default:
-          return assertNever(c.broker, 'broker connection');
-      }
+      const consumer = sidecarProvider(c.broker.provider).consumer({
+        queue: c.queue.name,
+        shadow: { source, ...(shadow.group !== undefined ? { group: shadow.group } : {}) },
+        connection: c.broker,
+        addressMap: options.addressMap,
+        reporter,
+        splitName: split.metadata.name,
+        onFatal: (err) => this.fail(err),
+      });
       consumers.push(consumer);
       await consumer.start(pipeline);
       reporter.emit({

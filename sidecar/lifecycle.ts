@@ -3,7 +3,7 @@
 // on SIGINT/SIGTERM stop consuming, delete the split and report the drain. Failures become one
 // `error` line; after a failure the split is left to its lease (a quick restart adopts it),
 // except a Rejected split, which can never become Active and is deleted.
-import { PROVIDERS, sourceLabel, type Provider } from '../core/providers';
+import { PROVIDER_NAMES, PROVIDERS, sourceLabel, type Provider } from '../core/providers';
 import * as path from 'node:path';
 import { AppsV1Api } from '@kubernetes/client-node';
 import type { QueueSplit, WorkloadRef } from '../core/crd/queueSplitSchema';
@@ -122,7 +122,10 @@ export class Session {
       await lease?.stop();
     };
     // Credentials in URLs the user gave us never reach stdout/stderr, whatever prints them.
-    if (options.relay.amqpUrl !== undefined) reporter.redactor.addUrl(options.relay.amqpUrl);
+    for (const provider of PROVIDER_NAMES) {
+      const text = options.relay.brokers[provider];
+      if (text !== undefined) sidecarProvider(provider).relay.redact(text, reporter.redactor);
+    }
     if (options.target !== undefined) reporter.redactor.addUrl(options.target.toString());
     try {
       const kube = loadKube(options);
@@ -367,7 +370,7 @@ export class Session {
     }
     return queues.map((q) => {
       const local = sidecarProvider(q.provider).relay;
-      if (!local.configured(relay)) {
+      if (relay.brokers[q.provider] === undefined) {
         const { label } = PROVIDERS[q.provider];
         throw usageError(
           local.flag,
@@ -582,7 +585,11 @@ export class Session {
       // "Lifecycle"): a target not up yet is then expected, and delivery retries until it is.
       if (options.split === undefined) await checkHttpTarget(options.target);
     } else if (options.mode === 'relay') {
-      const relay = new RelayDeliverer({ targets: options.relay, destinations: relayDestinations, reporter });
+      const relay = new RelayDeliverer({
+        brokers: options.relay.brokers,
+        destinations: relayDestinations,
+        reporter,
+      });
       setDeliverer(relay);
       await relay.open();
       this.relay = relay;

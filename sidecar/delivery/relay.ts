@@ -15,8 +15,8 @@ import type { Deliverer } from './types';
 export type { RelayDestination } from '../providers/contract';
 
 export interface RelayOptions {
-  /** The local brokers the options name. */
-  targets: SidecarOptions['relay'];
+  /** The local brokers the options name, by provider. */
+  brokers: SidecarOptions['relay']['brokers'];
   destinations: readonly RelayDestination[];
   reporter: Reporter;
 }
@@ -29,7 +29,10 @@ export class RelayDeliverer implements Deliverer {
     const action = `Start your local broker (or fix ${flags}) and make sure the destination exists.`;
     this.relays = new Map(
       PROVIDER_NAMES.map((provider) => {
-        const publisher = sidecarProvider(provider).relay.publisher(options.targets, options.reporter);
+        const publisher = sidecarProvider(provider).relay.publisher(
+          options.brokers[provider],
+          options.reporter,
+        );
         return [
           provider,
           { publisher, outage: new Outage(options.reporter, 'relay-down', publisher.subject, action) },

@@ -6,10 +6,10 @@ import type { Provider } from '../../core/providers';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import type { AddressMap } from '../../laptop/addressMap';
 import type { SidecarError } from '../../laptop/errors';
+import type { Redactor } from '../../laptop/redact';
 import type { ConnectionOf } from '../../laptop/providers/registry';
 import type { ShadowConsumer } from '../consumers/types';
 import type { AttemptResult } from '../delivery/retry';
-import type { SidecarOptions } from '../options';
 import type { Reporter } from '../output';
 
 export interface ConsumerInput<P extends Provider> {
@@ -53,13 +53,22 @@ export interface SidecarProvider<P extends Provider> {
   /** `--transport broker`: a consumer of the queue's session shadow, not yet started; throws a
    * SidecarError when the controller's names do not suffice. */
   consumer(input: ConsumerInput<P>): ShadowConsumer;
+  /** Relay delivery into the developer's local broker of this kind. The sidecar's flag and
+   * --settings key for that broker come from here, so options.ts and main.ts name no provider. */
   readonly relay: {
-    /** The flag naming the local broker, and an example value. */
+    /** The flag naming the local broker, its argument and help, and an example value. */
     readonly flag: string;
+    readonly arg: string;
+    readonly help: string;
     readonly example: string;
-    /** Whether the options name a local broker of this kind. */
-    configured(relay: SidecarOptions['relay']): boolean;
-    /** The publisher into the local broker the options name (none connects before open()). */
-    publisher(relay: SidecarOptions['relay'], reporter: Reporter): RelayPublisher;
+    /** Its key under `relay` in the --settings file. */
+    readonly settingsKey: string;
+    /** Refuses a malformed value (flag or settings) with a usage error naming the flag. */
+    check(text: string): void;
+    /** Registers the credentials the value holds, so no output line shows them. */
+    redact(text: string, redactor: Redactor): void;
+    /** The publisher into the local broker `text` names, none when the options name none (it
+     * connects only in open()). */
+    publisher(text: string | undefined, reporter: Reporter): RelayPublisher;
   };
 }

@@ -130,8 +130,19 @@ export const kafkaSidecar: SidecarProvider<'kafka'> = {
   },
   relay: {
     flag: '--relay-kafka-brokers',
+    arg: '<list>',
+    help: 'relay: local Kafka to republish Kafka queues into',
     example: '127.0.0.1:9092',
-    configured: (relay) => relay.kafkaBrokers !== undefined,
-    publisher: (relay, reporter) => new KafkaRelay(relay.kafkaBrokers, reporter),
+    settingsKey: 'kafkaBrokers',
+    check: () => undefined,
+    redact: () => undefined,
+    publisher: (text, reporter) =>
+      new KafkaRelay(
+        text
+          ?.split(',')
+          .map((b) => b.trim())
+          .filter((b) => b !== ''),
+        reporter,
+      ),
   },
 };

@@ -4,7 +4,7 @@
 // redelivered flag.
 import * as amqp from 'amqplib';
 import type { ShadowMessage } from '../../core/shadowMessage';
-import { SidecarError, errorText } from '../../laptop/errors';
+import { SidecarError, errorText, usageError } from '../../laptop/errors';
 import { amqpConnectError, amqpReplyCode } from '../../laptop/rabbitmq';
 import { redactUrl } from '../../laptop/redact';
 import { RabbitShadowConsumer } from '../consumers/rabbitmq';
@@ -168,8 +168,19 @@ export const rabbitSidecar: SidecarProvider<'rabbitmq'> = {
     }),
   relay: {
     flag: '--relay-amqp-url',
+    arg: '<url>',
+    help: 'relay: local RabbitMQ to republish RabbitMQ queues into',
     example: 'amqp://guest:guest@127.0.0.1:5672',
-    configured: (relay) => relay.amqpUrl !== undefined,
-    publisher: (relay, reporter) => new RabbitRelay(relay.amqpUrl, reporter),
+    settingsKey: 'amqpUrl',
+    check: (text) => {
+      if (!/^amqps?:\/\//.test(text))
+        throw usageError(
+          '--relay-amqp-url',
+          'is not an amqp:// or amqps:// URL.',
+          'e.g. --relay-amqp-url amqp://guest:guest@127.0.0.1:5672',
+        );
+    },
+    redact: (text, redactor) => redactor.addUrl(text),
+    publisher: (text, reporter) => new RabbitRelay(text, reporter),
   },
 };

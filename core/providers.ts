@@ -18,6 +18,10 @@ export interface ProviderInfo {
   /** What rejecting a message the developer's handler keeps failing does on this broker:
    * before (the confirmation) and after (the sidecar's `rejected` line). */
   readonly reject: { readonly confirm: string; readonly done: string };
+  /** Relay delivery's local broker of this kind, as the developer names it: the VS Code setting
+   * (under `queueSplit.delivery.`, declared in package.json) and the key under `relay` in the
+   * sidecar's --settings file, which the extension writes and the sidecar reads. */
+  readonly relay: { readonly setting: string; readonly settingsKey: string };
 }
 
 export const PROVIDERS = {
@@ -34,6 +38,11 @@ export const PROVIDER_NAMES = Object.keys(PROVIDERS) as [Provider, ...Provider[]
 export function sourceLabel(provider: Provider): string {
   const { label, source } = PROVIDERS[provider];
   return `${label} ${source}`;
+}
+
+/** The VS Code settings naming each provider's local broker for relay delivery, in full. */
+export function relaySettingNames(): string[] {
+  return PROVIDER_NAMES.map((provider) => `queueSplit.delivery.${PROVIDERS[provider].relay.setting}`);
 }
 
 /** The end of an exhaustive `switch`: a value the types say cannot exist. */

@@ -9,7 +9,7 @@ import { Reporter } from './output';
 import { createInterface } from 'node:readline';
 import { parseSidecarRequest, SIDECAR_EXIT_CODES } from '../core/sidecarProtocol';
 import { Session } from './lifecycle';
-import { PROVIDER_NAMES } from '../core/providers';
+import { PROVIDER_NAMES, PROVIDERS } from '../core/providers';
 import { sidecarProvider } from './providers/registry';
 
 const reporter = new Reporter();
@@ -143,7 +143,7 @@ program
   .option('--tls-ca-file <path>', 'CA bundle (PEM) instead of the declared caSecret')
   .option(
     '--settings <file>',
-    `YAML/JSON with env, addressMap, tlsCaFile, target, relay {${PROVIDER_NAMES.map((p) => sidecarProvider(p).relay.settingsKey).join(', ')}, to}; flags win`,
+    `YAML/JSON with env, addressMap, tlsCaFile, target, relay {${PROVIDER_NAMES.map((p) => PROVIDERS[p].relay.settingsKey).join(', ')}, to}; flags win`,
   )
   .optionsGroup('Kubernetes:')
   .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG or ~/.kube/config)')

@@ -12,7 +12,7 @@ import { AddressMap } from '../laptop/addressMap';
 import type { RetryPolicy } from './delivery/retry';
 import { SidecarError, usageError, errorText } from '../laptop/errors';
 import type { SidecarDeliveryMode } from '../core/sidecarProtocol';
-import { PROVIDER_NAMES, type Provider } from '../core/providers';
+import { PROVIDER_NAMES, PROVIDERS, type Provider } from '../core/providers';
 import { sidecarProvider } from './providers/registry';
 
 /** What commander hands over (all strings; repeatable flags as lists). */
@@ -167,10 +167,7 @@ const settingsSchema = z.strictObject({
     .strictObject({
       // Each provider's local broker, under its key (sidecar/providers/<provider>.ts).
       ...Object.fromEntries(
-        PROVIDER_NAMES.map((provider) => [
-          sidecarProvider(provider).relay.settingsKey,
-          z.string().optional(),
-        ]),
+        PROVIDER_NAMES.map((provider) => [PROVIDERS[provider].relay.settingsKey, z.string().optional()]),
       ),
       to: z.record(z.string(), z.string()).optional(),
     })
@@ -398,9 +395,7 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
 }
 
 /** The settings file's relay keys, for the error that lists the allowed ones. */
-const relaySettingsKeys = PROVIDER_NAMES.map((provider) => sidecarProvider(provider).relay.settingsKey).join(
-  ', ',
-);
+const relaySettingsKeys = PROVIDER_NAMES.map((provider) => PROVIDERS[provider].relay.settingsKey).join(', ');
 
 /** Each provider's local broker for relay delivery: its flag, else its settings key (flags win);
  * each value checked by its provider. */
@@ -410,7 +405,7 @@ function relayBrokersOf(raw: RawOptions, settings: SettingsFile): Partial<Record
   const brokers: Partial<Record<Provider, string>> = {};
   for (const provider of PROVIDER_NAMES) {
     const relay = sidecarProvider(provider).relay;
-    const text = raw.relayBrokers?.[provider] ?? fromSettings[relay.settingsKey];
+    const text = raw.relayBrokers?.[provider] ?? fromSettings[PROVIDERS[provider].relay.settingsKey];
     if (text === undefined) continue;
     relay.check(text);
     brokers[provider] = text;

@@ -53,16 +53,15 @@ export interface SidecarProvider<P extends Provider> {
   /** `--transport broker`: a consumer of the queue's session shadow, not yet started; throws a
    * SidecarError when the controller's names do not suffice. */
   consumer(input: ConsumerInput<P>): ShadowConsumer;
-  /** Relay delivery into the developer's local broker of this kind. The sidecar's flag and
-   * --settings key for that broker come from here, so options.ts and main.ts name no provider. */
+  /** Relay delivery into the developer's local broker of this kind. The sidecar's flag for that
+   * broker comes from here (its --settings key from core/providers.ts), so options.ts and main.ts
+   * name no provider. */
   readonly relay: {
     /** The flag naming the local broker, its argument and help, and an example value. */
     readonly flag: string;
     readonly arg: string;
     readonly help: string;
     readonly example: string;
-    /** Its key under `relay` in the --settings file. */
-    readonly settingsKey: string;
     /** Refuses a malformed value (flag or settings) with a usage error naming the flag. */
     check(text: string): void;
     /** Registers the credentials the value holds, so no output line shows them. */

@@ -133,7 +133,6 @@ export const kafkaSidecar: SidecarProvider<'kafka'> = {
     arg: '<list>',
     help: 'relay: local Kafka to republish Kafka queues into',
     example: '127.0.0.1:9092',
-    settingsKey: 'kafkaBrokers',
     check: () => undefined,
     redact: () => undefined,
     publisher: (text, reporter) =>

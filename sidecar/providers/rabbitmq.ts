@@ -171,7 +171,6 @@ export const rabbitSidecar: SidecarProvider<'rabbitmq'> = {
     arg: '<url>',
     help: 'relay: local RabbitMQ to republish RabbitMQ queues into',
     example: 'amqp://guest:guest@127.0.0.1:5672',
-    settingsKey: 'amqpUrl',
     check: (text) => {
       if (!/^amqps?:\/\//.test(text))
         throw usageError(

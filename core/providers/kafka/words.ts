@@ -6,6 +6,7 @@ export const kafkaWords: ProviderInfo = {
   label: 'Kafka',
   source: 'topic',
   icon: 'symbol-event',
+  relay: { setting: 'relayKafkaBrokers', settingsKey: 'kafkaBrokers' },
   reject: {
     confirm:
       'Kafka has no reject: the message is skipped, its offset committed past it, as your app would skip it. Neither you nor the app get it again.',

@@ -6,6 +6,7 @@ export const rabbitWords: ProviderInfo = {
   label: 'RabbitMQ',
   source: 'queue',
   icon: 'mail',
+  relay: { setting: 'relayAmqpUrl', settingsKey: 'amqpUrl' },
   reject: {
     confirm:
       "RabbitMQ rejects it without requeue, as your app's own reject would: the broker dead-letters it by the queue's rules (x-dead-letter-exchange), or discards it if the queue has no dead-letter exchange.",

@@ -12,6 +12,7 @@ import { KafkaEngine } from './engine';
 import { KafkaSessionReader } from './sessionReader';
 
 export const kafkaAgent: AgentProvider<'kafka'> = {
+  settings: [],
   // kafkajs takes the CA bundle per connection (kafkaConnection below).
   caTrust: 'client',
   engine(activationId, plan, logger) {

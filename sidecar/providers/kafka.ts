@@ -3,7 +3,7 @@
 // in-sync replica, keeping key, headers, timestamp and (when the local topic has it) the
 // partition.
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
-import { sendableHeaders } from '../../core/kafkaNullHeaders';
+import { sendableHeaders } from '../../core/providers/kafka/nullHeaders';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import { SidecarError, errorChain, errorText } from '../../laptop/errors';
 import { kafkaLogCreator } from '../../laptop/kafka';

@@ -5,10 +5,6 @@ import { digest } from './hash';
 import { boundedName, NAME_SCHEME, readablePart, type WorkloadIdentity } from './nameScheme';
 
 export { MAX_NAME_LENGTH, type RouteIdentity } from './nameScheme';
-// The broker names of the first providers, for the tests that read every name from here. A
-// provider's own code imports them from its module.
-export { kafkaQueueNames, kafkaRouteNames } from './providers/kafka/names';
-export { rabbitQueueNames, rabbitRouteNames } from './providers/rabbitmq/names';
 
 export interface WorkloadObjectIdentity extends WorkloadIdentity {
   /** Only for readability: the hash comes from the UID. */

@@ -9,11 +9,6 @@ import { digest } from './hash';
 import { coreProvider } from './providers/registry';
 import type { ResolvedQueue } from './queueConfig/resolvedTypes';
 
-// The keys of the first providers, for the tests that read every key from here. A provider's own
-// code imports them from its module.
-export { kafkaOwnershipKey, normaliseKafkaBrokers } from './providers/kafka/ownership';
-export { normaliseAmqpEndpoint, rabbitOwnershipKey } from './providers/rabbitmq/ownership';
-
 /**
  * The ownership key of one resolved queue: the broker endpoint when it is a literal, else the
  * Secret/ConfigMap reference it comes from (the controller never reads a Secret value), with the

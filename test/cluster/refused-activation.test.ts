@@ -16,7 +16,8 @@ import {
   type KubeConfig,
   type V1Deployment,
 } from '@kubernetes/client-node';
-import { kubernetesObjectNames, rabbitQueueNames } from '../../core/names';
+import { kubernetesObjectNames } from '../../core/names';
+import { rabbitQueueNames } from '../../core/providers/rabbitmq/names';
 import { installController, testInstall } from '../../deploy/install';
 import { keptLogsDir, podLogLines } from '../env/k8s/node/realNode';
 import { adminConfig, createNamespace, deleteNamespace, podsOf } from '../support/kube';

@@ -32,6 +32,24 @@ function launch(overrides: Partial<SidecarLaunch> = {}): SidecarLaunch {
   };
 }
 
+/** The real sidecar got past its flags: it stops at the (missing) kubeconfig, not at usage. */
+function assertFlagsAccepted(args: string[]): void {
+  const { code, lines } = runSidecar(args);
+  const error = lines.find((m) => m?.type === 'error');
+  assert.ok(error !== undefined && error.type === 'error', `no error line (exit ${code})`);
+  assert.notEqual(error.code, 'usage', `the sidecar rejected a flag: ${error.message}`);
+  assert.equal(error.code, 'kube-config');
+}
+
+function inTempDir(body: (dir: string) => void): void {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-args-'));
+  try {
+    body(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 function runSidecar(args: string[]): { code: number | null; lines: ReturnType<typeof parseSidecarLine>[] } {
   const result = spawnSync(
     process.execPath,
@@ -97,8 +115,7 @@ describe('sidecar command line', () => {
 
   for (const mode of ['http', 'env', 'relay'] as const) {
     test(`the real sidecar CLI accepts the ${mode} command line`, () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-args-'));
-      try {
+      inTempDir((dir) => {
         const settingsFile = path.join(dir, 'settings.json');
         fs.writeFileSync(
           settingsFile,
@@ -119,14 +136,8 @@ describe('sidecar command line', () => {
             ...(mode === 'env' ? { envOut: path.join(dir, 'x.env') } : {}),
           }),
         );
-        const { code, lines } = runSidecar(args);
-        const error = lines.find((m) => m?.type === 'error');
-        assert.ok(error !== undefined && error.type === 'error', `no error line (exit ${code})`);
-        assert.notEqual(error.code, 'usage', `the sidecar rejected a flag: ${error.message}`);
-        assert.equal(error.code, 'kube-config');
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
+        assertFlagsAccepted(args);
+      });
     });
   }
 
@@ -134,8 +145,7 @@ describe('sidecar command line', () => {
     // One mode is enough: preflightArgs shares the mode flags with sidecarArgs (tested above).
     const mode = 'relay';
     test('the real sidecar CLI accepts the relay preflight command line (workload, queues, owner; no split)', () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-args-'));
-      try {
+      inTempDir((dir) => {
         const settingsFile = path.join(dir, 'settings.json');
         fs.writeFileSync(
           settingsFile,
@@ -155,14 +165,8 @@ describe('sidecar command line', () => {
         assert.equal(flag('--queue'), 'orders,invoices');
         assert.equal(flag('--owner'), 'alice');
         assert.ok(args.includes('--preflight-only') && !args.includes('--split'));
-        const { code, lines } = runSidecar(args);
-        const error = lines.find((m) => m?.type === 'error');
-        assert.ok(error !== undefined && error.type === 'error', `no error line (exit ${code})`);
-        assert.notEqual(error.code, 'usage', `the sidecar rejected a flag: ${error.message}`);
-        assert.equal(error.code, 'kube-config');
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
+        assertFlagsAccepted(args);
+      });
     });
   }
 });

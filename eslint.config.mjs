@@ -1,4 +1,5 @@
-import { posix } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -8,6 +9,13 @@ import tseslint from 'typescript-eslint';
 // so each rule is written for every depth a file can sit at below its folder.
 const TOP = ['agent', 'core', 'deploy', 'demo', 'extension', 'fixtures', 'laptop', 'sidecar', 'test'];
 const everythingBut = (...allowed) => TOP.filter((folder) => !allowed.includes(folder));
+/** The providers: each has a core module folder (core/providers/<provider>/), read from there so
+ * that adding a provider adds its rules without a line here. */
+const PROVIDERS = readdirSync(join(import.meta.dirname, 'core/providers'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+  .sort();
+const others = (provider, folderOf) => PROVIDERS.filter((p) => p !== provider).map(folderOf);
 
 /** Folder → the repository paths (folders or files, from the root) it must not import. */
 const LAYERS = [
@@ -17,13 +25,23 @@ const LAYERS = [
     banned: everythingBut('core'),
     why: 'core imports nothing of ours (it is the contracts)',
   },
+  // A provider's core module: core's leaf helpers, never the registry (which imports it) nor
+  // another provider.
+  ...PROVIDERS.map((provider) => ({
+    folder: `core/providers/${provider}`,
+    banned: [
+      ...everythingBut('core'),
+      'core/providers/registry',
+      ...others(provider, (p) => `core/providers/${p}`),
+    ],
+    why: "a provider's core module imports core's helpers, never the provider registry or another provider",
+  })),
   // The engine kernel knows no provider and no caller.
   {
     folder: 'agent/engine',
     banned: [
       ...everythingBut('core', 'agent'),
-      'agent/kafka',
-      'agent/rabbitmq',
+      ...PROVIDERS.map((p) => `agent/${p}`),
       'agent/providers',
       'agent/controller',
       'agent/queueAgent',
@@ -33,8 +51,8 @@ const LAYERS = [
     why: 'the engine kernel imports core and the agent log only',
   },
   // A provider module: core, the kernel, the provider contract, the session reader contract.
-  ...['agent/kafka', 'agent/rabbitmq'].map((folder) => ({
-    folder,
+  ...PROVIDERS.map((provider) => ({
+    folder: `agent/${provider}`,
     banned: [
       ...everythingBut('core', 'agent'),
       'agent/controller',
@@ -42,7 +60,8 @@ const LAYERS = [
       'agent/kube',
       'agent/providers/registry',
       'agent/sessionStream/sessionServer',
-      ...['agent/kafka', 'agent/rabbitmq'].filter((other) => other !== folder),
+      'core/providers/registry',
+      ...others(provider, (p) => `agent/${p}`),
     ],
     why: 'a provider imports core, the engine kernel and the provider and reader contracts, never another provider',
   })),
@@ -68,25 +87,66 @@ const LAYERS = [
   { folder: 'test', banned: ['demo'], why: 'nothing imports the demo (shared fixtures live in fixtures/)' },
 ];
 
+/** An import path as written: a sibling is `./name` (a bare `name` would match any segment). */
+const asImport = (relative) => (relative.startsWith('.') ? relative : `./${relative}`);
+
+/** The no-restricted-imports rule for a file in `dir` that must not import `banned`. */
+function bannedFrom(dir, banned, why) {
+  return {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: banned.map((path) => {
+          const relative = asImport(posix.relative(dir, path));
+          return { group: [relative, `${relative}/**`], message: why };
+        }),
+      },
+    ],
+  };
+}
+
 /** One config per folder and depth: `banned` as the relative paths a file there would write. */
 function layerConfigs({ folder, banned, why }) {
-  return [0, 1, 2, 3, 4].map((below) => {
-    const dir = `${folder}${'/d'.repeat(below)}`;
-    return {
-      files: [`${folder}/${'*/'.repeat(below)}*.ts`],
-      rules: {
-        'no-restricted-imports': [
-          'error',
-          {
-            patterns: banned.map((path) => {
-              const relative = posix.relative(dir, path);
-              return { group: [relative, `${relative}/**`], message: why };
-            }),
-          },
-        ],
-      },
-    };
-  });
+  return [0, 1, 2, 3, 4].map((below) => ({
+    files: [`${folder}/${'*/'.repeat(below)}*.ts`],
+    rules: bannedFrom(`${folder}${'/d'.repeat(below)}`, banned, why),
+  }));
+}
+
+// A provider's files in the laptop and sidecar folders (laptop/<provider>.ts,
+// sidecar/providers/<provider>.ts, sidecar/consumers/<provider>.ts): never another provider's,
+// never a provider table (each table imports them).
+const TABLES = ['core/providers/registry', 'laptop/providers/registry', 'sidecar/providers/registry'];
+const PROVIDER_FILES = PROVIDERS.flatMap((provider) => {
+  const laptopFiles = (p) => [`laptop/${p}`];
+  const sidecarFiles = (p) => [`sidecar/providers/${p}`, `sidecar/consumers/${p}`];
+  const why =
+    "a provider's laptop and sidecar files import their own provider's code, never another provider's or a provider table";
+  return [
+    ...laptopFiles(provider).map((file) => ({
+      file,
+      banned: [
+        ...everythingBut('core', 'laptop'),
+        ...TABLES,
+        'laptop/brokerConnection',
+        ...others(provider, laptopFiles).flat(),
+      ],
+      why,
+    })),
+    ...sidecarFiles(provider).map((file) => ({
+      file,
+      banned: [
+        ...everythingBut('core', 'laptop', 'sidecar'),
+        ...TABLES,
+        ...others(provider, (p) => [...laptopFiles(p), ...sidecarFiles(p)]).flat(),
+      ],
+      why,
+    })),
+  ];
+});
+
+function fileConfig({ file, banned, why }) {
+  return { files: [`${file}.ts`], rules: bannedFrom(posix.dirname(file), banned, why) };
 }
 
 export default tseslint.config(
@@ -165,10 +225,10 @@ export default tseslint.config(
   // specific (agent, then its kernel and providers).
   ...[
     'core',
+    ...PROVIDERS.map((p) => `core/providers/${p}`),
     'agent',
     'agent/engine',
-    'agent/kafka',
-    'agent/rabbitmq',
+    ...PROVIDERS.map((p) => `agent/${p}`),
     'extension',
     'sidecar',
     'laptop',
@@ -177,4 +237,5 @@ export default tseslint.config(
     'demo',
     'test',
   ].flatMap((folder) => layerConfigs(LAYERS.find((layer) => layer.folder === folder))),
+  ...PROVIDER_FILES.map(fileConfig),
 );

@@ -14,7 +14,8 @@ import {
 } from './controller/placementFlags';
 import { runController } from './controller/run';
 import { runQueueAgent } from './queueAgent/main';
-import { DEFAULT_STATISTICS_INTERVAL_SECONDS } from './providers/contract';
+import type { EngineSettings } from './providers/contract';
+import { brokerSettings } from './providers/registry';
 
 function sealRef(value: string): { namespace: string; name: string } {
   const [namespace, name, ...rest] = value.split('/');
@@ -32,14 +33,28 @@ const integer = (name: string, min: number) => (value: string) => {
   return n;
 };
 
-/** One flag on both commands: the controller passes its value on to every queue-agent. */
-const statisticsIntervalOption = () =>
-  new Option(
-    '--rabbitmq-statistics-interval <seconds>',
-    "the RabbitMQ brokers' collect_statistics_interval: how stale management figures may be before a shadow is proven empty",
-  )
-    .argParser(integer('--rabbitmq-statistics-interval', 1))
-    .default(DEFAULT_STATISTICS_INTERVAL_SECONDS);
+/** Each provider's broker settings, one flag each on both commands: the controller passes
+ * their values on to every queue-agent. */
+function addBrokerSettings(command: Command): Command {
+  for (const setting of brokerSettings()) {
+    command.addOption(
+      new Option(`--${setting.flag} <${setting.arg}>`, setting.help)
+        .argParser(integer(`--${setting.flag}`, setting.min))
+        .default(setting.default),
+    );
+  }
+  return command;
+}
+
+/** The broker settings' values from a command's parsed options. */
+function engineSettings(opts: Record<string, unknown>): EngineSettings {
+  return Object.fromEntries(
+    brokerSettings().flatMap((setting) => {
+      const value = opts[new Option(`--${setting.flag} <${setting.arg}>`).attributeName()];
+      return typeof value === 'number' ? [[setting.flag, value]] : [];
+    }),
+  );
+}
 
 /** A commander parser from a pure flag parser (agent/controller/placementFlags.ts). */
 const flag =
@@ -68,64 +83,65 @@ const program = new Command('queue-split-agent')
   .version(productVersion)
   .showHelpAfterError();
 
-program
-  .command('controller')
-  .description('Watch QueueSplit objects and drive each split workload through its phases.')
-  .requiredOption(
-    '--namespace <ns>',
-    'namespace of the controller (leader Lease, install id, ownership Leases)',
-    process.env.POD_NAMESPACE,
-  )
-  .option('--agent-image <image>', 'image of the per-workload queue-agent', defaultAgentImage)
-  .option(
-    '--agent-node-selector <key=value,...>',
-    'run queue-agents only on nodes with these labels',
-    flag(parseNodeSelector),
-  )
-  .option(
-    '--agent-tolerations <key[=value]:Effect,...>',
-    'let queue-agents run on nodes with these taints',
-    flag(parseTolerations),
-  )
-  .option(
-    '--agent-metrics-from <key=value,...>',
-    "namespaces (by label) whose pods may reach the queue-agents' metrics port; without it the agents' NetworkPolicy admits no ingress",
-    flag(parseMetricsFrom),
-  )
-  .option(
-    '--agent-metrics-port <port>',
-    'metrics/health port of queue-agents (0: any free port)',
-    integer('--agent-metrics-port', 0),
-    DEFAULT_METRICS_PORT,
-  )
-  .option(
-    '--step-timeout <seconds>',
-    'a step pending longer than this aborts or degrades',
-    integer('--step-timeout', 5),
-    600,
-  )
-  .option(
-    '--agent-start-timeout <seconds>',
-    'a queue-agent crash-looping or unready this long fails its step (an unpullable image or a refused pod fails it at once)',
-    integer('--agent-start-timeout', 5),
-    120,
-  )
-  .option('--lease-seconds <seconds>', 'leader Lease duration', integer('--lease-seconds', 3), 15)
-  .option('--resync-ms <ms>', 'interval between full passes', integer('--resync-ms', 100), 1000)
-  .option(
-    '--health-port <port>',
-    'port of /healthz and /readyz (0: any free port)',
-    integer('--health-port', 0),
-    CONTROLLER_HEALTH_PORT,
-  )
-  .addOption(statisticsIntervalOption())
-  .option(
-    '--watch-namespaces <list>',
-    'a namespaced install: serve only these comma-separated namespaces (its RBAC is bound there alone)',
-    watchNamespaces,
-  )
-  .action(
-    async (opts: {
+addBrokerSettings(
+  program
+    .command('controller')
+    .description('Watch QueueSplit objects and drive each split workload through its phases.')
+    .requiredOption(
+      '--namespace <ns>',
+      'namespace of the controller (leader Lease, install id, ownership Leases)',
+      process.env.POD_NAMESPACE,
+    )
+    .option('--agent-image <image>', 'image of the per-workload queue-agent', defaultAgentImage)
+    .option(
+      '--agent-node-selector <key=value,...>',
+      'run queue-agents only on nodes with these labels',
+      flag(parseNodeSelector),
+    )
+    .option(
+      '--agent-tolerations <key[=value]:Effect,...>',
+      'let queue-agents run on nodes with these taints',
+      flag(parseTolerations),
+    )
+    .option(
+      '--agent-metrics-from <key=value,...>',
+      "namespaces (by label) whose pods may reach the queue-agents' metrics port; without it the agents' NetworkPolicy admits no ingress",
+      flag(parseMetricsFrom),
+    )
+    .option(
+      '--agent-metrics-port <port>',
+      'metrics/health port of queue-agents (0: any free port)',
+      integer('--agent-metrics-port', 0),
+      DEFAULT_METRICS_PORT,
+    )
+    .option(
+      '--step-timeout <seconds>',
+      'a step pending longer than this aborts or degrades',
+      integer('--step-timeout', 5),
+      600,
+    )
+    .option(
+      '--agent-start-timeout <seconds>',
+      'a queue-agent crash-looping or unready this long fails its step (an unpullable image or a refused pod fails it at once)',
+      integer('--agent-start-timeout', 5),
+      120,
+    )
+    .option('--lease-seconds <seconds>', 'leader Lease duration', integer('--lease-seconds', 3), 15)
+    .option('--resync-ms <ms>', 'interval between full passes', integer('--resync-ms', 100), 1000)
+    .option(
+      '--health-port <port>',
+      'port of /healthz and /readyz (0: any free port)',
+      integer('--health-port', 0),
+      CONTROLLER_HEALTH_PORT,
+    )
+    .option(
+      '--watch-namespaces <list>',
+      'a namespaced install: serve only these comma-separated namespaces (its RBAC is bound there alone)',
+      watchNamespaces,
+    ),
+).action(
+  async (
+    opts: {
       namespace: string;
       watchNamespaces?: string[];
       agentImage: string;
@@ -138,58 +154,59 @@ program
       leaseSeconds: number;
       resyncMs: number;
       healthPort: number;
-      rabbitmqStatisticsInterval: number;
-    }) => {
-      await runController({
-        namespace: opts.namespace,
-        agentImage: opts.agentImage,
-        agentMetricsPort: opts.agentMetricsPort,
-        ...(opts.agentMetricsFrom ? { agentMetricsFrom: opts.agentMetricsFrom } : {}),
-        ...(opts.agentNodeSelector || opts.agentTolerations
-          ? {
-              agentPlacement: {
-                ...(opts.agentNodeSelector ? { nodeSelector: opts.agentNodeSelector } : {}),
-                ...(opts.agentTolerations ? { tolerations: opts.agentTolerations } : {}),
-              },
-            }
-          : {}),
-        rabbitmqStatisticsIntervalSeconds: opts.rabbitmqStatisticsInterval,
-        stepTimeoutSeconds: opts.stepTimeout,
-        agentStartTimeoutSeconds: opts.agentStartTimeout,
-        leaseSeconds: opts.leaseSeconds,
-        resyncMs: opts.resyncMs,
-        healthPort: opts.healthPort,
-        ...(opts.watchNamespaces ? { watchNamespaces: opts.watchNamespaces } : {}),
-      });
-    },
-  );
+    } & Record<string, unknown>,
+  ) => {
+    await runController({
+      namespace: opts.namespace,
+      agentImage: opts.agentImage,
+      agentMetricsPort: opts.agentMetricsPort,
+      ...(opts.agentMetricsFrom ? { agentMetricsFrom: opts.agentMetricsFrom } : {}),
+      ...(opts.agentNodeSelector || opts.agentTolerations
+        ? {
+            agentPlacement: {
+              ...(opts.agentNodeSelector ? { nodeSelector: opts.agentNodeSelector } : {}),
+              ...(opts.agentTolerations ? { tolerations: opts.agentTolerations } : {}),
+            },
+          }
+        : {}),
+      engineSettings: engineSettings(opts),
+      stepTimeoutSeconds: opts.stepTimeout,
+      agentStartTimeoutSeconds: opts.agentStartTimeout,
+      leaseSeconds: opts.leaseSeconds,
+      resyncMs: opts.resyncMs,
+      healthPort: opts.healthPort,
+      ...(opts.watchNamespaces ? { watchNamespaces: opts.watchNamespaces } : {}),
+    });
+  },
+);
 
-program
-  .command('queue-agent')
-  .description('Run the engines of one split workload (started by the controller).')
-  .requiredOption('--namespace <ns>', 'namespace of the workload')
-  .requiredOption('--desired <configmap>', 'ConfigMap with the desired document')
-  .requiredOption('--observed <configmap>', 'ConfigMap to write the observed document to')
-  .requiredOption(
-    '--seal <namespace/configmap>',
-    "the desired document's seal, in the controller's namespace",
-    sealRef,
-  )
-  .requiredOption(
-    '--pod-uid <uid>',
-    "this pod's uid, which session proofs name (the controller sets QS_POD_UID from the downward API)",
-    process.env.QS_POD_UID,
-  )
-  .option(
-    '--metrics-port <port>',
-    'metrics and health port (0: any free port)',
-    integer('--metrics-port', 0),
-    DEFAULT_METRICS_PORT,
-  )
-  .option('--interval-ms <ms>', 'reconcile interval', integer('--interval-ms', 100), 500)
-  .addOption(statisticsIntervalOption())
-  .action(
-    async (opts: {
+addBrokerSettings(
+  program
+    .command('queue-agent')
+    .description('Run the engines of one split workload (started by the controller).')
+    .requiredOption('--namespace <ns>', 'namespace of the workload')
+    .requiredOption('--desired <configmap>', 'ConfigMap with the desired document')
+    .requiredOption('--observed <configmap>', 'ConfigMap to write the observed document to')
+    .requiredOption(
+      '--seal <namespace/configmap>',
+      "the desired document's seal, in the controller's namespace",
+      sealRef,
+    )
+    .requiredOption(
+      '--pod-uid <uid>',
+      "this pod's uid, which session proofs name (the controller sets QS_POD_UID from the downward API)",
+      process.env.QS_POD_UID,
+    )
+    .option(
+      '--metrics-port <port>',
+      'metrics and health port (0: any free port)',
+      integer('--metrics-port', 0),
+      DEFAULT_METRICS_PORT,
+    )
+    .option('--interval-ms <ms>', 'reconcile interval', integer('--interval-ms', 100), 500),
+).action(
+  async (
+    opts: {
       namespace: string;
       desired: string;
       observed: string;
@@ -197,20 +214,20 @@ program
       podUid: string;
       metricsPort: number;
       intervalMs: number;
-      rabbitmqStatisticsInterval: number;
-    }) => {
-      await runQueueAgent({
-        namespace: opts.namespace,
-        desiredConfigMap: opts.desired,
-        observedConfigMap: opts.observed,
-        seal: opts.seal,
-        podUid: opts.podUid,
-        metricsPort: opts.metricsPort,
-        intervalMs: opts.intervalMs,
-        rabbitmqStatisticsIntervalSeconds: opts.rabbitmqStatisticsInterval,
-      });
-    },
-  );
+    } & Record<string, unknown>,
+  ) => {
+    await runQueueAgent({
+      namespace: opts.namespace,
+      desiredConfigMap: opts.desired,
+      observedConfigMap: opts.observed,
+      seal: opts.seal,
+      podUid: opts.podUid,
+      metricsPort: opts.metricsPort,
+      intervalMs: opts.intervalMs,
+      engineSettings: engineSettings(opts),
+    });
+  },
+);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : String(err));

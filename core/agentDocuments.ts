@@ -8,15 +8,15 @@ import {
   DESIRED_API_VERSION,
   OBSERVED_API_VERSION,
   type AgentQueuePlan,
-  type AgentRoute,
   type QueuePlanOf,
   type DesiredState,
   type ObservedState,
+  type RouteShadow,
 } from './agentProtocol';
 import { parseFilter } from './filter';
-import { assertNever, type Provider } from './providers';
-import { kafkaQueueNames, kafkaRouteNames, rabbitQueueNames, rabbitRouteNames } from './names';
-import { ISOLATION_LEVELS, KAFKA_SASL_MECHANISMS, OFFSET_RESETS, tlsSchema } from './queueConfig/schema';
+import { planName } from './planSchema';
+import { PROVIDER_NAMES, type Provider } from './providers';
+import { coreProvider } from './providers/registry';
 import { fail, fieldError, guarded, ok, type FieldError, type Result } from './result';
 import { PUBLIC_KEY_PATTERN } from './sessionSecret';
 import { WORKLOAD_PHASES } from './state/phases';
@@ -31,43 +31,14 @@ export interface QueueId {
   epoch: number;
 }
 
-/** The names a queue's plan carries, derived only from core/names. */
-export function planNames<P extends Provider>(provider: P, id: QueueId): QueuePlanOf<P>['names'];
-export function planNames(provider: Provider, id: QueueId): AgentQueuePlan['names'] {
-  switch (provider) {
-    case 'kafka': {
-      const n = kafkaQueueNames(id);
-      return {
-        appShadow: n.appShadowTopic,
-        appShadowGroup: n.appShadowGroup,
-        splitterGroup: n.splitterGroup,
-        transactionalId: n.transactionalId,
-      };
-    }
-    case 'rabbitmq': {
-      const n = rabbitQueueNames(id);
-      return { appShadow: n.appShadowQueue, lockQueue: n.lockQueue };
-    }
-    default:
-      return assertNever(provider, 'provider');
-  }
+/** The names a queue's plan carries, derived only from its provider's names. */
+export function planNames<P extends Provider>(provider: P, id: QueueId): QueuePlanOf<P>['names'] {
+  return coreProvider(provider).planNames(id);
 }
 
-/** A route's session shadow (and Kafka groups) on one queue, derived only from core/names. */
-export function routeShadowNames(
-  provider: Provider,
-  id: QueueId & { routeId: string },
-): AgentRoute['shadows'][string] {
-  switch (provider) {
-    case 'kafka': {
-      const n = kafkaRouteNames(id);
-      return { shadow: n.sessionTopic, sessionGroup: n.sessionGroup, drainGroup: n.drainGroup };
-    }
-    case 'rabbitmq':
-      return { shadow: rabbitRouteNames(id).sessionQueue };
-    default:
-      return assertNever(provider, 'provider');
-  }
+/** A route's session shadow (and groups) on one queue, derived only from its provider's names. */
+export function routeShadowNames(provider: Provider, id: QueueId & { routeId: string }): RouteShadow {
+  return coreProvider(provider).routeShadow(id);
 }
 
 /** `<installId>/<workload uid>` (install ids may contain "/"; UIDs never do). */
@@ -81,51 +52,18 @@ export function splitActivationId(
 
 // ---- schemas -------------------------------------------------------------------------------
 
-const name = z.string().min(1).max(255);
+const name = planName;
 const int = () => z.int();
 const count = () => z.int().min(0);
 const phase = z.enum(WORKLOAD_PHASES);
 const kept = z.array(z.object({ name: z.string(), reason: z.string() }));
 
-const queuePlanBase = {
-  name: z.string().min(1).max(63),
-  source: name,
-  tls: tlsSchema.optional(),
-  env: z.object({
-    brokers: z.string().optional(),
-    url: z.string().optional(),
-    managementUrl: z.string().optional(),
-    username: z.string().optional(),
-    password: z.string().optional(),
-  }),
-  epoch: count(),
-  step: phase.optional(),
-  handoff: z.unknown().optional(),
-  checkpoint: z.unknown().optional(),
-};
-
-const queuePlanSchema = z.discriminatedUnion('provider', [
-  z.object({
-    ...queuePlanBase,
-    provider: z.literal('kafka'),
-    group: name.optional(),
-    offsetReset: z.enum(OFFSET_RESETS).optional(),
-    isolationLevel: z.enum(ISOLATION_LEVELS).optional(),
-    saslMechanism: z.enum(KAFKA_SASL_MECHANISMS).optional(),
-    names: z.object({
-      appShadow: name,
-      appShadowGroup: name.optional(),
-      splitterGroup: name.optional(),
-      transactionalId: name.optional(),
-    }),
-  }),
-  z.object({
-    ...queuePlanBase,
-    provider: z.literal('rabbitmq'),
-    allowPlainHttpManagement: z.literal(true).optional(),
-    names: z.object({ appShadow: name, lockQueue: name.optional() }),
-  }),
-]);
+/** One schema per provider (core/providers/<provider>/plan.ts), told apart by `provider`. */
+type PlanSchema = ReturnType<typeof coreProvider>['planSchema'];
+const queuePlanSchema = z.discriminatedUnion(
+  'provider',
+  PROVIDER_NAMES.map((provider) => coreProvider(provider).planSchema) as [PlanSchema, ...PlanSchema[]],
+);
 
 const routeSchema = z.object({
   routeId: z.string().min(1).max(64),

@@ -3,8 +3,10 @@
 // its own status ConfigMap. Level-triggered: each side re-reads the whole document and every
 // step is idempotent, so a lost update or a restart on either side is harmless.
 import type { HeaderFilter } from './filter';
-import type { KafkaBlock, TlsBlock } from './queueConfig/schema';
 import type { Provider } from './providers';
+import type { ProviderTypesOf } from './providers/registry';
+import type { TlsBlock } from './queueConfig/blocks';
+import type { EnvRole } from './queueConfig/resolvedTypes';
 import type { WorkloadPhase } from './state/phases';
 
 export const DESIRED_KEY = 'desired.json';
@@ -16,22 +18,32 @@ export const OBSERVED_API_VERSION = 'queuesplit.dev/observed/v1';
 /** Key of the cleanup ConfigMap a handback leaves when it had to keep broker resources. */
 export const CLEANUP_KEY = 'pending.json';
 
-/** Where a queue's connection settings live in the agent pod's env (names only, never values). */
-export interface AgentQueueEnv {
-  brokers?: string;
-  url?: string;
-  managementUrl?: string;
-  username?: string;
-  password?: string;
+/** Where a queue's connection settings live in the agent pod's env (names only, never values),
+ * by its provider's env roles. */
+export type PlanEnv<R extends string> = { [K in R]?: string };
+
+/** The env of a plan of any provider. */
+export type AgentQueueEnv = PlanEnv<Exclude<EnvRole, 'dependency'>>;
+
+/** The resource names every plan carries. Optional beyond the application shadow: the agent
+ * refuses a plan whose names differ from the provider's (core/agentDocuments.ts), and the engine
+ * one that lacks what it needs. */
+export interface PlanNamesBase {
+  appShadow: string;
+  /** The group the redirected application consumes its shadow with, where consumers have one. */
+  appShadowGroup?: string;
 }
 
-interface QueuePlanBase {
+/** What every provider's plan has; each adds its own fields (core/providers/<provider>/plan.ts). */
+export interface QueuePlanBase<R extends string> {
   name: string;
   /** The literal topic or queue the workload consumes. */
   source: string;
   tls?: TlsBlock;
-  env: AgentQueueEnv;
+  env: PlanEnv<R>;
   epoch: number;
+  /** Resource names recorded in the controller's state for this activation epoch. */
+  names: PlanNamesBase;
   /** The workload phase whose step this queue must run now (absent: nothing to do). */
   step?: WorkloadPhase;
   /** Opaque handoff data from the queue's STOPPING_SOURCE step, for COMMITTING_HANDOFF. */
@@ -40,46 +52,19 @@ interface QueuePlanBase {
   checkpoint?: unknown;
 }
 
-export interface KafkaQueuePlan extends QueuePlanBase {
-  provider: 'kafka';
-  /** The application's consumer group and where a partition without offsets starts (the
-   * engine refuses a plan without them: agent/kafka/agentProvider.ts). */
-  group?: string;
-  offsetReset?: KafkaBlock['offsetReset'];
-  /** The application's isolation.level, which the source is read at (absent: read_committed). */
-  isolationLevel?: NonNullable<KafkaBlock['isolationLevel']>;
-  saslMechanism?: NonNullable<KafkaBlock['sasl']>['mechanism'];
-  /** Resource names recorded in the controller's state for this activation epoch. */
-  names: KafkaPlanNames;
-}
-
-export interface RabbitQueuePlan extends QueuePlanBase {
-  provider: 'rabbitmq';
-  /** Plain http management next to TLS AMQP was accepted explicitly (README "Trust boundaries"). */
-  allowPlainHttpManagement?: true;
-  /** Resource names recorded in the controller's state for this activation epoch. */
-  names: RabbitPlanNames;
-}
-
-/** Optional beyond the application shadow: the agent refuses a plan whose names differ from
- * core/names (core/agentDocuments.ts), and the engine one that lacks them. */
-export interface KafkaPlanNames {
-  appShadow: string;
-  appShadowGroup?: string;
-  splitterGroup?: string;
-  transactionalId?: string;
-}
-
-export interface RabbitPlanNames {
-  appShadow: string;
-  lockQueue?: string;
-}
+/** The plan of a queue on provider `P`. */
+export type QueuePlanOf<P extends Provider> = ProviderTypesOf<P>['plan'];
 
 /** What a queue-agent does for one logical queue: one shape per provider. */
-export type AgentQueuePlan = KafkaQueuePlan | RabbitQueuePlan;
+export type AgentQueuePlan = QueuePlanOf<Provider>;
 
-/** The plan of a queue on provider `P`. */
-export type QueuePlanOf<P extends Provider> = Extract<AgentQueuePlan, { provider: P }>;
+/** A route's session shadow on one queue, with the session and drain groups where consumers
+ * have groups. */
+export interface RouteShadow {
+  shadow: string;
+  sessionGroup?: string;
+  drainGroup?: string;
+}
 
 export interface AgentRoute {
   routeId: string;
@@ -88,8 +73,8 @@ export interface AgentRoute {
   /** ATTACHING and ACTIVE routes are in the table; DRAINING ones are out and get drained. */
   phase: 'ATTACHING' | 'ACTIVE' | 'DRAINING';
   generation: number;
-  /** Per queue: the session shadow and (Kafka) session group. */
-  shadows: Record<string, { shadow: string; sessionGroup?: string; drainGroup?: string }>;
+  /** Per queue: the session shadow (and groups). */
+  shadows: Record<string, RouteShadow>;
   /** The QueueSplit's session public key (core/sessionSecret.ts): the agent streams this route's
    * messages only to the sidecar that signs its challenge with the key. Absent: no stream (env
    * mode, or a split made before public keys). */

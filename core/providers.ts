@@ -1,8 +1,13 @@
 // The brokers Queue Split splits, in one registry: the `Provider` union every package uses is
-// its keys, and each entry says how the provider is named where a person reads it. Adding a
-// provider starts with one line here (docs/architecture.md, "Adding a provider"); the compiler
-// then names every table and switch that lacks it. No zod here: the extension's activation
+// its keys, and each entry says how the provider is named where a person reads it (its words,
+// core/providers/<provider>/words.ts). Adding a provider starts with one line here
+// (docs/architecture.md, "Adding a provider"); the compiler then names every provider table that
+// lacks it — one per layer (core/providers/registry.ts, agent/providers/registry.ts,
+// laptop/providers.ts, sidecar/providers/registry.ts). No zod here: the extension's activation
 // bundle imports this (the schema is core/providerSchema.ts).
+import { kafkaWords } from './providers/kafka/words';
+import { rabbitWords } from './providers/rabbitmq/words';
+
 export interface ProviderInfo {
   /** The broker's name, e.g. "RabbitMQ". */
   readonly label: string;
@@ -13,29 +18,15 @@ export interface ProviderInfo {
   /** What rejecting a message the developer's handler keeps failing does on this broker:
    * before (the confirmation) and after (the sidecar's `rejected` line). */
   readonly reject: { readonly confirm: string; readonly done: string };
+  /** Relay delivery's local broker of this kind, as the developer names it: the VS Code setting
+   * (under `queueSplit.delivery.`, declared in package.json) and the key under `relay` in the
+   * sidecar's --settings file, which the extension writes and the sidecar reads. */
+  readonly relay: { readonly setting: string; readonly settingsKey: string };
 }
 
 export const PROVIDERS = {
-  kafka: {
-    label: 'Kafka',
-    source: 'topic',
-    icon: 'symbol-event',
-    reject: {
-      confirm:
-        'Kafka has no reject: the message is skipped, its offset committed past it, as your app would skip it. Neither you nor the app get it again.',
-      done: 'Kafka has no reject: it is skipped, its offset committed past it, as your app would skip it; it is not delivered again',
-    },
-  },
-  rabbitmq: {
-    label: 'RabbitMQ',
-    source: 'queue',
-    icon: 'mail',
-    reject: {
-      confirm:
-        "RabbitMQ rejects it without requeue, as your app's own reject would: the broker dead-letters it by the queue's rules (x-dead-letter-exchange), or discards it if the queue has no dead-letter exchange.",
-      done: "RabbitMQ rejected it without requeue: the broker dead-letters it by the queue's dead-letter settings (x-dead-letter-exchange), or discards it if the queue has none, as your app's own reject would",
-    },
-  },
+  kafka: kafkaWords,
+  rabbitmq: rabbitWords,
 } as const satisfies Record<string, ProviderInfo>;
 
 export type Provider = keyof typeof PROVIDERS;
@@ -47,6 +38,11 @@ export const PROVIDER_NAMES = Object.keys(PROVIDERS) as [Provider, ...Provider[]
 export function sourceLabel(provider: Provider): string {
   const { label, source } = PROVIDERS[provider];
   return `${label} ${source}`;
+}
+
+/** The VS Code settings naming each provider's local broker for relay delivery, in full. */
+export function relaySettingNames(): string[] {
+  return PROVIDER_NAMES.map((provider) => `queueSplit.delivery.${PROVIDERS[provider].relay.setting}`);
 }
 
 /** The end of an exhaustive `switch`: a value the types say cannot exist. */

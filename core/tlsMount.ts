@@ -1,7 +1,7 @@
 // Where the queue-agent pod finds a TLS CA bundle a declaration names (`tls.caSecret` /
 // `tls.caKey`): the controller mounts exactly that Secret key there, read-only, and the agent
 // reads the file. One definition, so the mount and the reader can never disagree.
-import type { TlsBlock } from './queueConfig/schema';
+import type { TlsBlock } from './queueConfig/blocks';
 
 export const TLS_MOUNT_ROOT = '/var/run/queuesplit/tls';
 

@@ -8,17 +8,16 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as amqp from 'amqplib';
-import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { installController, testInstall } from '../deploy/install';
 import { restrictedNamespaceLabels } from '../core/podSecurity';
-// The demo runs on the test environment (npm run env:up) and reads it with the suites' own
-// loaders; they move to a shared place with the environment (docs/architecture.md, "Open").
-/* eslint-disable no-restricted-imports -- the three loaders of the test environment, see above */
-import { repoRoot, runDir } from '../test/env/paths';
-import { records } from '../test/support/kube';
-import { loadServices } from '../test/support/services';
-/* eslint-enable no-restricted-imports */
+// The demo runs on the test environment (npm run env:up) and reads it with the loaders it
+// shares with the suites (fixtures/env/).
+import { adminConfig } from '../fixtures/env/kube';
+import { repoRoot, runDir } from '../fixtures/env/paths';
+import { records } from '../fixtures/env/records';
+import { readServices } from '../fixtures/env/services';
 import { startHandler } from './handler';
 import {
   appGroup,
@@ -129,9 +128,8 @@ async function main(): Promise<void> {
     'Bringing up the real environment (Kafka, RabbitMQ, Kubernetes control plane; cached after the first run)',
   );
   await run(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'test/env/up.ts')]);
-  const services = loadServices();
-  const kc = new KubeConfig();
-  kc.loadFromFile(services.kubeconfig);
+  const services = readServices();
+  const kc = adminConfig(services.kubeconfig);
 
   step(2, 'Installing the Queue Split controller (CRD, least-privilege RBAC, controller Deployment)');
   await installController(kc, testInstall);

@@ -1,18 +1,22 @@
 // The relay part of a split request, from the settings (Start Split and launch configurations
 // with "delivery": "relay" share it). Refused with the fix when no local broker is named.
 import * as vscode from 'vscode';
+import { PROVIDER_NAMES, relaySettingNames, type Provider } from '../core/providers';
 import type { SplitRequest } from './model/types';
 import { UserError } from './notifications';
 import { settings } from './settings';
 
 export function relayFromSettings(): NonNullable<SplitRequest['relay']> {
-  const kafkaBrokers = settings.relayKafkaBrokers();
-  const amqpUrl = settings.relayAmqpUrl();
+  const brokers: Partial<Record<Provider, string>> = {};
+  for (const provider of PROVIDER_NAMES) {
+    const broker = settings.relayBroker(provider);
+    if (broker !== '') brokers[provider] = broker;
+  }
   const to = settings.relayTo();
-  if (kafkaBrokers === '' && amqpUrl === '')
+  if (Object.keys(brokers).length === 0)
     throw new UserError(
       'relay delivery needs the local broker to republish into.',
-      'Set queueSplit.delivery.relayKafkaBrokers and/or queueSplit.delivery.relayAmqpUrl, then start again.',
+      `Set ${relaySettingNames().join(' and/or ')}, then start again.`,
       [
         {
           title: 'Open Settings',
@@ -21,9 +25,5 @@ export function relayFromSettings(): NonNullable<SplitRequest['relay']> {
         },
       ],
     );
-  return {
-    ...(kafkaBrokers !== '' ? { kafkaBrokers } : {}),
-    ...(amqpUrl !== '' ? { amqpUrl } : {}),
-    ...(Object.keys(to).length > 0 ? { to } : {}),
-  };
+  return { brokers, ...(Object.keys(to).length > 0 ? { to } : {}) };
 }

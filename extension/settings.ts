@@ -1,6 +1,7 @@
 // Typed access to the `queueSplit.*` settings (declared in package.json `contributes.configuration`).
 // Read fresh on every use: a changed setting applies to the next command without a reload.
 import * as vscode from 'vscode';
+import { PROVIDERS, type Provider } from '../core/providers';
 import type { SidecarDeliveryMode } from '../core/sidecarProtocol';
 import { parseRejectAfter, type RejectAfterSetting } from './model/blocked';
 import { parseLinger, type LingerSetting } from './model/linger';
@@ -30,8 +31,9 @@ export const settings = {
     return mode === 'env' || mode === 'relay' ? mode : 'http';
   },
   httpTarget: (): string => section().get<string>('delivery.httpTarget', 'http://127.0.0.1:8080/').trim(),
-  relayKafkaBrokers: (): string => section().get<string>('delivery.relayKafkaBrokers', '').trim(),
-  relayAmqpUrl: (): string => section().get<string>('delivery.relayAmqpUrl', '').trim(),
+  /** relay: the local broker of `provider`'s kind (its setting: core/providers.ts); '' for none. */
+  relayBroker: (provider: Provider): string =>
+    section().get<string>(`delivery.${PROVIDERS[provider].relay.setting}`, '').trim(),
   /** relay: logical queue → local topic/queue; unnamed queues keep their source's name. */
   relayTo: (): Record<string, string> => stringMap(section().get('delivery.relayTo')),
   /** http/relay: reject a message after this many failed attempts (0: never); a bad value says so. */

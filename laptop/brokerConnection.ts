@@ -7,14 +7,16 @@
 // env mode, as the connection env of the debugged process.
 import * as fs from 'node:fs';
 import { CoreV1Api } from '@kubernetes/client-node';
+import { assertNever } from '../core/providers';
+import type { EnvRoleInfo } from '../core/providers/contract';
+import { coreProvider } from '../core/providers/registry';
 import type { EnvSource } from '../core/queueConfig/containerEnv';
 import type { EnvRole, ResolvedQueue } from '../core/queueConfig/resolveQueues';
 import type { AddressMap } from './addressMap';
-import { kafkaConnection, type KafkaConnection } from './kafka';
-import { rabbitConnection, type RabbitConnection } from './rabbitmq';
-import { assertNever } from '../core/providers';
 import { SidecarError, errorText } from './errors';
 import { kubeError, kubeStatus, type KubeTarget } from './kube';
+import type { QueueEnv } from './providers/contract';
+import { laptopProvider, type BrokerConnection } from './providers/registry';
 import type { Redactor } from './redact';
 
 export interface EnvValue {
@@ -26,10 +28,7 @@ export interface EnvValue {
   role: EnvRole;
 }
 
-export type { KafkaConnection } from './kafka';
-export type { RabbitConnection } from './rabbitmq';
-
-export type BrokerConnection = KafkaConnection | RabbitConnection;
+export type { BrokerConnection } from './providers/registry';
 
 export interface QueueConnection {
   queue: ResolvedQueue;
@@ -154,10 +153,11 @@ async function resolveConnection(
   const values = new Map<string, string>();
   const secretNames = new Set<string>();
   const env: EnvValue[] = [];
+  const roles = roleInfo(queue);
   for (const copied of queue.env) {
     const override = inputs.overrides.get(copied.name);
     let raw: string | undefined;
-    let secret = copied.role === 'password';
+    let secret = roles(copied.role).secret === true;
     if (override !== undefined) {
       raw = override;
     } else if (copied.source.kind === 'value') {
@@ -195,7 +195,7 @@ async function resolveConnection(
     values.set(copied.name, raw);
     env.push({
       name: copied.name,
-      value: localValue(raw, copied.role, inputs.addressMap),
+      value: localValue(raw, roles(copied.role), inputs.addressMap),
       secret,
       role: copied.role,
     });
@@ -211,42 +211,30 @@ async function resolveConnection(
     addressMap: inputs.addressMap,
     redactor: inputs.redactor,
   };
-  return { queue, env, broker: brokerConnection(queue, queueEnv) };
+  return { queue, env, broker: laptopProvider(queue.provider).connection(queue, queueEnv) };
 }
 
-/** What a provider builds its connection from: the queue's resolved env by role. */
-export interface QueueEnv {
-  /** As the local process sees it (address map applied). */
-  value(role: EnvRole): string | undefined;
-  /** As the workload declares it. */
-  raw(role: EnvRole): string | undefined;
-  /** The env var of a role, for messages. */
-  envName(role: EnvRole): string;
-  /** The CA bundle of a TLS queue, when one is declared or given. */
-  ca: string | undefined;
-  addressMap: AddressMap;
-  redactor: Redactor;
+/** What the queue's provider says an env role is (a dependency is nothing in particular). */
+function roleInfo(queue: ResolvedQueue): (role: EnvRole) => EnvRoleInfo {
+  const roles: Readonly<Record<string, EnvRoleInfo>> = coreProvider(queue.provider).envRoles;
+  return (role) => roles[role] ?? {};
 }
 
-function brokerConnection(queue: ResolvedQueue, env: QueueEnv): BrokerConnection {
-  switch (queue.provider) {
-    case 'kafka':
-      return kafkaConnection(queue, env);
-    case 'rabbitmq':
-      return rabbitConnection(queue, env);
+/** The value as this machine dials it: broker addresses through the address map. */
+function localValue(raw: string, role: EnvRoleInfo, map: AddressMap): string {
+  switch (role.address) {
+    case 'hostList':
+      return raw
+        .split(',')
+        .map((b) => (b.trim() === '' ? b : map.mapBroker(b.trim())))
+        .join(',');
+    case 'url':
+      return map.mapUrl(raw).url;
+    case undefined:
+      return raw;
     default:
-      return assertNever(queue, 'queue');
+      return assertNever(role.address, 'address kind');
   }
-}
-
-function localValue(raw: string, role: EnvRole, map: AddressMap): string {
-  if (role === 'brokers')
-    return raw
-      .split(',')
-      .map((b) => (b.trim() === '' ? b : map.mapBroker(b.trim())))
-      .join(',');
-  if (role === 'url' || role === 'managementUrl') return map.mapUrl(raw).url;
-  return raw;
 }
 
 async function caBundle(

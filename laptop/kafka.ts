@@ -1,14 +1,16 @@
 // Kafka from the laptop: the connection a queue's env describes, clients that dial through the
-// address map, and kafkajs failures made into actionable errors. The sidecar's consumers and
-// relay and the extension's test messages use it.
+// address map, kafkajs failures made into actionable errors, the env-delivery reach check and
+// the direct test message (laptop/providers/contract.ts). The sidecar's consumers and relay use
+// its clients too.
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { Kafka, logLevel, type ISocketFactory, type LogEntry, type SASLOptions } from 'kafkajs';
-import type { ResolvedKafkaQueue } from '../core/queueConfig/resolvedTypes';
+import type { ResolvedKafkaQueue } from '../core/providers/kafka/resolve';
 import type { AddressMap } from './addressMap';
-import type { QueueEnv } from './brokerConnection';
-import type { OutgoingTestMessage } from './testMessage';
+import { within } from './deadline';
 import { SidecarError, errorChain, errorText, systemCode } from './errors';
+import type { LaptopProvider, QueueEnv } from './providers/contract';
+import type { OutgoingTestMessage } from './testMessage';
 
 export interface KafkaConnection {
   provider: 'kafka';
@@ -21,7 +23,7 @@ export interface KafkaConnection {
 }
 
 /** The connection a Kafka queue's resolved env describes (brokers without a port get 9092). */
-export function kafkaConnection(queue: ResolvedKafkaQueue, env: QueueEnv): KafkaConnection {
+function kafkaConnection(queue: ResolvedKafkaQueue, env: QueueEnv): KafkaConnection {
   const brokers = (env.raw('brokers') ?? '')
     .split(',')
     .map((b) => b.trim().replace(/^[A-Za-z_]+:\/\//, ''))
@@ -152,15 +154,44 @@ export function kafkaStartError(err: unknown, what: string, connection: KafkaCon
   );
 }
 
-/** Publishes a test message into the source topic (acks from every in-sync replica), with the
- * `message-id` header the engine routes on. */
-export async function publishKafkaTestMessage(
+/** env delivery: connect() dials a bootstrap broker and authenticates (SASL): reach and
+ * credentials at once. */
+async function checkKafkaReach(
+  queue: string,
   connection: KafkaConnection,
   map: AddressMap,
-  log: (line: string) => void,
-  message: OutgoingTestMessage,
+  timeoutMs: number,
 ): Promise<void> {
-  const producer = kafkaClient(connection, map, log, 'queue-split-vscode').producer({
+  const admin = new Kafka({
+    clientId: 'queue-split-sidecar-preflight',
+    brokers: connection.brokers,
+    ...(connection.ssl !== undefined ? { ssl: connection.ssl } : {}),
+    ...(connection.sasl !== undefined ? { sasl: connection.sasl } : {}),
+    socketFactory: kafkaSocketFactory(map),
+    // The failure becomes the one error line; kafkajs' own retry logs would only repeat it.
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: Math.min(3_000, timeoutMs),
+    authenticationTimeout: Math.min(3_000, timeoutMs),
+    retry: { retries: 0 },
+  }).admin();
+  const work = admin.connect();
+  try {
+    await within(timeoutMs, `Kafka ${connection.display}`, work, () => void admin.disconnect());
+  } catch (err) {
+    throw kafkaStartError(err, `queue "${queue}"`, connection);
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+/** Publishes a test message into the source topic (acks from every in-sync replica), with the
+ * `message-id` header the engine routes on. */
+async function publishKafkaTestMessage(
+  connection: KafkaConnection,
+  message: OutgoingTestMessage,
+  { addressMap, log }: { addressMap: AddressMap; log: (line: string) => void },
+): Promise<void> {
+  const producer = kafkaClient(connection, addressMap, log, 'queue-split-vscode').producer({
     allowAutoTopicCreation: false,
   });
   await producer.connect();
@@ -183,3 +214,22 @@ export async function publishKafkaTestMessage(
     await producer.disconnect().catch(() => undefined);
   }
 }
+
+export const kafkaLaptop: LaptopProvider<'kafka', KafkaConnection> = {
+  provider: 'kafka',
+  connection: kafkaConnection,
+  checkReach: checkKafkaReach,
+  envWarning: (connection) =>
+    // The address map rewrites the bootstrap address only: the brokers' metadata then hands
+    // the process addresses it cannot rewrite.
+    connection.display.includes('dialed as')
+      ? {
+          code: 'advertised-address',
+          message:
+            'The debugged process connects to Kafka itself: it gets the mapped bootstrap address, but Kafka then hands out its advertised (in-cluster) broker addresses, which the address map cannot rewrite outside the sidecar.',
+          suggestedAction:
+            'Make the advertised broker names resolve to your port-forward (e.g. /etc/hosts), or use --mode http or relay.',
+        }
+      : undefined,
+  publishTestMessage: publishKafkaTestMessage,
+};

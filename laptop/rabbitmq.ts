@@ -1,11 +1,12 @@
-// RabbitMQ from the laptop: the connection a queue's env describes, connecting with it, and
-// AMQP failures made into actionable errors. The sidecar's consumers and relay and the
-// extension's test messages use it.
+// RabbitMQ from the laptop: the connection a queue's env describes, connecting with it, AMQP
+// failures made into actionable errors, the env-delivery reach check and the direct test message
+// (laptop/providers/contract.ts). The sidecar's consumers and relay connect with it too.
 import type * as tls from 'node:tls';
 import * as amqp from 'amqplib';
-import type { ResolvedRabbitQueue } from '../core/queueConfig/resolvedTypes';
-import type { QueueEnv } from './brokerConnection';
+import type { ResolvedRabbitQueue } from '../core/providers/rabbitmq/resolve';
+import { within } from './deadline';
 import { SidecarError, errorText, systemCode } from './errors';
+import type { LaptopProvider, QueueEnv } from './providers/contract';
 import { redactUrl } from './redact';
 import type { OutgoingTestMessage } from './testMessage';
 
@@ -19,7 +20,7 @@ export interface RabbitConnection {
 
 /** The connection a RabbitMQ queue's resolved env describes: the URL (with separate
  * credentials put in), mapped to where it is dialed from here. */
-export function rabbitConnection(queue: ResolvedRabbitQueue, env: QueueEnv): RabbitConnection {
+function rabbitConnection(queue: ResolvedRabbitQueue, env: QueueEnv): RabbitConnection {
   const urlText = env.raw('url');
   if (urlText === undefined || urlText === '') {
     throw new SidecarError(
@@ -104,8 +105,32 @@ export async function connectAmqp(connection: RabbitConnection, name: string): P
   }
 }
 
+/** env delivery: the AMQP handshake includes the login: reach and credentials at once. */
+async function checkRabbitReach(
+  queue: string,
+  connection: RabbitConnection,
+  timeoutMs: number,
+): Promise<void> {
+  let model: amqp.ChannelModel;
+  try {
+    model = await within(
+      timeoutMs,
+      `RabbitMQ ${connection.display}`,
+      amqp.connect(connection.url, {
+        ...connection.socketOptions,
+        timeout: timeoutMs,
+        clientProperties: { connection_name: `queue-split-sidecar preflight ${queue}` },
+      }),
+      (late) => void late.close().catch(() => undefined),
+    );
+  } catch (err) {
+    throw amqpConnectError(err, connection);
+  }
+  await model.close().catch(() => undefined);
+}
+
 /** Publishes a test message into the source queue, persistent, and waits for its confirm. */
-export async function publishAmqpTestMessage(
+async function publishAmqpTestMessage(
   connection: RabbitConnection,
   message: OutgoingTestMessage,
 ): Promise<void> {
@@ -124,3 +149,12 @@ export async function publishAmqpTestMessage(
     await model.close().catch(() => undefined);
   }
 }
+
+export const rabbitLaptop: LaptopProvider<'rabbitmq', RabbitConnection> = {
+  provider: 'rabbitmq',
+  connection: rabbitConnection,
+  checkReach: (queue, connection, _map, timeoutMs) => checkRabbitReach(queue, connection, timeoutMs),
+  // The process dials the URL it is given; nothing in it names another address.
+  envWarning: () => undefined,
+  publishTestMessage: (connection, message) => publishAmqpTestMessage(connection, message),
+};

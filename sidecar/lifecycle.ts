@@ -3,7 +3,7 @@
 // on SIGINT/SIGTERM stop consuming, delete the split and report the drain. Failures become one
 // `error` line; after a failure the split is left to its lease (a quick restart adopts it),
 // except a Rejected split, which can never become Active and is deleted.
-import { assertNever, type Provider } from '../core/providers';
+import { PROVIDER_NAMES, PROVIDERS, sourceLabel, type Provider } from '../core/providers';
 import * as path from 'node:path';
 import { AppsV1Api } from '@kubernetes/client-node';
 import type { QueueSplit, WorkloadRef } from '../core/crd/queueSplitSchema';
@@ -18,8 +18,8 @@ import { productVersion } from '../core/version';
 import { fixedEndpoint, portForwardEndpoint } from './agentPortForward';
 import { AgentStream } from './agentStream';
 import { resolveConnections, type QueueConnection } from '../laptop/brokerConnection';
-import { KafkaShadowConsumer } from './consumers/kafka';
-import { RabbitShadowConsumer } from './consumers/rabbitmq';
+import type { EnvWarning } from '../laptop/providers/contract';
+import { laptopProvider } from '../laptop/providers/registry';
 import type { ShadowConsumer } from './consumers/types';
 import { sessionEnv, writeEnvFile } from './delivery/env';
 import { HttpDeliverer } from './delivery/http';
@@ -51,6 +51,7 @@ import {
   waitForActive,
   type SplitRequest,
 } from './split';
+import { sidecarProvider } from './providers/registry';
 import { defaultStateFile, removeState, stateDirectory } from './state';
 
 export class Session {
@@ -121,7 +122,10 @@ export class Session {
       await lease?.stop();
     };
     // Credentials in URLs the user gave us never reach stdout/stderr, whatever prints them.
-    if (options.relay.amqpUrl !== undefined) reporter.redactor.addUrl(options.relay.amqpUrl);
+    for (const provider of PROVIDER_NAMES) {
+      const text = options.relay.brokers[provider];
+      if (text !== undefined) sidecarProvider(provider).relay.redact(text, reporter.redactor);
+    }
     if (options.target !== undefined) reporter.redactor.addUrl(options.target.toString());
     try {
       const kube = loadKube(options);
@@ -365,18 +369,13 @@ export class Session {
       }
     }
     return queues.map((q) => {
-      if (q.provider === 'kafka' && relay.kafkaBrokers === undefined) {
+      const local = sidecarProvider(q.provider).relay;
+      if (relay.brokers[q.provider] === undefined) {
+        const { label } = PROVIDERS[q.provider];
         throw usageError(
-          '--relay-kafka-brokers',
-          `is required: queue "${q.name}" is a Kafka topic and relays into a local Kafka.`,
-          'e.g. --relay-kafka-brokers 127.0.0.1:9092.',
-        );
-      }
-      if (q.provider === 'rabbitmq' && relay.amqpUrl === undefined) {
-        throw usageError(
-          '--relay-amqp-url',
-          `is required: queue "${q.name}" is a RabbitMQ queue and relays into a local RabbitMQ.`,
-          'e.g. --relay-amqp-url amqp://guest:guest@127.0.0.1:5672.',
+          local.flag,
+          `is required: queue "${q.name}" is a ${sourceLabel(q.provider)} and relays into a local ${label}.`,
+          `e.g. ${local.flag} ${local.example}.`,
         );
       }
       return { queue: q.name, provider: q.provider, name: relay.to.get(q.name) ?? q.source };
@@ -587,8 +586,7 @@ export class Session {
       if (options.split === undefined) await checkHttpTarget(options.target);
     } else if (options.mode === 'relay') {
       const relay = new RelayDeliverer({
-        ...(options.relay.kafkaBrokers !== undefined ? { kafkaBrokers: options.relay.kafkaBrokers } : {}),
-        ...(options.relay.amqpUrl !== undefined ? { amqpUrl: options.relay.amqpUrl } : {}),
+        brokers: options.relay.brokers,
         destinations: relayDestinations,
         reporter,
       });
@@ -635,41 +633,15 @@ export class Session {
         deliverer,
         () => undefined,
       );
-      const onFatal = (err: SidecarError): void => this.fail(err);
-      let consumer: ShadowConsumer;
-      switch (c.broker.provider) {
-        case 'kafka': {
-          if (shadow.group === undefined) {
-            throw new SidecarError(
-              'split-failed',
-              `The controller named no session consumer group for Kafka queue "${c.queue.name}".`,
-              'Check the controller version and `kubectl describe queuesplit`.',
-            );
-          }
-          consumer = new KafkaShadowConsumer({
-            queue: c.queue.name,
-            topic: source,
-            group: shadow.group,
-            connection: c.broker,
-            addressMap: options.addressMap,
-            reporter,
-            onFatal,
-          });
-          break;
-        }
-        case 'rabbitmq':
-          consumer = new RabbitShadowConsumer({
-            queue: c.queue.name,
-            shadowQueue: source,
-            connection: c.broker,
-            reporter,
-            connectionName: `queue-split-sidecar ${split.metadata.name} ${c.queue.name}`,
-            onFatal,
-          });
-          break;
-        default:
-          return assertNever(c.broker, 'broker connection');
-      }
+      const consumer = sidecarProvider(c.broker.provider).consumer({
+        queue: c.queue.name,
+        shadow: { source, ...(shadow.group !== undefined ? { group: shadow.group } : {}) },
+        connection: c.broker,
+        addressMap: options.addressMap,
+        reporter,
+        splitName: split.metadata.name,
+        onFatal: (err) => this.fail(err),
+      });
       consumers.push(consumer);
       await consumer.start(pipeline);
       reporter.emit({
@@ -711,19 +683,13 @@ export class Session {
     const envFile =
       options.envFile ?? path.join(stateDirectory(), `${path.basename(stateFile, '.json')}.env`);
     writeEnvFile(envFile, env.all);
-    const mappedKafka = connections.some(
-      (c) => c.broker.provider === 'kafka' && c.broker.display.includes('dialed as'),
-    );
-    if (mappedKafka) {
-      reporter.emit({
-        type: 'warning',
-        code: 'advertised-address',
-        message:
-          'The debugged process connects to Kafka itself: it gets the mapped bootstrap address, but Kafka then hands out its advertised (in-cluster) broker addresses, which the address map cannot rewrite outside the sidecar.',
-        suggestedAction:
-          'Make the advertised broker names resolve to your port-forward (e.g. /etc/hosts), or use --mode http or relay.',
-      });
+    // What the debugged process cannot do with a connection as resolved here, once per kind.
+    const warnings = new Map<string, EnvWarning>();
+    for (const c of connections) {
+      const warning = laptopProvider(c.broker.provider).envWarning(c.broker);
+      if (warning !== undefined && !warnings.has(warning.code)) warnings.set(warning.code, warning);
     }
+    for (const warning of warnings.values()) reporter.emit({ type: 'warning', ...warning });
     const visible = Object.fromEntries(Object.entries(env.all).filter(([name]) => !env.secret.has(name)));
     reporter.emit({
       type: 'ready',

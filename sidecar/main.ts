@@ -9,6 +9,8 @@ import { Reporter } from './output';
 import { createInterface } from 'node:readline';
 import { parseSidecarRequest, SIDECAR_EXIT_CODES } from '../core/sidecarProtocol';
 import { Session } from './lifecycle';
+import { PROVIDER_NAMES, PROVIDERS } from '../core/providers';
+import { sidecarProvider } from './providers/registry';
 
 const reporter = new Reporter();
 
@@ -22,6 +24,11 @@ function usageFailure(err: SidecarError): never {
   });
   process.exit(SIDECAR_EXIT_CODES.usage);
 }
+
+const relayFlags = PROVIDER_NAMES.map((provider) => {
+  const { flag, arg, help } = sidecarProvider(provider).relay;
+  return [provider, new Option(`${flag} ${arg}`, help)] as const;
+});
 
 const program = new Command('queue-split-sidecar')
   .description(
@@ -113,9 +120,10 @@ const program = new Command('queue-split-sidecar')
     '--env-out <path>',
     'env: write the complete env as a dotenv file (secrets included, mode 0600), removed when the sidecar exits ' +
       '(default: $XDG_STATE_HOME/queuesplit/<context>-<namespace>-<workload>.env, next to the state file)',
-  )
-  .option('--relay-kafka-brokers <list>', 'relay: local Kafka to republish Kafka queues into')
-  .option('--relay-amqp-url <url>', 'relay: local RabbitMQ to republish RabbitMQ queues into')
+  );
+// Each provider's relay flag (the local broker of its kind), from the provider table.
+for (const [, flag] of relayFlags) program.addOption(flag);
+program
   .option(
     '--relay-to <queue=dest>',
     "relay: local topic/queue for a queue (default: the workload's own topic/queue name); repeatable",
@@ -135,7 +143,7 @@ const program = new Command('queue-split-sidecar')
   .option('--tls-ca-file <path>', 'CA bundle (PEM) instead of the declared caSecret')
   .option(
     '--settings <file>',
-    'YAML/JSON with env, addressMap, tlsCaFile, target, relay {kafkaBrokers, amqpUrl, to}; flags win',
+    `YAML/JSON with env, addressMap, tlsCaFile, target, relay {${PROVIDER_NAMES.map((p) => PROVIDERS[p].relay.settingsKey).join(', ')}, to}; flags win`,
   )
   .optionsGroup('Kubernetes:')
   .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG or ~/.kube/config)')
@@ -204,7 +212,14 @@ try {
 
 let options;
 try {
-  options = buildOptions(program.opts<RawOptions>());
+  const given = program.opts<RawOptions & Record<string, unknown>>();
+  const relayBrokers = Object.fromEntries(
+    relayFlags.flatMap(([provider, flag]) => {
+      const text = given[flag.attributeName()];
+      return typeof text === 'string' ? [[provider, text]] : [];
+    }),
+  );
+  options = buildOptions({ ...given, relayBrokers });
 } catch (err) {
   usageFailure(
     err instanceof SidecarError

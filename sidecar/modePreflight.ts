@@ -8,17 +8,14 @@
 //           broker answers, its credentials work and every destination exists.
 //   env   — the unmodified consumer dials the brokers itself, so each declared broker (after the
 //           address map and --env overrides) must accept a connection and, with the credentials
-//           the connection already resolved (never a Secret the caller may not read), a login.
+//           the connection already resolved (never a Secret the caller may not read), a login
+//           (each provider's check: laptop/providers/contract.ts checkReach).
 // Messages never carry a credential: URLs go through redactUrl, broker displays are redacted.
-import { assertNever } from '../core/providers';
 import * as net from 'node:net';
-import * as amqp from 'amqplib';
-import { Kafka, logLevel } from 'kafkajs';
 import type { AddressMap } from '../laptop/addressMap';
-import type { KafkaConnection, QueueConnection, RabbitConnection } from '../laptop/brokerConnection';
-import { kafkaSocketFactory, kafkaStartError } from '../laptop/kafka';
-import { amqpConnectError } from '../laptop/rabbitmq';
+import type { QueueConnection } from '../laptop/brokerConnection';
 import { SidecarError, errorText, systemCode } from '../laptop/errors';
+import { laptopProvider } from '../laptop/providers/registry';
 import type { SidecarDeliveryMode } from '../core/sidecarProtocol';
 import { redactUrl } from '../laptop/redact';
 
@@ -39,29 +36,6 @@ export function preflightFailure(err: unknown, mode: SidecarDeliveryMode, create
     err.suggestedAction,
     err.flag,
   );
-}
-
-/** Rejects with a timeout error after `ms`; `onLate` cleans up whatever `work` opens later. */
-async function within<T>(ms: number, what: string, work: Promise<T>, onLate: (value: T) => void): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  let timedOut = false;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      timedOut = true;
-      reject(Object.assign(new Error(`${what}: no answer within ${ms / 1000}s`), { code: 'ETIMEDOUT' }));
-    }, ms);
-  });
-  work.then(
-    (value) => {
-      if (timedOut) onLate(value);
-    },
-    () => undefined,
-  );
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Resolves when host:port accepts a TCP connection (closed at once); rejects with the system error. */
@@ -108,55 +82,6 @@ const ENV_FIX =
   'or set a reachable value for the connection env var (the queueSplit.env setting; sidecar: --env), ' +
   'or choose http or relay delivery (the queueSplit.delivery.mode setting; sidecar: --mode).';
 
-async function checkKafka(
-  queue: string,
-  connection: KafkaConnection,
-  map: AddressMap,
-  timeoutMs: number,
-): Promise<void> {
-  const admin = new Kafka({
-    clientId: 'queue-split-sidecar-preflight',
-    brokers: connection.brokers,
-    ...(connection.ssl !== undefined ? { ssl: connection.ssl } : {}),
-    ...(connection.sasl !== undefined ? { sasl: connection.sasl } : {}),
-    socketFactory: kafkaSocketFactory(map),
-    // The failure becomes the one error line; kafkajs' own retry logs would only repeat it.
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: Math.min(3_000, timeoutMs),
-    authenticationTimeout: Math.min(3_000, timeoutMs),
-    retry: { retries: 0 },
-  }).admin();
-  // connect() dials a bootstrap broker and authenticates (SASL): reach and credentials at once.
-  const work = admin.connect();
-  try {
-    await within(timeoutMs, `Kafka ${connection.display}`, work, () => void admin.disconnect());
-  } catch (err) {
-    throw kafkaStartError(err, `queue "${queue}"`, connection);
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
-}
-
-async function checkRabbit(queue: string, connection: RabbitConnection, timeoutMs: number): Promise<void> {
-  let model: amqp.ChannelModel;
-  try {
-    // The AMQP handshake includes the login: reach and credentials at once.
-    model = await within(
-      timeoutMs,
-      `RabbitMQ ${connection.display}`,
-      amqp.connect(connection.url, {
-        ...connection.socketOptions,
-        timeout: timeoutMs,
-        clientProperties: { connection_name: `queue-split-sidecar preflight ${queue}` },
-      }),
-      (late) => void late.close().catch(() => undefined),
-    );
-  } catch (err) {
-    throw amqpConnectError(err, connection);
-  }
-  await model.close().catch(() => undefined);
-}
-
 /**
  * env mode: every selected queue's broker, concurrently. All failures are reported together in
  * one error (the first one's code), each naming its queue.
@@ -167,16 +92,9 @@ export async function checkEnvBrokers(
   timeoutMs = PREFLIGHT_TIMEOUT_MS,
 ): Promise<void> {
   const results = await Promise.allSettled(
-    connections.map((c) => {
-      switch (c.broker.provider) {
-        case 'kafka':
-          return checkKafka(c.queue.name, c.broker, map, timeoutMs);
-        case 'rabbitmq':
-          return checkRabbit(c.queue.name, c.broker, timeoutMs);
-        default:
-          return assertNever(c.broker, 'broker connection');
-      }
-    }),
+    connections.map((c) =>
+      laptopProvider(c.broker.provider).checkReach(c.queue.name, c.broker, map, timeoutMs),
+    ),
   );
   const failures = results.flatMap((r, i) =>
     r.status === 'rejected' ? [{ queue: connections[i]?.queue.name ?? '?', err: r.reason as unknown }] : [],

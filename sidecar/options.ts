@@ -12,6 +12,8 @@ import { AddressMap } from '../laptop/addressMap';
 import type { RetryPolicy } from './delivery/retry';
 import { SidecarError, usageError, errorText } from '../laptop/errors';
 import type { SidecarDeliveryMode } from '../core/sidecarProtocol';
+import { PROVIDER_NAMES, PROVIDERS, type Provider } from '../core/providers';
+import { sidecarProvider } from './providers/registry';
 
 /** What commander hands over (all strings; repeatable flags as lists). */
 export interface RawOptions {
@@ -29,8 +31,8 @@ export interface RawOptions {
   /** --reject-after as given: checked here, so its error can name the fix. */
   rejectAfter?: string;
   envOut?: string;
-  relayKafkaBrokers?: string;
-  relayAmqpUrl?: string;
+  /** Each provider's relay flag as given (main.ts reads them by the provider table). */
+  relayBrokers?: Partial<Record<Provider, string>>;
   relayTo?: string[];
   env?: string[];
   mapAddress?: string[];
@@ -77,7 +79,9 @@ export interface SidecarOptions {
    * undefined: retry for ever (the default). */
   rejectAfter?: number;
   envFile?: string;
-  relay: { kafkaBrokers?: string[]; amqpUrl?: string; to: Map<string, string> };
+  /** relay: the local broker of each provider the options name (its flag's or settings' text,
+   * read by sidecar/providers/<provider>.ts), and the local topic/queue per queue. */
+  relay: { brokers: Partial<Record<Provider, string>>; to: Map<string, string> };
   env: Map<string, string>;
   addressMap: AddressMap;
   tlsCaFile?: string;
@@ -161,8 +165,10 @@ const settingsSchema = z.strictObject({
   target: z.string().optional(),
   relay: z
     .strictObject({
-      kafkaBrokers: z.string().optional(),
-      amqpUrl: z.string().optional(),
+      // Each provider's local broker, under its key (sidecar/providers/<provider>.ts).
+      ...Object.fromEntries(
+        PROVIDER_NAMES.map((provider) => [PROVIDERS[provider].relay.settingsKey, z.string().optional()]),
+      ),
       to: z.record(z.string(), z.string()).optional(),
     })
     .optional(),
@@ -188,7 +194,7 @@ export function loadSettings(file: string): SettingsFile {
     throw usageError(
       '--settings',
       `${file}: ${where}: ${issue?.message ?? 'invalid'}.`,
-      'Allowed keys: env {NAME: value}, addressMap {from: to}, tlsCaFile, target, relay {kafkaBrokers, amqpUrl, to {queue: destination}}.',
+      `Allowed keys: env {NAME: value}, addressMap {from: to}, tlsCaFile, target, relay {${relaySettingsKeys}, to {queue: destination}}.`,
     );
   }
   return parsed.data;
@@ -343,20 +349,14 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
     ...Object.entries(settings.relay?.to ?? {}),
     ...keyValues(raw.relayTo ?? [], '--relay-to', 'orders=local-orders'),
   ]);
-  const kafkaBrokersText = raw.relayKafkaBrokers ?? settings.relay?.kafkaBrokers;
-  const amqpUrl = raw.relayAmqpUrl ?? settings.relay?.amqpUrl;
-  if (amqpUrl !== undefined && !/^amqps?:\/\//.test(amqpUrl)) {
+  const relayBrokers = relayBrokersOf(raw, settings);
+  if (mode === 'relay' && Object.keys(relayBrokers).length === 0) {
+    const first = sidecarProvider(PROVIDER_NAMES[0]).relay;
+    const rest = PROVIDER_NAMES.slice(1).map((provider) => sidecarProvider(provider).relay);
     throw usageError(
-      '--relay-amqp-url',
-      'is not an amqp:// or amqps:// URL.',
-      'e.g. --relay-amqp-url amqp://guest:guest@127.0.0.1:5672',
-    );
-  }
-  if (mode === 'relay' && kafkaBrokersText === undefined && amqpUrl === undefined) {
-    throw usageError(
-      '--relay-kafka-brokers',
-      'or --relay-amqp-url is required with --mode relay.',
-      'Name the local broker to republish into, e.g. --relay-kafka-brokers 127.0.0.1:9092.',
+      first.flag,
+      `${rest.map((r) => `or ${r.flag} `).join('')}is required with --mode relay.`,
+      `Name the local broker to republish into, e.g. ${first.flag} ${first.example}.`,
     );
   }
   if (raw.retryMaxDelay < 250)
@@ -380,18 +380,7 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
     retry: { initialMs: Math.min(250, raw.retryMaxDelay), maxMs: raw.retryMaxDelay },
     ...(rejectAfter !== undefined ? { rejectAfter } : {}),
     ...(raw.envOut !== undefined ? { envFile: raw.envOut } : {}),
-    relay: {
-      ...(kafkaBrokersText !== undefined
-        ? {
-            kafkaBrokers: kafkaBrokersText
-              .split(',')
-              .map((b) => b.trim())
-              .filter((b) => b !== ''),
-          }
-        : {}),
-      ...(amqpUrl !== undefined ? { amqpUrl } : {}),
-      to: relayTo,
-    },
+    relay: { brokers: relayBrokers, to: relayTo },
     env,
     addressMap,
     ...(tlsCaFile !== undefined ? { tlsCaFile } : {}),
@@ -403,6 +392,25 @@ export function buildOptions(raw: RawOptions): SidecarOptions {
     stopGraceMs: raw.stopGrace * 1000,
     preflightOnly: raw.preflightOnly === true,
   };
+}
+
+/** The settings file's relay keys, for the error that lists the allowed ones. */
+const relaySettingsKeys = PROVIDER_NAMES.map((provider) => PROVIDERS[provider].relay.settingsKey).join(', ');
+
+/** Each provider's local broker for relay delivery: its flag, else its settings key (flags win);
+ * each value checked by its provider. */
+function relayBrokersOf(raw: RawOptions, settings: SettingsFile): Partial<Record<Provider, string>> {
+  // The schema admits each provider's key as a string (settingsSchema), which its type cannot say.
+  const fromSettings = (settings.relay ?? {}) as Partial<Record<string, string>>;
+  const brokers: Partial<Record<Provider, string>> = {};
+  for (const provider of PROVIDER_NAMES) {
+    const relay = sidecarProvider(provider).relay;
+    const text = raw.relayBrokers?.[provider] ?? fromSettings[PROVIDERS[provider].relay.settingsKey];
+    if (text === undefined) continue;
+    relay.check(text);
+    brokers[provider] = text;
+  }
+  return brokers;
 }
 
 /** For the error line when a non-SidecarError escapes option handling. */

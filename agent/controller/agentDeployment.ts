@@ -13,7 +13,8 @@ import {
   agentProbes,
 } from '../../core/podSecurity';
 import { AGENT_HTTP_PORT, AGENT_HTTP_PORT_NAME } from '../../core/sessionStream';
-import { DEFAULT_STATISTICS_INTERVAL_SECONDS } from '../providers/contract';
+import type { EngineSettings } from '../providers/contract';
+import { brokerSettings } from '../providers/registry';
 import { tlsMounts } from './tlsMounts';
 
 /** Where queue-agent pods may run: the controller's --agent-node-selector / --agent-tolerations. */
@@ -29,9 +30,9 @@ export interface AgentSettings {
   placement?: AgentPlacement;
   /** 0 lets the agent pick a free port (pods that share a host network); probes then use the default. */
   metricsPort: number;
-  /** Passed on to every queue-agent; absent or the default adds no argument (pod templates of
-   * existing agents stay as they are). */
-  rabbitmqStatisticsIntervalSeconds?: number;
+  /** The providers' broker settings, passed on to every queue-agent; absent or the default adds
+   * no argument (pod templates of existing agents stay as they are). */
+  engineSettings?: EngineSettings;
   /** Namespace labels whose pods may reach the agents' metrics port (agentNetworkPolicy.ts). */
   metricsFrom?: Record<string, string>;
 }
@@ -96,10 +97,12 @@ export function queueAgentDeployment(
                 `--seal=${settings.controllerNamespace}/${names.stateSeal}`,
                 `--observed=${names.agentStatusConfigMap}`,
                 `--metrics-port=${settings.metricsPort}`,
-                ...(settings.rabbitmqStatisticsIntervalSeconds !== undefined &&
-                settings.rabbitmqStatisticsIntervalSeconds !== DEFAULT_STATISTICS_INTERVAL_SECONDS
-                  ? [`--rabbitmq-statistics-interval=${settings.rabbitmqStatisticsIntervalSeconds}`]
-                  : []),
+                ...brokerSettings().flatMap((setting) => {
+                  const value = settings.engineSettings?.[setting.flag];
+                  return value !== undefined && value !== setting.default
+                    ? [`--${setting.flag}=${value}`]
+                    : [];
+                }),
               ],
               env,
               ...(tls.volumeMounts.length > 0 ? { volumeMounts: tls.volumeMounts } : {}),

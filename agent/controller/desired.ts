@@ -7,8 +7,11 @@ import {
   type AgentQueuePlan,
   type AgentRoute,
   type DesiredState,
+  type RouteShadow,
 } from '../../core/agentProtocol';
-import { assertNever, type Provider } from '../../core/providers';
+import type { PlanProgress } from '../../core/providers/contract';
+import type { Provider } from '../../core/providers';
+import { coreProvider } from '../../core/providers/registry';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { pendingQueues } from '../../core/state/phaseActions';
 import type { WorkloadPhase } from '../../core/state/phases';
@@ -29,7 +32,6 @@ export const AGENT_STEPS: readonly WorkloadPhase[] = [
 export const activationIdOf = (state: SplitState) => `${state.installId}/${state.workload.uid}`;
 
 export type QueueNames = AgentQueuePlan['names'];
-type RouteShadow = AgentRoute['shadows'][string];
 
 /** The names of a declared queue's resources in the current activation epoch. */
 export function queueNames(state: SplitState, queue: { name: string; provider: Provider }): QueueNames {
@@ -76,48 +78,18 @@ export function desiredState(
     .filter((r) => involved.has(r.name))
     .map((r) => {
       const stored = storedCheckpoint(state, r.name);
-      const env = Object.fromEntries(
-        r.env.filter((e) => e.role !== 'dependency').map((e) => [e.role, e.name]),
-      ) as AgentQueuePlan['env'];
-      // The document's field order stays the one earlier controllers wrote.
-      const tls = r.tls ? { tls: r.tls } : {};
-      const epoch = state.queues[r.name]?.epoch ?? 0;
-      const after = {
+      const id = {
+        installId: state.installId,
+        workloadUid: state.workload.uid,
+        queue: r.name,
+        epoch: state.queues[r.name]?.epoch ?? 0,
+      };
+      const progress: PlanProgress = {
         ...(stepQueues.includes(r.name) ? { step: state.phase } : {}),
         ...(stored.handoff !== undefined ? { handoff: stored.handoff } : {}),
         ...(stored.engine !== undefined ? { checkpoint: stored.engine } : {}),
       };
-      switch (r.provider) {
-        case 'kafka':
-          return {
-            name: r.name,
-            provider: r.provider,
-            source: r.source,
-            group: r.group,
-            offsetReset: r.offsetReset,
-            ...(r.isolationLevel ? { isolationLevel: r.isolationLevel } : {}),
-            ...(r.saslMechanism ? { saslMechanism: r.saslMechanism } : {}),
-            ...tls,
-            env,
-            epoch,
-            names: queueNames(state, r),
-            ...after,
-          };
-        case 'rabbitmq':
-          return {
-            name: r.name,
-            provider: r.provider,
-            source: r.source,
-            ...tls,
-            ...(r.allowPlainHttpManagement ? { allowPlainHttpManagement: true as const } : {}),
-            env,
-            epoch,
-            names: queueNames(state, r),
-            ...after,
-          };
-        default:
-          return assertNever(r, 'queue');
-      }
+      return coreProvider(r.provider).plan(r, id, progress);
     });
   const routes: AgentRoute[] = state.routes
     .filter((r) => r.phase === 'ATTACHING' || r.phase === 'ACTIVE' || r.phase === 'DRAINING')

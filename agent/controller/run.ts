@@ -1,4 +1,5 @@
 // `agent controller`: installation id, leader election, then the control loop.
+import type { EngineSettings } from '../providers/contract';
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
@@ -18,7 +19,8 @@ export interface ControllerOptions {
   agentPlacement?: AgentPlacement;
   /** Namespace labels whose pods may reach the queue-agents' metrics port. */
   agentMetricsFrom?: Record<string, string>;
-  rabbitmqStatisticsIntervalSeconds: number;
+  /** The providers' broker settings (agent/main.ts flags), passed on to every queue-agent. */
+  engineSettings: EngineSettings;
   stepTimeoutSeconds: number;
   agentStartTimeoutSeconds: number;
   leaseSeconds: number;
@@ -113,7 +115,7 @@ export async function runController(options: ControllerOptions): Promise<void> {
         controllerNamespace: options.namespace,
         metricsPort: options.agentMetricsPort,
         ...(options.agentPlacement ? { placement: options.agentPlacement } : {}),
-        rabbitmqStatisticsIntervalSeconds: options.rabbitmqStatisticsIntervalSeconds,
+        engineSettings: options.engineSettings,
         ...(options.agentMetricsFrom ? { metricsFrom: options.agentMetricsFrom } : {}),
       },
       resyncMs: options.resyncMs,

@@ -9,6 +9,7 @@ import type {
   QueueSplitPhase,
   QueueSplitStatus,
 } from '../../core/crd/queueSplitSchema';
+import { consumerOverrides } from '../../core/queueConfig/consumerOverrides';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { routePhaseForStatus } from '../../core/state/routeStatus';
 import type { SplitState } from '../../core/state/stateDocument';
@@ -35,11 +36,10 @@ export function splitStatus(split: QueueSplit, inputs: StatusInputs): QueueSplit
   const queues = split.spec.queues.map((name) => {
     const plan = resolved.find((q) => q.name === name);
     const shadow = state && route ? routeShadow(state, name, routeId) : undefined;
-    const envOverrides: Record<string, string> = {};
-    if (plan && shadow) {
-      envOverrides[plan.sourceEnv] = shadow.shadow;
-      if (plan.provider === 'kafka' && shadow.sessionGroup) envOverrides[plan.groupEnv] = shadow.sessionGroup;
-    }
+    const envOverrides: Record<string, string> =
+      plan && shadow
+        ? Object.fromEntries(consumerOverrides(plan, { source: shadow.shadow, group: shadow.sessionGroup }))
+        : {};
     const delivered = observed?.queues[name]?.published[routeId];
     return {
       name,

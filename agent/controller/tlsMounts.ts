@@ -1,11 +1,14 @@
 // The TLS material a queue-agent pod gets: for each CA Secret the validated declaration names,
 // one read-only Secret volume projecting only the named keys (the kubelet resolves it; the
-// controller never reads the value), mounted where core/tlsMount.ts says. RabbitMQ connections
-// (AMQP and the management API) trust the CA through NODE_EXTRA_CA_CERTS, which holds one file;
-// the Kafka engine reads its CA file itself.
+// controller never reads the value), mounted where core/tlsMount.ts says. A provider whose
+// clients trust a CA only process-wide (RabbitMQ: AMQP and the management API) gets it through
+// NODE_EXTRA_CA_CERTS, which holds one file; the others read their CA file themselves
+// (AgentProvider.caTrust).
 import type { V1EnvVar, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import { PROVIDERS } from '../../core/providers';
 import { caFilePath, tlsMountDir } from '../../core/tlsMount';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
+import { caTrust } from '../providers/registry';
 
 export interface TlsMounts {
   volumes: V1Volume[];
@@ -34,14 +37,14 @@ export function tlsMounts(resolved: readonly ResolvedQueue[]): TlsMounts {
     mountPath: tlsMountDir(secret),
     readOnly: true,
   }));
-  const rabbitCas = [
-    ...new Set(resolved.filter((q) => q.provider === 'rabbitmq').flatMap((q) => caFilePath(q.tls) ?? [])),
-  ];
-  if (rabbitCas.length > 1) {
+  const processWide = resolved.filter((q) => caTrust(q.provider) === 'process');
+  const processCas = [...new Set(processWide.flatMap((q) => caFilePath(q.tls) ?? []))];
+  if (processCas.length > 1) {
+    const labels = [...new Set(processWide.map((q) => PROVIDERS[q.provider].label))].join(' and ');
     throw new Error(
-      `RabbitMQ queues name ${rabbitCas.length} different CA bundles; the queue-agent can trust one. Put the CAs in one Secret key.`,
+      `${labels} queues name ${processCas.length} different CA bundles; the queue-agent can trust one. Put the CAs in one Secret key.`,
     );
   }
-  const env: V1EnvVar[] = rabbitCas.map((file) => ({ name: 'NODE_EXTRA_CA_CERTS', value: file }));
+  const env: V1EnvVar[] = processCas.map((file) => ({ name: 'NODE_EXTRA_CA_CERTS', value: file }));
   return { volumes, volumeMounts, env };
 }

@@ -19,6 +19,7 @@ import {
   type EnvOverride,
 } from '../../core/queueConfig/originalEnv';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
+import { consumerOverrides } from '../../core/queueConfig/consumerOverrides';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { isConflict, isNotFound } from '../kube/client';
 import { MIN_STABLE_SECONDS, stablyReady, stuckPod } from './podHealth';
@@ -245,10 +246,10 @@ export function overridesFor(
 ): EnvOverride[] {
   return queues.flatMap((q) => {
     const n = names(q);
-    const list: EnvOverride[] = [{ container: q.container, name: q.sourceEnv, value: n.appShadow }];
-    if (q.provider === 'kafka' && n.appShadowGroup) {
-      list.push({ container: q.container, name: q.groupEnv, value: n.appShadowGroup });
-    }
-    return list;
+    return consumerOverrides(q, { source: n.appShadow, group: n.appShadowGroup }).map(([name, value]) => ({
+      container: q.container,
+      name,
+      value,
+    }));
   });
 }

@@ -42,7 +42,7 @@ export interface RouteSpec {
    * consumed; the drain moves the suffix after them. Unused by RabbitMQ. */
   readonly sessionGroup?: string;
   /** Kafka: the deterministic group whose commits record how far a route drain moved the
-   * session residue (core/names.ts `kafkaRouteNames().drainGroup`). Unused by RabbitMQ. */
+   * session residue (core/providers/kafka/names.ts `kafkaRouteNames().drainGroup`). Unused by RabbitMQ. */
   readonly drainGroup?: string;
 }
 

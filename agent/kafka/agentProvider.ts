@@ -1,7 +1,7 @@
 // Kafka for the queue-agent: the engine of a queue from its desired plan, its connection from the
 // agent pod's env, a reader of a route's session topic, and the test-message producer.
 import type { Producer, SASLOptions } from 'kafkajs';
-import type { KafkaQueuePlan } from '../../core/agentProtocol';
+import type { KafkaQueuePlan } from '../../core/providers/kafka/plan';
 import { kafkaHeaders } from '../../core/filter';
 import { caFilePath } from '../../core/tlsMount';
 import type { AgentProvider, TestMessage, TestMessageSender } from '../providers/contract';
@@ -12,6 +12,9 @@ import { KafkaEngine } from './engine';
 import { KafkaSessionReader } from './sessionReader';
 
 export const kafkaAgent: AgentProvider<'kafka'> = {
+  settings: [],
+  // kafkajs takes the CA bundle per connection (kafkaConnection below).
+  caTrust: 'client',
   engine(activationId, plan, logger) {
     const { appShadowGroup, splitterGroup, transactionalId } = plan.names;
     if (!plan.group || !appShadowGroup || !splitterGroup || !transactionalId) {

@@ -25,7 +25,7 @@ import type { PublishBarrier } from '../engine/publishBarrier';
 import { Backoff } from '../engine/timing';
 import { MAX_PARKED, type IsolationLevel, type KafkaTiming } from './config';
 import { errorName } from './kafkaErrors';
-import { KAFKAJS_TYPE } from '../../core/kafkaCodecs';
+import { KAFKAJS_TYPE } from '../../core/providers/kafka/codecs';
 import { chunks, codecRuns, messageIdOf, topicMessages } from './records';
 import { partitionCount } from './shadows';
 import { sendAcknowledged, type TxnOutcome, type TxnProducer } from './txn';

@@ -3,8 +3,8 @@
 // shadow's own.
 import type { Message, TopicMessages } from 'kafkajs';
 import { kafkaHeaders } from '../../core/filter';
-import { copyCodec, type Codec } from '../../core/kafkaCodecs';
-import { sendableHeaders } from '../../core/kafkaNullHeaders';
+import { copyCodec, type Codec } from '../../core/providers/kafka/codecs';
+import { sendableHeaders } from '../../core/providers/kafka/nullHeaders';
 import type { FetchedRecord, RecordHeaders } from './wire';
 
 export function copyOf(record: FetchedRecord): Message {

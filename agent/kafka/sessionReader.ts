@@ -11,7 +11,7 @@
 import { type Consumer, type EachBatchPayload } from 'kafkajs';
 import { kafkaShadowMessage } from '../../core/shadowMessage';
 // Shadows keep their source's codec (snappy, lz4, zstd too), which kafkajs alone cannot read.
-import '../../core/kafkaCodecs';
+import '../../core/providers/kafka/codecs';
 import type { SessionReader } from '../sessionStream/reader';
 import type { RouteStream } from '../sessionStream/routeStream';
 import { kafkaClient } from './clients';

@@ -14,7 +14,7 @@ import defaultSocketFactory from 'kafkajs/src/network/socketFactory';
 import type { ISocketFactory } from 'kafkajs';
 import { batchesOf, dropAborted } from './aborted';
 import { kafkaConfig } from './clients';
-import { CodecError, codecOf, type Codec } from '../../core/kafkaCodecs';
+import { CodecError, codecOf, type Codec } from '../../core/providers/kafka/codecs';
 import type { IsolationLevel, KafkaConnection, KafkaTiming } from './config';
 
 const ISOLATION: Readonly<Record<IsolationLevel, number>> = { read_uncommitted: 0, read_committed: 1 };

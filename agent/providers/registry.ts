@@ -7,12 +7,22 @@ import type { Logger } from '../log';
 import { kafkaAgent } from '../kafka/agentProvider';
 import { rabbitAgent } from '../rabbitmq/agentProvider';
 import type { SessionReader } from '../sessionStream/reader';
-import type { AgentProvider, EngineSettings, TestMessageSender } from './contract';
+import type { AgentProvider, BrokerSetting, EngineSettings, TestMessageSender } from './contract';
 
 const AGENT_PROVIDERS: { readonly [P in Provider]: AgentProvider<P> } = {
   kafka: kafkaAgent,
   rabbitmq: rabbitAgent,
 };
+
+/** Every provider's broker settings (flags of the controller and the queue-agent). */
+export function brokerSettings(): BrokerSetting[] {
+  return PROVIDER_NAMES.flatMap((provider) => AGENT_PROVIDERS[provider].settings);
+}
+
+/** How the provider's clients trust a private CA (AgentProvider.caTrust). */
+export function caTrust(provider: Provider): AgentProvider<Provider>['caTrust'] {
+  return AGENT_PROVIDERS[provider].caTrust;
+}
 
 /** A plan with the provider it is for, as one type parameter: what the table is indexed by. */
 export type PlanFor<P extends Provider> = { readonly [K in Provider]: QueuePlanOf<K> }[P];

@@ -2,6 +2,7 @@
 // controller wrote, runs one engine per logical queue, and writes what it observed to its own
 // ConfigMap. It never reads a Secret: its broker credentials arrive as env references the
 // kubelet resolves, copied from the workload's own container.
+import type { EngineSettings } from '../providers/contract';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseDesired, parseObserved } from '../../core/agentDocuments';
 import {
@@ -33,8 +34,8 @@ export interface QueueAgentOptions {
   podUid: string;
   metricsPort: number;
   intervalMs: number;
-  /** The RabbitMQ brokers' `collect_statistics_interval`, which bounds how stale management figures are. */
-  rabbitmqStatisticsIntervalSeconds: number;
+  /** The providers' broker settings the controller passed on (agent/main.ts flags). */
+  engineSettings: EngineSettings;
 }
 
 export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
@@ -55,9 +56,7 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
   let lastObserved: Omit<ObservedState, 'updatedAt'> | undefined = prior
     ? { ...prior, refused: undefined }
     : undefined;
-  const runner = new StepRunner(log, seed, {
-    rabbitmqStatisticsIntervalSeconds: options.rabbitmqStatisticsIntervalSeconds,
-  });
+  const runner = new StepRunner(log, seed, options.engineSettings);
   // A predecessor wrote the document: this start is a restart of the activation it served.
   const startedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   const restartOf = (activationId: string): ObservedState['restarts'] =>

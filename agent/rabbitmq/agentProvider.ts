@@ -1,22 +1,38 @@
 // RabbitMQ for the queue-agent: the engine of a queue from its desired plan, its URLs from the
 // agent pod's env, a reader of a route's session queue, and the test-message publisher.
 import * as amqp from 'amqplib';
-import type { RabbitQueuePlan } from '../../core/agentProtocol';
+import type { RabbitQueuePlan } from '../../core/providers/rabbitmq/plan';
 import { amqpHeaders } from '../../core/filter';
-import { plainHttpManagement, plainHttpManagementError } from '../../core/queueConfig/managementTransport';
+import {
+  plainHttpManagement,
+  plainHttpManagementError,
+} from '../../core/providers/rabbitmq/managementTransport';
 import { formatFieldError } from '../../core/result';
-import type { AgentProvider, TestMessage, TestMessageSender } from '../providers/contract';
+import type { AgentProvider, BrokerSetting, TestMessage, TestMessageSender } from '../providers/contract';
 import { EngineConfigError, envValue, withCredentials } from '../providers/podEnv';
 import { statisticsTiming } from './config';
 import { RabbitEngine } from './engine';
 import { RabbitSessionReader } from './sessionReader';
 
+/** The brokers' `collect_statistics_interval`, which bounds how stale management figures are
+ * (the engine's timing, ./config.ts); RabbitMQ's own default unless the operator says. */
+const STATISTICS_INTERVAL: BrokerSetting = {
+  flag: 'rabbitmq-statistics-interval',
+  arg: 'seconds',
+  help: "the RabbitMQ brokers' collect_statistics_interval: how stale management figures may be before a shadow is proven empty",
+  min: 1,
+  default: 5,
+};
+
 export const rabbitAgent: AgentProvider<'rabbitmq'> = {
+  settings: [STATISTICS_INTERVAL],
+  // AMQP and the management API (fetch) trust what Node trusts: NODE_EXTRA_CA_CERTS.
+  caTrust: 'process',
   engine(activationId, plan, logger, settings) {
     const { amqpUrl, managementUrl } = rabbitUrls(plan);
     if (!plan.names.lockQueue)
       throw new EngineConfigError(`queue ${plan.name}: the plan has no lock queue name`);
-    const interval = settings.rabbitmqStatisticsIntervalSeconds;
+    const interval = settings[STATISTICS_INTERVAL.flag];
     return new RabbitEngine(
       {
         activationId,

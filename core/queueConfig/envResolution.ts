@@ -3,7 +3,7 @@
 import { fieldError } from '../result';
 import { classifySource, expansionRefs, usesExpansion } from './containerEnv';
 import type { ResolveContext } from './resolveContext';
-import type { CopiedEnv, EnvRole } from './resolvedTypes';
+import type { CopiedEnv } from './resolvedTypes';
 
 function notExplicit(
   name: string,
@@ -65,11 +65,16 @@ export function literal(name: string, path: string, what: string, ctx: ResolveCo
 }
 
 /** The entries the agent copies for one setting, including what its expansions refer to. */
-export function copied(name: string, role: EnvRole, path: string, ctx: ResolveContext): CopiedEnv[] {
-  const out: CopiedEnv[] = [];
+export function copied<R extends string>(
+  name: string,
+  role: R,
+  path: string,
+  ctx: ResolveContext,
+): CopiedEnv<R | 'dependency'>[] {
+  const out: CopiedEnv<R | 'dependency'>[] = [];
   const visiting = new Set<string>();
   const container = ctx.env.container.name;
-  const visit = (current: string, currentRole: EnvRole, limitIndex: number): void => {
+  const visit = (current: string, currentRole: R | 'dependency', limitIndex: number): void => {
     if (visiting.has(current)) return;
     visiting.add(current);
     const found = ctx.env.lookup(current);
@@ -102,12 +107,12 @@ export function copied(name: string, role: EnvRole, path: string, ctx: ResolveCo
   return out.reverse();
 }
 
-export function dedupe(env: readonly CopiedEnv[]): CopiedEnv[] {
+export function dedupe<R extends string>(env: readonly CopiedEnv<R>[]): CopiedEnv<R>[] {
   const seen = new Set<string>();
   return env.filter((item) => (seen.has(item.name) ? false : (seen.add(item.name), true)));
 }
 
-export function literalOf(env: readonly CopiedEnv[], name: string): string | undefined {
+export function literalOf(env: readonly CopiedEnv<string>[], name: string): string | undefined {
   const item = env.find((e) => e.name === name);
   return item?.source.kind === 'value' && !usesExpansion(item.source.value) ? item.source.value : undefined;
 }

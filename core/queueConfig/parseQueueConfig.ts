@@ -9,11 +9,10 @@ import { closestMatch } from '../suggest';
 import { issuesToFieldErrors } from '../zodIssues';
 import { parseYamlSafely } from './safeYaml';
 import {
-  kafkaQueueSchema,
   MAX_QUEUES,
   PATTERNS,
   queueConfigSchema,
-  rabbitQueueSchema,
+  queueSchemaOf,
   type QueueConfig,
   type QueueDeclaration,
 } from './schema';
@@ -64,38 +63,44 @@ function validateValue(value: unknown): Result<QueueConfig> {
   return crossErrors.length > 0 ? fail(crossErrors) : ok({ queues });
 }
 
+/** "kafka or rabbitmq", "kafka, rabbitmq or sqs". */
+function eitherOf(names: readonly string[]): string {
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+}
+
 function validateQueue(item: unknown, path: string): Result<QueueDeclaration> {
+  const blocks = eitherOf(PROVIDER_NAMES);
   if (typeof item !== 'object' || item === null || Array.isArray(item)) {
     return fail([
-      fieldError(path, 'must be a map with name and a kafka or rabbitmq block.', `Write it like\n${EXAMPLE}`),
+      fieldError(path, `must be a map with name and a ${blocks} block.`, `Write it like\n${EXAMPLE}`),
     ]);
   }
-  const hasKafka = Object.hasOwn(item, 'kafka');
-  const hasRabbit = Object.hasOwn(item, 'rabbitmq');
-  if (hasKafka && hasRabbit) {
+  const declared = PROVIDER_NAMES.filter((provider) => Object.hasOwn(item, provider));
+  const [provider, second] = declared;
+  if (second !== undefined) {
     return fail([
       fieldError(
         path,
-        'has both a kafka and a rabbitmq block; a queue lives on exactly one broker.',
+        `has both a ${provider} and a ${second} block; a queue lives on exactly one broker.`,
         'Keep the block of the broker this queue is on; declare the other as its own entry.',
       ),
     ]);
   }
-  if (!hasKafka && !hasRabbit) {
+  if (provider === undefined) {
     const guess = Object.keys(item)
       .map((key) => closestMatch(key, PROVIDER_NAMES))
       .find((match) => match !== undefined);
     return fail([
       fieldError(
         path,
-        'has no provider block: it needs exactly one of kafka or rabbitmq.',
+        `has no provider block: it needs exactly one of ${blocks}.`,
         guess
           ? `Did you mean ${guess}?`
-          : 'Add a kafka: or rabbitmq: block describing how the container reaches the broker.',
+          : `Add a ${eitherOf(PROVIDER_NAMES.map((name) => `${name}:`))} block describing how the container reaches the broker.`,
       ),
     ]);
   }
-  const schema = hasKafka ? kafkaQueueSchema : rabbitQueueSchema;
+  const schema = queueSchemaOf(provider);
   const result = schema.safeParse(item);
   if (result.success) return ok(result.data);
   return fail(issuesToFieldErrors(result.error.issues, schema, item, path, PATTERN_HINTS));

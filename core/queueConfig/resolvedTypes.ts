@@ -1,18 +1,24 @@
 // The resolved plan of the workload stage: per queue, what the controller overrides and what
-// the queue-agent pod copies. Re-exported by resolveQueues.ts, where callers import it from.
+// the queue-agent pod copies. Each provider resolves its own queues (core/providers/<provider>/
+// resolve.ts) into a ResolvedQueueBase with its fields; the union is every registered one's.
+// Re-exported by resolveQueues.ts, where callers import it from.
+import type { Provider } from '../providers';
+import type { ProviderTypesOf } from '../providers/registry';
+import type { TlsBlock } from './blocks';
 import type { EnvSource } from './containerEnv';
-import type { KafkaBlock, TlsBlock } from './schema';
 
-/** Why the agent pod copies a variable. `dependency`: named by another's `$(NAME)` expansion. */
-export type EnvRole = 'brokers' | 'url' | 'managementUrl' | 'username' | 'password' | 'dependency';
+/** Why the agent pod copies a variable: one of its provider's connection roles (the provider's
+ * `envRoles`), or `dependency`: named by another's `$(NAME)` expansion. */
+export type EnvRole = ProviderTypesOf<Provider>['role'] | 'dependency';
 
-export interface CopiedEnv {
+export interface CopiedEnv<R extends string = EnvRole> {
   name: string;
-  role: EnvRole;
+  role: R;
   source: EnvSource;
 }
 
-interface ResolvedQueueCommon {
+/** What every provider's resolved queue has; `R` is its connection roles. */
+export interface ResolvedQueueBase<R extends string> {
   name: string;
   container: string;
   /** The env var the controller overrides with the application shadow's name. */
@@ -20,25 +26,11 @@ interface ResolvedQueueCommon {
   /** The literal topic or queue the container consumes. */
   source: string;
   /** Env entries the queue-agent pod copies, in an order where expansions resolve. */
-  env: CopiedEnv[];
+  env: CopiedEnv<R | 'dependency'>[];
   tls?: TlsBlock;
 }
 
-export interface ResolvedKafkaQueue extends ResolvedQueueCommon {
-  provider: 'kafka';
-  /** The env var the controller overrides with the application shadow group. */
-  groupEnv: string;
-  group: string;
-  offsetReset: KafkaBlock['offsetReset'];
-  /** Declared only; absent means read_committed. */
-  isolationLevel?: NonNullable<KafkaBlock['isolationLevel']>;
-  saslMechanism?: NonNullable<KafkaBlock['sasl']>['mechanism'];
-}
+/** A resolved queue of provider `P`. */
+export type ResolvedQueueOf<P extends Provider> = ProviderTypesOf<P>['resolved'];
 
-export interface ResolvedRabbitQueue extends ResolvedQueueCommon {
-  provider: 'rabbitmq';
-  /** The declaration accepts plain http management next to TLS AMQP (core/queueConfig/managementTransport.ts). */
-  allowPlainHttpManagement?: true;
-}
-
-export type ResolvedQueue = ResolvedKafkaQueue | ResolvedRabbitQueue;
+export type ResolvedQueue = ResolvedQueueOf<Provider>;

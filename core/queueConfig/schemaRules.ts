@@ -1,52 +1,16 @@
 // Schema-stage rules a per-field schema cannot express: unique queue names, one env var per
 // setting within a queue, and settings that only make sense in pairs.
 import { joinPath } from '../fieldPath';
+import { coreProvider } from '../providers/registry';
 import { fieldError, type FieldError } from '../result';
-import { assertNever } from '../providers';
-import {
-  declaredBlock,
-  type KafkaBlock,
-  type QueueDeclaration,
-  type RabbitBlock,
-  type TlsBlock,
-} from './schema';
+import { declaredBlock, type QueueDeclaration } from './schema';
 
 /** Env var settings of a queue as [path below the queue, env var name]. */
-export function envSettings(queue: QueueDeclaration): [string, string][] {
-  const declared = declaredBlock(queue);
-  switch (declared.provider) {
-    case 'kafka':
-      return kafkaEnvSettings(declared.block);
-    case 'rabbitmq':
-      return rabbitEnvSettings(declared.block);
-    default:
-      return assertNever(declared, 'provider block');
-  }
-}
-
-function kafkaEnvSettings(k: KafkaBlock): [string, string][] {
-  return [
-    ['kafka.brokersEnv', k.brokersEnv],
-    ['kafka.sourceEnv', k.sourceEnv],
-    ['kafka.groupEnv', k.groupEnv],
-    ...(k.sasl
-      ? ([
-          ['kafka.sasl.usernameEnv', k.sasl.usernameEnv],
-          ['kafka.sasl.passwordEnv', k.sasl.passwordEnv],
-        ] as [string, string][])
-      : []),
-  ];
-}
-
-function rabbitEnvSettings(r: RabbitBlock): [string, string][] {
-  const settings: [string, string][] = [
-    ['rabbitmq.urlEnv', r.urlEnv],
-    ['rabbitmq.managementUrlEnv', r.managementUrlEnv],
-    ['rabbitmq.sourceEnv', r.sourceEnv],
-  ];
-  if (r.usernameEnv) settings.push(['rabbitmq.usernameEnv', r.usernameEnv]);
-  if (r.passwordEnv) settings.push(['rabbitmq.passwordEnv', r.passwordEnv]);
-  return settings;
+function envSettings(queue: QueueDeclaration): [string, string][] {
+  const { provider, block } = declaredBlock(queue);
+  return coreProvider(provider)
+    .envSettings(block)
+    .map(([setting, env]) => [`${provider}.${setting}`, env]);
 }
 
 export function crossQueueErrors(queues: readonly QueueDeclaration[]): FieldError[] {
@@ -92,32 +56,6 @@ function sharedEnvErrors(queue: QueueDeclaration, path: string): FieldError[] {
 }
 
 function pairingErrors(queue: QueueDeclaration, path: string): FieldError[] {
-  const errors: FieldError[] = [];
-  const declared = declaredBlock(queue);
-  const block = declared.provider;
-  const tls: TlsBlock | undefined = declared.block.tls;
-  if (tls && (tls.caSecret === undefined) !== (tls.caKey === undefined)) {
-    const missing = tls.caSecret === undefined ? 'caSecret' : 'caKey';
-    errors.push(
-      fieldError(
-        `${path}.${block}.tls.${missing}`,
-        'is required when the other of caSecret/caKey is set.',
-        'Give both caSecret and caKey, or neither to trust the system CAs.',
-      ),
-    );
-  }
-  if (
-    declared.provider === 'rabbitmq' &&
-    (declared.block.usernameEnv === undefined) !== (declared.block.passwordEnv === undefined)
-  ) {
-    const missing = declared.block.usernameEnv === undefined ? 'usernameEnv' : 'passwordEnv';
-    errors.push(
-      fieldError(
-        `${path}.rabbitmq.${missing}`,
-        'is required when the other of usernameEnv/passwordEnv is set.',
-        'Give both, or neither when the URL carries the credentials.',
-      ),
-    );
-  }
-  return errors;
+  const { provider, block } = declaredBlock(queue);
+  return coreProvider(provider).blockErrors(block, `${path}.${provider}`);
 }

@@ -1,7 +1,7 @@
-// The broker resources a queue or a route will own, named by core/names. They are written to
-// the state's inventory before they are created, so cleanup only ever touches recorded names.
-import { kafkaQueueNames, kafkaRouteNames, rabbitQueueNames, rabbitRouteNames } from '../names';
-import { assertNever } from '../providers';
+// The broker resources a queue or a route will own, named by each provider's module
+// (core/providers/<provider>/names.ts). They are written to the state's inventory before they are
+// created, so cleanup only ever touches recorded names.
+import { coreProvider } from '../providers/registry';
 import type { BrokerResource, SplitState } from './stateDocument';
 
 export function queueResources(state: SplitState, queue: string, epoch: number): BrokerResource[] {
@@ -9,26 +9,9 @@ export function queueResources(state: SplitState, queue: string, epoch: number):
   if (!declared) return [];
   const id = { installId: state.installId, workloadUid: state.workload.uid, queue, epoch };
   const base = { provider: declared.provider, queue, epoch };
-  switch (declared.provider) {
-    case 'kafka': {
-      const names = kafkaQueueNames(id);
-      return [
-        { ...base, kind: 'topic', name: names.appShadowTopic },
-        { ...base, kind: 'group', name: names.appShadowGroup },
-        { ...base, kind: 'group', name: names.splitterGroup },
-        { ...base, kind: 'transactionalId', name: names.transactionalId },
-      ];
-    }
-    case 'rabbitmq': {
-      const names = rabbitQueueNames(id);
-      return [
-        { ...base, kind: 'queue', name: names.appShadowQueue },
-        { ...base, kind: 'lockQueue', name: names.lockQueue },
-      ];
-    }
-    default:
-      return assertNever(declared.provider, 'provider');
-  }
+  return coreProvider(declared.provider)
+    .queueResources(id)
+    .map(({ kind, name }) => ({ ...base, kind, name }));
 }
 
 export function routeResources(
@@ -47,20 +30,9 @@ export function routeResources(
       routeId,
     };
     const base = { provider: declared.provider, queue, epoch: declared.epoch, routeId };
-    switch (declared.provider) {
-      case 'kafka': {
-        const names = kafkaRouteNames(id);
-        return [
-          { ...base, kind: 'topic', name: names.sessionTopic },
-          { ...base, kind: 'group', name: names.sessionGroup },
-          { ...base, kind: 'group', name: names.drainGroup },
-        ];
-      }
-      case 'rabbitmq':
-        return [{ ...base, kind: 'queue', name: rabbitRouteNames(id).sessionQueue }];
-      default:
-        return assertNever(declared.provider, 'provider');
-    }
+    return coreProvider(declared.provider)
+      .routeResources(id)
+      .map(({ kind, name }) => ({ ...base, kind, name }));
   });
 }
 

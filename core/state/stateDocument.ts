@@ -3,7 +3,8 @@
 // document or one written by a newer controller is refused with a clear error, never guessed at.
 import { z } from 'zod';
 import { providerSchema } from '../providerSchema';
-import type { Provider } from '../providers';
+import { PROVIDER_NAMES, type Provider } from '../providers';
+import { coreProvider, type ProviderTypesOf } from '../providers/registry';
 import { fail, fieldError, guarded, ok, type FieldError, type Result } from '../result';
 import { PUBLIC_KEY_PATTERN } from '../sessionSecret';
 import { describeValue, issuesToFieldErrors } from '../zodIssues';
@@ -17,9 +18,16 @@ export const MAX_STATE_BYTES = 1024 * 1024;
 
 const count = () => z.int().min(0);
 
+/** Every kind of broker resource a provider records (`topic`, `queue`, …). */
+type ResourceKind = ProviderTypesOf<Provider>['resourceKind'];
+// Each provider lists its own kinds; a Set cannot say that the list is not empty.
+const RESOURCE_KINDS = [
+  ...new Set(PROVIDER_NAMES.flatMap((provider) => coreProvider(provider).resourceKinds)),
+] as [ResourceKind, ...ResourceKind[]];
+
 export const brokerResourceSchema = z.object({
   provider: providerSchema,
-  kind: z.enum(['topic', 'group', 'queue', 'lockQueue', 'transactionalId']),
+  kind: z.enum(RESOURCE_KINDS),
   name: z.string().min(1),
   /** Logical queue the resource belongs to. */
   queue: z.string().min(1),

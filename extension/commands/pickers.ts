@@ -1,6 +1,6 @@
 // The quick picks and input boxes the commands share. Each returns undefined when the user
 // cancels (Escape), which ends the command quietly.
-import { sourceLabel } from '../../core/providers';
+import { relaySettingNames, sourceLabel } from '../../core/providers';
 import * as vscode from 'vscode';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import type { SidecarDeliveryMode } from '../../core/sidecarProtocol';
@@ -143,7 +143,7 @@ export async function chooseMode(): Promise<SidecarDeliveryMode | undefined> {
     {
       label: 'relay',
       description: 'republish into a broker you run locally',
-      detail: 'Needs queueSplit.delivery.relayKafkaBrokers / relayAmqpUrl.',
+      detail: `Needs ${relaySettingNames().join(' / ')}.`,
       value: 'relay',
     },
   ];

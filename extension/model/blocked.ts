@@ -1,7 +1,7 @@
 // What the views say about a message whose delivery keeps failing (docs/design.md §8): its queue
 // waits behind it, so the tree row, the status bar and the reject confirmation say which message,
 // why and how often, and what a reject does on that broker. Pure: text from a BlockedDelivery.
-import { PROVIDERS, type Provider } from '../../core/providers';
+import { PROVIDER_NAMES, PROVIDERS, type Provider } from '../../core/providers';
 import type { BlockedDelivery, SessionView } from './sidecarView';
 
 /** "blocked on message 0-5: HTTP 500, attempt 8" — the tree row's words. */
@@ -35,10 +35,10 @@ export function rejectConfirmation(
   b: BlockedDelivery,
   provider: Provider | undefined,
 ): { message: string; detail: string; button: string } {
-  // Without a known provider (a session from before the provider was reported) it says both.
+  // Without a known provider (a session from before the provider was reported) it says what each does.
   const effect = provider
     ? PROVIDERS[provider].reject.confirm
-    : "It is settled as your app's own reject would settle it: RabbitMQ dead-letters it by the queue's rules (or discards it without a dead-letter exchange); Kafka skips it.";
+    : `It is settled as your app's own reject would settle it. ${PROVIDER_NAMES.map((p) => PROVIDERS[p].reject.confirm).join(' ')}`;
   return {
     message: `Reject message ${b.messageId} of ${b.queue}?`,
     detail: `It failed ${b.attempt} ${b.attempt === 1 ? 'time' : 'times'} (${b.reason}) and holds up the messages behind it. ${effect} The messages behind it then flow.`,

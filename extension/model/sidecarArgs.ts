@@ -2,6 +2,7 @@
 // (`--preflight-only`), and the sidecar for a split the extension created, which adopts it
 // (`--split`), renews its lease and delivers. Secrets (env overrides, relay URL with a password)
 // never go on the command line, where `ps` shows them: they go in the 0600 settings file.
+import { PROVIDER_NAMES, PROVIDERS, type Provider } from '../../core/providers';
 import type { SidecarDeliveryMode } from '../../core/sidecarProtocol';
 import type { KubeTargetInfo, WorkloadKind } from './types';
 
@@ -12,7 +13,6 @@ export interface SidecarLaunch {
   kubeconfig?: string;
   mode: SidecarDeliveryMode;
   httpTarget?: string;
-  relayKafkaBrokers?: string;
   leaseSeconds: number;
   readyTimeoutSeconds: number;
   detachTimeoutSeconds: number;
@@ -58,7 +58,6 @@ export interface PreflightLaunch {
   kubeconfig?: string;
   mode: SidecarDeliveryMode;
   httpTarget?: string;
-  relayKafkaBrokers?: string;
   settingsFile?: string;
 }
 
@@ -86,23 +85,19 @@ function kubeArgs(target: KubeTargetInfo, kubeconfig: string | undefined): strin
   ];
 }
 
-function modeArgs(launch: {
-  mode: SidecarDeliveryMode;
-  httpTarget?: string;
-  relayKafkaBrokers?: string;
-}): string[] {
+function modeArgs(launch: { mode: SidecarDeliveryMode; httpTarget?: string }): string[] {
   const args = ['--mode', launch.mode];
   if (launch.mode === 'http' && launch.httpTarget !== undefined) args.push('--target', launch.httpTarget);
-  if (launch.mode === 'relay' && launch.relayKafkaBrokers !== undefined && launch.relayKafkaBrokers !== '')
-    args.push('--relay-kafka-brokers', launch.relayKafkaBrokers);
   return args;
 }
 
-/** JSON (valid YAML) for the sidecar's --settings: env overrides, address map, relay URL and destinations. */
+/** JSON (valid YAML) for the sidecar's --settings: env overrides, address map, relay brokers and
+ * destinations. Every provider's local broker goes here, under its key (core/providers.ts): one
+ * path for all, and a broker URL may hold a password. */
 export function settingsFileContent(input: {
   env: Readonly<Record<string, string>>;
   addressMap: Readonly<Record<string, string>>;
-  relayAmqpUrl?: string;
+  relayBrokers?: Readonly<Partial<Record<Provider, string>>>;
   /** relay: logical queue → local topic/queue (default: the source's own name). */
   relayTo?: Readonly<Record<string, string>>;
 }): string | undefined {
@@ -110,7 +105,10 @@ export function settingsFileContent(input: {
   if (Object.keys(input.env).length > 0) content.env = { ...input.env };
   if (Object.keys(input.addressMap).length > 0) content.addressMap = { ...input.addressMap };
   const relay: Record<string, unknown> = {};
-  if (input.relayAmqpUrl !== undefined && input.relayAmqpUrl !== '') relay.amqpUrl = input.relayAmqpUrl;
+  for (const provider of PROVIDER_NAMES) {
+    const broker = input.relayBrokers?.[provider];
+    if (broker !== undefined && broker !== '') relay[PROVIDERS[provider].relay.settingsKey] = broker;
+  }
   if (input.relayTo !== undefined && Object.keys(input.relayTo).length > 0) relay.to = { ...input.relayTo };
   if (Object.keys(relay).length > 0) content.relay = relay;
   return Object.keys(content).length > 0 ? `${JSON.stringify(content, null, 2)}\n` : undefined;

@@ -26,13 +26,11 @@ export interface WorkloadNode {
   undeclared: boolean;
 }
 
-export interface QueueNode {
-  kind: 'queue';
-  id: string;
-  workload: WorkloadInfo;
-  queue: DeclaredQueue;
-  undeclared: boolean;
-}
+/** A queue of a workload: as declared, or only as a split still names it (its declaration is
+ * gone, so nothing says which provider it is on). */
+export type QueueNode = { kind: 'queue'; id: string; workload: WorkloadInfo } & (
+  { queue: DeclaredQueue; undeclared: false } | { queue: { name: string }; undeclared: true }
+);
 
 export interface RouteNode {
   kind: 'route';
@@ -133,7 +131,7 @@ export function queuesOf(snapshot: TreeSnapshot, node: WorkloadNode): (QueueNode
         kind: 'queue',
         id: `${node.id}/q:${name}`,
         workload,
-        queue: { name, provider: 'rabbitmq', source: '', container: '' },
+        queue: { name },
         undeclared: true,
       });
     }
@@ -315,26 +313,30 @@ export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
     }
     case 'queue': {
       const routes = routesOf(snapshot, node);
+      const routeCount =
+        routes.length === 0 ? 'no routes' : `${routes.length} ${routes.length === 1 ? 'route' : 'routes'}`;
+      // Always expanded: an item that starts without children and gets some later (the first
+      // route) would otherwise stay collapsed, VS Code remembering its state by id.
+      if (node.undeclared) {
+        return {
+          label: node.queue.name,
+          description: `not declared any more · ${routeCount}`,
+          tooltip: `Queue **${escapeMarkdown(node.queue.name)}** is named by a split but not declared by ${escapeMarkdown(node.workload.name)} any more.`,
+          icon: { id: 'warning', color: 'list.warningForeground' },
+          contextValue: 'queue.undeclared',
+          collapsible: 'expanded',
+        };
+      }
       const { queue } = node;
-      const parts: string[] = [];
-      if (!node.undeclared) parts.push(`${queue.provider} · ${queue.source}`);
-      else parts.push('not declared any more');
-      parts.push(
-        routes.length === 0 ? 'no routes' : `${routes.length} ${routes.length === 1 ? 'route' : 'routes'}`,
-      );
       return {
         label: queue.name,
-        description: parts.join(' · '),
-        tooltip: node.undeclared
-          ? `Queue **${escapeMarkdown(queue.name)}** is named by a split but not declared by ${escapeMarkdown(node.workload.name)} any more.`
-          : [
-              `**${escapeMarkdown(queue.name)}** (${sourceLabel(queue.provider)} ${escapeMarkdown(queue.source)})`,
-              `container ${escapeMarkdown(queue.container)}`,
-            ].join('\n\n'),
+        description: `${queue.provider} · ${queue.source} · ${routeCount}`,
+        tooltip: [
+          `**${escapeMarkdown(queue.name)}** (${sourceLabel(queue.provider)} ${escapeMarkdown(queue.source)})`,
+          `container ${escapeMarkdown(queue.container)}`,
+        ].join('\n\n'),
         icon: { id: PROVIDERS[queue.provider].icon },
-        contextValue: node.undeclared ? 'queue.undeclared' : 'queue',
-        // Always expanded: an item that starts without children and gets some later (the first
-        // route) would otherwise stay collapsed, VS Code remembering its state by id.
+        contextValue: 'queue',
         collapsible: 'expanded',
       };
     }

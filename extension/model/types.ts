@@ -47,7 +47,9 @@ export interface SplitRequest {
   mode: SidecarDeliveryMode;
   /** http mode: where the sidecar POSTs messages. */
   httpTarget?: string;
-  relay?: { kafkaBrokers?: string; amqpUrl?: string; to?: Record<string, string> };
+  /** relay: each provider's local broker (queueSplit.delivery.relay… settings), and the local
+   * topic/queue per queue. */
+  relay?: { brokers: Partial<Record<Provider, string>>; to?: Record<string, string> };
 }
 
 export type { QueueSplit };

@@ -3,15 +3,14 @@
 // debugged process). The broker connection is resolved exactly as the sidecar resolves it
 // (laptop/brokerConnection.ts: the container's env, ConfigMaps/Secrets read with the user's own
 // credentials, local overrides, address map). Loaded lazily: it pulls amqplib and kafkajs.
-import { assertNever, type Provider } from '../../core/providers';
+import type { Provider } from '../../core/providers';
 import { randomUUID } from 'node:crypto';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import { resolveWorkload } from '../../core/queueConfig/resolveWorkload';
 import { formatFieldError } from '../../core/result';
 import { AddressMap } from '../../laptop/addressMap';
 import { resolveConnections } from '../../laptop/brokerConnection';
-import { publishKafkaTestMessage } from '../../laptop/kafka';
-import { publishAmqpTestMessage } from '../../laptop/rabbitmq';
+import { laptopProvider } from '../../laptop/providers/registry';
 import type { OutgoingTestMessage } from '../../laptop/testMessage';
 import { Redactor } from '../../laptop/redact';
 import type { KubeConnection } from '../kube/connection';
@@ -70,15 +69,9 @@ export async function sendTestMessage(
 
   const addressMap = AddressMap.parse(local.addressMap, 'queueSplit.addressMap');
   const outgoing: OutgoingTestMessage = { ...message, messageId, source: queue.source };
-  switch (broker.provider) {
-    case 'kafka':
-      await publishKafkaTestMessage(broker, addressMap, (line) => log(redactor.redact(line)), outgoing);
-      break;
-    case 'rabbitmq':
-      await publishAmqpTestMessage(broker, outgoing);
-      break;
-    default:
-      assertNever(broker, 'broker connection');
-  }
+  await laptopProvider(broker.provider).publishTestMessage(broker, outgoing, {
+    addressMap,
+    log: (line) => log(redactor.redact(line)),
+  });
   return { messageId, provider: broker.provider, destination: queue.source };
 }

@@ -61,7 +61,6 @@ export class SidecarLauncher {
       ...(kubeconfigPath !== undefined ? { kubeconfig: kubeconfigPath } : {}),
       mode: request.mode,
       ...(request.httpTarget !== undefined ? { httpTarget: request.httpTarget } : {}),
-      ...(request.relay?.kafkaBrokers !== undefined ? { relayKafkaBrokers: request.relay.kafkaBrokers } : {}),
       leaseSeconds: settings.leaseSeconds(),
       readyTimeoutSeconds: settings.readyTimeoutSeconds(),
       detachTimeoutSeconds: DETACH_TIMEOUT_SECONDS,
@@ -104,9 +103,6 @@ export class SidecarLauncher {
           target: request.target,
           ...(kubeconfigPath !== undefined ? { kubeconfig: kubeconfigPath } : {}),
           mode: request.mode,
-          ...(request.relay?.kafkaBrokers !== undefined
-            ? { relayKafkaBrokers: request.relay.kafkaBrokers }
-            : {}),
           ...(settingsFile !== undefined ? { settingsFile } : {}),
         }),
       );
@@ -141,7 +137,7 @@ export class SidecarLauncher {
     const settingsText = settingsFileContent({
       env: settings.envOverrides(),
       addressMap: settings.addressMap(),
-      ...(request.relay?.amqpUrl !== undefined ? { relayAmqpUrl: request.relay.amqpUrl } : {}),
+      ...(request.relay !== undefined ? { relayBrokers: request.relay.brokers } : {}),
       ...(request.relay?.to !== undefined ? { relayTo: request.relay.to } : {}),
     });
     if (settingsText === undefined) return undefined;

@@ -9,7 +9,7 @@
 import type { Consumer } from 'kafkajs';
 import { kafkaShadowMessage } from '../../core/shadowMessage';
 // Shadows keep their source's codec (snappy, lz4, zstd too), which kafkajs alone cannot read.
-import '../../core/kafkaCodecs';
+import '../../core/providers/kafka/codecs';
 import type { AddressMap } from '../../laptop/addressMap';
 import { SidecarError, errorText } from '../../laptop/errors';
 import { kafkaClient, kafkaStartError, type KafkaConnection } from '../../laptop/kafka';

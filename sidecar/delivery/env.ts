@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { QueueSplitQueueStatus } from '../../core/crd/queueSplitSchema';
+import { consumerOverrides } from '../../core/queueConfig/consumerOverrides';
 import type { QueueConnection } from '../../laptop/brokerConnection';
 import type { Reporter } from '../output';
 
@@ -23,12 +24,7 @@ export function queueOverrides(
 ): Record<string, string> {
   if (status?.envOverrides !== undefined && Object.keys(status.envOverrides).length > 0)
     return { ...status.envOverrides };
-  const out: Record<string, string> = {};
-  const queue = connection.queue;
-  if (status?.shadow?.source !== undefined) out[queue.sourceEnv] = status.shadow.source;
-  if (queue.provider === 'kafka' && status?.shadow?.group !== undefined)
-    out[queue.groupEnv] = status.shadow.group;
-  return out;
+  return Object.fromEntries(consumerOverrides(connection.queue, status?.shadow ?? {}));
 }
 
 export function sessionEnv(

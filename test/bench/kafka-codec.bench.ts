@@ -9,7 +9,7 @@
 //   npx tsx test/bench/kafka-codec.bench.ts [records-per-run] [runs]
 //
 // Prints a table and one JSON line. Bounded: stops starting rounds after 240 s.
-import { copyCodec, type Codec } from '../../core/kafkaCodecs';
+import { copyCodec, type Codec } from '../../core/providers/kafka/codecs';
 import { topicBytes } from '../conformance/kafka/logSegments';
 import { engineRun, median, partitions } from './kafkaBench';
 

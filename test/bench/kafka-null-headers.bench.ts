@@ -36,7 +36,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function main(): Promise<void> {
   const proto = Encoder.prototype;
   const original = proto.writeVarIntBytes;
-  await import('../../core/kafkaNullHeaders');
+  await import('../../core/providers/kafka/nullHeaders');
   const wrapped = proto.writeVarIntBytes;
   await encodeMs(); // warm up
   const plain: number[] = [];

@@ -6,7 +6,7 @@
 // app throughout (agent/sessionStream/bounds.ts). The same load on the old code held ~200 MiB of
 // half-sent frames and every large message unacked (test/sidecar/agent-stream.test.ts, in process).
 import assert from 'node:assert/strict';
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import WebSocket from 'ws';
 import { newSessionSecret, sessionPublicKey } from '../../core/sessionSecret';
 import {
@@ -25,7 +25,7 @@ import { activeSplit, removeSplit } from '../support/splits';
 
 const fx = clusterFixture('qs-agent-mem', { rabbitmq: true });
 let source: string;
-before(async () => {
+fx.setup(async () => {
   source = await rabbitApp(fx, 'shop');
 });
 
@@ -121,9 +121,12 @@ test('the agent can be run out of memory (in its pod): 200 half-sent frames and 
   const byStatus = JSON.stringify(
     statuses.reduce<Record<number, number>>((n, s) => ({ ...n, [s.status]: (n[s.status] ?? 0) + 1 }), {}),
   );
+  // How many are refused depends on how many overlap in the agent: each admitted one is cut
+  // past 256 KiB, so on a quiet node they may all pass one after another (all 200 did once).
+  // The cap itself is proved with idle upgrades, which stay (test/sidecar/agent-stream.test.ts).
   assert.ok(
-    statuses.some((s) => s.status === 101) && statuses.some((s) => s.status === 503),
-    `some upgrades admitted, the rest refused 503 (answers by status, 0 = closed unanswered: ${byStatus})`,
+    statuses.some((s) => s.status === 101) && statuses.every((s) => s.status === 101 || s.status === 503),
+    `every upgrade admitted or refused 503, some admitted (answers by status, 0 = closed unanswered: ${byStatus})`,
   );
   assert.ok(
     statuses.every((s) => s.status !== 101 || s.lived >= 0),

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
@@ -27,7 +27,7 @@ let kc: KubeConfig;
 let namespace: string;
 const code = (err: unknown) => (err as { code?: number }).code;
 
-before(() => {
+fx.setup(() => {
   ({ kc, namespace } = fx);
 });
 

@@ -5,7 +5,7 @@
 // and the cutover changes the controller makes are accepted. Changes that should pass are sent as
 // server-side dry runs, so no pod starts.
 import assert from 'node:assert/strict';
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
   AppsV1Api,
   CoreV1Api,
@@ -106,7 +106,7 @@ async function refused(what: string, request: () => Promise<unknown>, message: R
   });
 }
 
-before(async () => {
+fx.setup(async () => {
   ({ kc: admin, namespace } = fx);
   const adminApps = admin.makeApiClient(AppsV1Api);
   await adminApps.createNamespacedDeployment({ namespace, body: tenantWorkload() });

@@ -10,7 +10,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { stringify } from 'yaml';
 import type * as amqp from 'amqplib';
 import {
@@ -62,7 +62,7 @@ let server: http.Server | undefined;
 /** Bodies A's local handler received. */
 const received: string[] = [];
 
-before(async () => {
+fx.setup(async () => {
   ({ kc: admin, namespace, ch } = fx);
   const suffix = namespace.slice(-6);
   // Two people whose OS user names would be the same (`vscode` in every dev container).
@@ -94,7 +94,7 @@ fx.defer(async () => {
   await sidecar?.ensureDead();
   await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
 });
-after(() => {
+fx.defer(() => {
   for (const file of fs.readdirSync(runDir).filter((f) => f.startsWith(`kubeconfig-${namespace}-`)))
     fs.rmSync(path.join(runDir, file), { force: true });
 });

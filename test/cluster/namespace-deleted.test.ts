@@ -4,7 +4,7 @@
 // split — the session shadow with its unread messages among them — is recorded with the safe action
 // in the controller's own namespace, where the record survives; the messages stay on the broker.
 import assert from 'node:assert/strict';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { testInstall } from '../../deploy/install';
 import { CLEANUP_KEY, STATE_KEY } from '../../core/agentProtocol';
@@ -17,7 +17,7 @@ import { activeSplit } from '../support/splits';
 
 const fx = clusterFixture('qs-nsdel', { rabbitmq: true });
 const recordSelector = () => `queuesplit.dev/cleanup=true,queuesplit.dev/workload-namespace=${fx.namespace}`;
-after(async () => {
+fx.defer(async () => {
   await fx.kc
     .makeApiClient(CoreV1Api)
     .deleteCollectionNamespacedConfigMap({

@@ -5,7 +5,7 @@
 // there — it cannot even list QueueSplits, so the split stays without a status (README: it stays
 // Pending). Restores the suite's cluster-wide controller.
 import assert from 'node:assert/strict';
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import { AppsV1Api, AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { installController, testInstall } from '../../deploy/install';
 import { clusterFixture } from '../support/clusterFixture';
@@ -38,7 +38,9 @@ async function deleteClusterBinding(): Promise<void> {
     });
 }
 
-before(async () => {
+// The set-up needs both namespaces: it runs in the second fixture's hook once the first is ready.
+otherFx.setup(async () => {
+  await servedFx.ready();
   for (const fx of [servedFx, otherFx]) await rabbitApp(fx, WORKLOAD);
   await deleteClusterBinding();
   await installController(servedFx.kc, { ...testInstall, watchNamespaces: [servedFx.namespace] });

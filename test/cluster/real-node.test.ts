@@ -12,7 +12,7 @@ import * as http from 'node:http';
 import * as fs from 'node:fs/promises';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { promisify } from 'node:util';
 import {
   AppsV1Api,
@@ -59,7 +59,7 @@ async function nodeReady(): Promise<boolean> {
   }
 }
 
-before(async () => {
+fx.setup(async () => {
   ({ kc, namespace } = fx);
   if (!(await nodeReady())) {
     // Not brought up by the environment: this file starts it and stops it again. A cold
@@ -70,9 +70,11 @@ before(async () => {
   }
 });
 
-// After the fixture deleted the namespace.
-after(async () => {
-  if (startedNode) await run('bash', [nodeScript, 'down'], { timeout: 5 * 60_000, env: process.env });
+// A node this file started goes once the namespace's pods are gone.
+fx.defer(async () => {
+  if (!startedNode) return;
+  await fx.deleteNamespace();
+  await run('bash', [nodeScript, 'down'], { timeout: 5 * 60_000, env: process.env });
 });
 
 /** The node is tainted so that no other suite's pod lands on it (test/env/k8s/node/README.md). */

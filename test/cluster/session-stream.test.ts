@@ -14,7 +14,7 @@ import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type * as amqp from 'amqplib';
 import { AppsV1Api, CoreV1Api, KubeConfig, PortForward } from '@kubernetes/client-node';
 import type { Producer } from 'kafkajs';
@@ -63,7 +63,7 @@ const sidecars: SidecarProcess[] = [];
 /** What the developer's local handler received: x-message-id (Kafka) or the AMQP message id. */
 const received: string[] = [];
 
-before(async () => {
+fx.setup(async () => {
   ({ kc: admin, namespace, ch, producer } = fx);
   const suffix = namespace.slice(-6);
   userA = `dev-stream-a-${suffix}`;
@@ -134,7 +134,7 @@ fx.defer(async () => {
   await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
   netns?.close();
 });
-after(() => {
+fx.defer(() => {
   for (const file of fs.readdirSync(runDir).filter((f) => f.startsWith(`kubeconfig-${namespace}-`)))
     fs.rmSync(path.join(runDir, file), { force: true });
   fs.rmSync(stateDir, { recursive: true, force: true });

@@ -11,7 +11,7 @@
 // non-compliant spec is refused for real and the split would never go Active.
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import { AppsV1Api, CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { restrictedKubeconfig } from '../env/k8s/kubeconfig';
 import { runDir } from '../env/paths';
@@ -26,7 +26,7 @@ import { uniqueName } from '../support/services';
 const fx = clusterFixture('qs-split-rmq', { rabbitmq: true });
 let dev: KubeConfig;
 
-before(async () => {
+fx.setup(async () => {
   const { kc, namespace } = fx;
   await grantDeveloper(kc, namespace, 'alice');
   dev = await restrictedKubeconfig(

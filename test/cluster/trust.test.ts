@@ -6,7 +6,7 @@
 // is overwritten, nothing forged is acted on. A desired document the seal does not list (a field
 // rewritten with every name intact) is refused by the queue-agent too.
 import assert from 'node:assert/strict';
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import type * as amqp from 'amqplib';
 import { AppsV1Api, CoreV1Api, Watch, type V1Deployment } from '@kubernetes/client-node';
 import { mergePatch } from '../../agent/kube/client';
@@ -29,7 +29,7 @@ const fx = clusterFixture('qs-trust', { rabbitmq: true });
 const core = () => fx.kc.makeApiClient(CoreV1Api);
 let names: KubernetesObjectNames;
 
-before(async () => {
+fx.setup(async () => {
   const { kc, namespace } = fx;
   await rabbitApp(fx, WORKLOAD);
   const install = await core().readNamespacedConfigMap({

@@ -9,7 +9,7 @@ import * as zlib from 'node:zlib';
 import { after, describe, test } from 'node:test';
 import { CompressionCodecs, CompressionTypes, KafkaJSNotImplemented } from 'kafkajs';
 import type { Engine } from '../../agent/engine/contract';
-import { DEFAULT_CODEC, type Codec } from '../../core/kafkaCodecs';
+import { DEFAULT_CODEC, type Codec } from '../../core/providers/kafka/codecs';
 import type { KafkaEngineConfig } from '../../agent/kafka/config';
 import { KafkaEngine } from '../../agent/kafka/engine';
 import { loadServices } from '../support/services';

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import { jsonLogger } from '../../agent/log';
 import { SessionServer } from '../../agent/sessionStream/sessionServer';
 import type { AgentRoute, DesiredState } from '../../core/agentProtocol';
@@ -36,7 +36,7 @@ const AGENT_ENV = agentBrokerEnv('QS_BLOCKED_TEST', services);
 
 let agent: { server: SessionServer; url: string };
 
-before(async () => {
+fx.setup(async () => {
   const server = new SessionServer(jsonLogger().child({ component: 'blocked-test' }), AGENT_POD_UID);
   const httpServer = http.createServer((_req, res) => res.writeHead(404).end());
   server.attach(httpServer);

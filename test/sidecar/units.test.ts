@@ -259,7 +259,7 @@ test('settings file: env, address map and relay merged under the flags; unknown 
     port: 19092,
     mapped: true,
   });
-  assert.deepEqual(options.relay.kafkaBrokers, ['127.0.0.1:9092']);
+  assert.deepEqual(options.relay.brokers, { kafka: '127.0.0.1:9092' });
   assert.equal(options.relay.to.get('orders'), 'local-orders');
   fs.writeFileSync(file, 'brokers: x\n');
   assert.throws(

@@ -4,7 +4,13 @@
 // A file calls it once at the top and reads what it made in its tests:
 //
 //   const fx = clusterFixture('qs-drift', { rabbitmq: true });
+//   fx.setup(async () => { … fx.kc … });   // the file's own set-up, never a before() of its own
 //   test('…', async () => { const { kc, namespace, ch } = fx; … });
+//
+// Node 20 runs a file's top-level before (and after) hooks side by side, not one after another:
+// a file's own before() would read the fixture before it is made. So the fixture owns the
+// file's only hooks and runs the file's set-up (`setup`) and repairs (`defer`) inside them
+// (test/unit/test-hooks.test.ts keeps it so).
 import { after, before } from 'node:test';
 import * as amqp from 'amqplib';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -44,11 +50,15 @@ const MADE = [
 
 export interface ClusterFixture extends Readonly<Made> {
   readonly services: Services;
+  /** Runs `fn` in the fixture's `before`, once all it makes is made (in the order added). */
+  setup(fn: () => unknown): void;
+  /** Settles when the fixture's `before` has: for a file with two fixtures, whose set-up needs both. */
+  ready(): Promise<void>;
   /**
    * Runs `fn` in `after` before the fixture lets go of what it made (the last added runs first):
    * a file's own repairs, such as the suite's controller installed again after a file changed it.
    */
-  defer(fn: () => Promise<unknown>): void;
+  defer(fn: () => unknown): void;
   /** Deletes the namespace now (kept for the leak scan first); `after` does not again. */
   deleteNamespace(): Promise<void>;
 }
@@ -56,11 +66,25 @@ export interface ClusterFixture extends Readonly<Made> {
 /** Registers the file's `before` and `after` hooks; the returned object is filled in by `before`. */
 export function clusterFixture(namespacePrefix: string, options: ClusterFixtureOptions = {}): ClusterFixture {
   const services = loadServices();
-  const deferred: (() => Promise<unknown>)[] = [];
+  const deferred: (() => unknown)[] = [];
+  const setups: (() => unknown)[] = [];
   const made: Partial<Made> = {};
   let namespaceDeleted = false;
 
+  let settle!: { resolve: () => void; reject: (err: unknown) => void };
+  const readiness = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  readiness.catch(() => undefined); // the failure is the hook's; a waiting file sees it too
+
   before(async () => {
+    try {
+      await make();
+      settle.resolve();
+    } catch (err) {
+      settle.reject(err);
+      throw err;
+    }
+  });
+  async function make(): Promise<void> {
     const kc = (made.kc = adminConfig(services.kubeconfig));
     if (options.controller ?? true) await installController(kc);
     made.namespace = await createNamespace(kc, namespacePrefix);
@@ -72,11 +96,15 @@ export function clusterFixture(namespacePrefix: string, options: ClusterFixtureO
       made.kafka = kafkaClient(services, `${namespacePrefix}-test`);
       made.producer = await connectProducer(made.kafka);
     }
-  });
+    for (const fn of setups) await fn();
+  }
   after(async () => {
     // A failed repair still fails the file, but only once the namespace is gone too.
     let failed: unknown;
-    for (const fn of deferred.reverse()) await fn().catch((err: unknown) => (failed ??= err));
+    for (const fn of deferred.reverse())
+      await Promise.resolve()
+        .then(fn)
+        .catch((err: unknown) => (failed ??= err));
     const { kc, namespace } = made;
     await made.producer?.disconnect().catch(() => undefined);
     await made.conn?.close().catch(() => undefined);
@@ -86,7 +114,11 @@ export function clusterFixture(namespacePrefix: string, options: ClusterFixtureO
 
   const fixture = {
     services,
-    defer: (fn: () => Promise<unknown>) => {
+    setup: (fn: () => unknown) => {
+      setups.push(fn);
+    },
+    ready: () => readiness,
+    defer: (fn: () => unknown) => {
       deferred.push(fn);
     },
     deleteNamespace: async () => {

@@ -13,18 +13,15 @@ import {
   restrictedNamespaceLabels,
   restrictedPodSecurityContext,
 } from '../../core/podSecurity';
-import { RECORD_PREFIX, type FixtureRecord } from '../fixtures/records';
 import { runDir } from '../env/paths';
-import { containerPid, keptLinesWith } from '../env/k8s/node/realNode';
+import { containerPid } from '../env/k8s/node/realNode';
 import { snapshotNamespace } from './leakScan';
 import { pollUntil } from './poll';
 import { uniqueName } from './services';
 
-export function adminConfig(kubeconfig: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
-  return kc;
-}
+// The admin client and the fixture apps' records come from fixtures/env/, which the demo reads too.
+export { adminConfig } from '../../fixtures/env/kube';
+export { records } from '../../fixtures/env/records';
 
 /** A throwaway namespace that enforces PodSecurity `restricted`, as a hardened cluster would. */
 export async function createNamespace(kc: KubeConfig, prefix: string): Promise<string> {
@@ -99,13 +96,6 @@ export async function scale(
     namespace,
     body: { metadata: { name, namespace }, spec: { replicas } },
   });
-}
-
-/** What the fixture apps recorded, read from the pod logs the real node keeps past their pods. */
-export function records(filter: (r: FixtureRecord) => boolean): FixtureRecord[] {
-  return keptLinesWith(RECORD_PREFIX, (container) => container !== 'agent' && container !== 'controller')
-    .map((line) => JSON.parse(line) as FixtureRecord)
-    .filter(filter);
 }
 
 export function fixtureDeployment(options: {

@@ -3,7 +3,7 @@
 // broker wrote them and independent of any client's decoding.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Codec } from '../../../core/kafkaCodecs';
+import type { Codec } from '../../../core/providers/kafka/codecs';
 import { runDir } from '../../env/paths';
 
 const NAMES: readonly Codec[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];

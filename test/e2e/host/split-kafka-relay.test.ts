@@ -178,7 +178,7 @@ describe('Kafka: relay delivery and Send Test Message from the active editor (re
           filter: { 'x-queue-split-user': fixture.owner },
           owner: fixture.owner,
           mode: 'relay',
-          relay: { kafkaBrokers: `127.0.0.1:${closed}`, to: { orders: relayTopic } },
+          relay: { brokers: { kafka: `127.0.0.1:${closed}` }, to: { orders: relayTopic } },
         }),
         (err: unknown) => {
           // The extension's own class (its bundle, not this test's): told by name.

@@ -1,4 +1,4 @@
-// The pure parts of core/kafkaCodecs.ts (agent/kafka/DECISIONS.md, "Compression"): the framings written for snappy and
+// The pure parts of core/providers/kafka/codecs.ts (agent/kafka/DECISIONS.md, "Compression"): the framings written for snappy and
 // lz4 read back to the same bytes, which codec decoded a record, and what copies are written
 // with. That the Java client and the broker read these framings is the conformance test's job
 // (test/conformance/kafka-compression.test.ts: the broker decompresses each batch it appends).
@@ -14,7 +14,7 @@ import {
   lz4Encode,
   snappyDecode,
   snappyEncode,
-} from '../../../core/kafkaCodecs';
+} from '../../../core/providers/kafka/codecs';
 
 // 200 KiB of JSON-like text: several snappy (32 KiB) and lz4 (60 KiB) blocks.
 const input = Buffer.from(

@@ -4,7 +4,7 @@
 // config check cannot.
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
-import type { RabbitQueuePlan } from '../../../core/agentProtocol';
+import type { RabbitQueuePlan } from '../../../core/providers/rabbitmq/plan';
 import { silentLogger } from '../../../agent/log';
 import { EngineConfigError } from '../../../agent/providers/podEnv';
 import { createEngine } from '../../../agent/providers/registry';

@@ -154,7 +154,7 @@ describe('queue-agent pod spec', () => {
           image: 'queuesplit/agent:1',
           controllerNamespace: 'qs-system',
           metricsPort: 9090,
-          ...(seconds ? { rabbitmqStatisticsIntervalSeconds: seconds } : {}),
+          ...(seconds ? { engineSettings: { 'rabbitmq-statistics-interval': seconds } } : {}),
         },
         'team-a',
         names,

@@ -7,7 +7,7 @@ import { desiredState } from '../../../agent/controller/desired';
 import { validateConfig, type KafkaEngineConfig } from '../../../agent/kafka/config';
 import { parseDesired } from '../../../core/agentDocuments';
 import { validateQueueConfig } from '../../../core/queueConfig/parseQueueConfig';
-import type { ResolvedKafkaQueue } from '../../../core/queueConfig/resolveQueues';
+import type { ResolvedKafkaQueue } from '../../../core/providers/kafka/resolve';
 import { at } from './splitFixtures';
 
 const kafkaBlock = (extra: Record<string, unknown>) => ({

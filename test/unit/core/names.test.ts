@@ -3,24 +3,18 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import {
-  kafkaQueueNames,
-  kafkaRouteNames,
   kubernetesObjectNames,
   labelValue,
   MAX_NAME_LENGTH,
   queueSplitName,
-  rabbitQueueNames,
-  rabbitRouteNames,
   ROUTE_ID_PATTERN,
   routeIdFromRandomBytes,
   type RouteIdentity,
 } from '../../../core/names';
-import {
-  kafkaOwnershipKey,
-  normaliseAmqpEndpoint,
-  normaliseKafkaBrokers,
-  rabbitOwnershipKey,
-} from '../../../core/sourceOwnership';
+import { kafkaQueueNames, kafkaRouteNames } from '../../../core/providers/kafka/names';
+import { kafkaOwnershipKey, normaliseKafkaBrokers } from '../../../core/providers/kafka/ownership';
+import { rabbitQueueNames, rabbitRouteNames } from '../../../core/providers/rabbitmq/names';
+import { normaliseAmqpEndpoint, rabbitOwnershipKey } from '../../../core/providers/rabbitmq/ownership';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const KAFKA_NAME = /^[a-zA-Z0-9._-]{1,249}$/;

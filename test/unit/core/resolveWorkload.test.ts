@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Container, EnvVar, WorkloadLike } from '../../../core/queueConfig/podTemplate';
 import { resolveWorkload } from '../../../core/queueConfig/resolveWorkload';
-import type { ResolvedKafkaQueue, ResolvedRabbitQueue } from '../../../core/queueConfig/resolveQueues';
+import type { ResolvedKafkaQueue } from '../../../core/providers/kafka/resolve';
+import type { ResolvedRabbitQueue } from '../../../core/providers/rabbitmq/resolve';
 import { formatFieldError, type FieldError } from '../../../core/result';
 
 const ANNOTATION = `

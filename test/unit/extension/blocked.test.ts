@@ -177,6 +177,11 @@ describe('what the views say', () => {
     );
     const kafka = rejectConfirmation(blocked, 'kafka');
     assert.match(kafka.detail, /Kafka has no reject: the message is skipped, its offset committed past it/);
+    const unknown = rejectConfirmation(blocked, undefined);
+    assert.match(
+      unknown.detail,
+      /Kafka has no reject.*RabbitMQ rejects it without requeue|RabbitMQ rejects it without requeue.*Kafka has no reject/,
+    );
   });
 });
 

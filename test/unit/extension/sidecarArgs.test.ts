@@ -32,6 +32,24 @@ function launch(overrides: Partial<SidecarLaunch> = {}): SidecarLaunch {
   };
 }
 
+/** The real sidecar got past its flags: it stops at the (missing) kubeconfig, not at usage. */
+function assertFlagsAccepted(args: string[]): void {
+  const { code, lines } = runSidecar(args);
+  const error = lines.find((m) => m?.type === 'error');
+  assert.ok(error !== undefined && error.type === 'error', `no error line (exit ${code})`);
+  assert.notEqual(error.code, 'usage', `the sidecar rejected a flag: ${error.message}`);
+  assert.equal(error.code, 'kube-config');
+}
+
+function inTempDir(body: (dir: string) => void): void {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-args-'));
+  try {
+    body(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 function runSidecar(args: string[]): { code: number | null; lines: ReturnType<typeof parseSidecarLine>[] } {
   const result = spawnSync(
     process.execPath,
@@ -62,21 +80,19 @@ describe('sidecar command line', () => {
     assert.ok(!args.includes('--workload'), '--split and --workload exclude each other');
   });
 
-  test('secrets never go on the command line: env overrides and the relay URL go in the settings file', () => {
+  test('secrets never go on the command line: env overrides and the relay brokers go in the settings file', () => {
     const content = settingsFileContent({
       env: { AMQP_URL: 'amqp://u:secret@host' },
       addressMap: { 'kafka.svc:9092': '127.0.0.1:19092' },
-      relayAmqpUrl: 'amqp://guest:pw@127.0.0.1',
+      relayBrokers: { kafka: '127.0.0.1:9092', rabbitmq: 'amqp://guest:pw@127.0.0.1' },
     });
     assert.deepEqual(JSON.parse(content!), {
       env: { AMQP_URL: 'amqp://u:secret@host' },
       addressMap: { 'kafka.svc:9092': '127.0.0.1:19092' },
-      relay: { amqpUrl: 'amqp://guest:pw@127.0.0.1' },
+      relay: { kafkaBrokers: '127.0.0.1:9092', amqpUrl: 'amqp://guest:pw@127.0.0.1' },
     });
-    const args = sidecarArgs(
-      launch({ mode: 'relay', relayKafkaBrokers: '127.0.0.1:9092', settingsFile: '/x.json' }),
-    );
-    assert.ok(!args.join(' ').includes('secret'));
+    const args = sidecarArgs(launch({ mode: 'relay', settingsFile: '/x.json' }));
+    assert.ok(!args.join(' ').includes('secret') && !args.join(' ').includes('127.0.0.1:9092'));
     assert.equal(settingsFileContent({ env: {}, addressMap: {} }), undefined);
   });
 
@@ -99,15 +115,14 @@ describe('sidecar command line', () => {
 
   for (const mode of ['http', 'env', 'relay'] as const) {
     test(`the real sidecar CLI accepts the ${mode} command line`, () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-args-'));
-      try {
+      inTempDir((dir) => {
         const settingsFile = path.join(dir, 'settings.json');
         fs.writeFileSync(
           settingsFile,
           settingsFileContent({
             env: { AMQP_URL: 'amqp://127.0.0.1' },
             addressMap: {},
-            relayAmqpUrl: 'amqp://127.0.0.1',
+            relayBrokers: { kafka: '127.0.0.1:9092', rabbitmq: 'amqp://127.0.0.1' },
             relayTo: { orders: 'orders-local' },
           })!,
         );
@@ -119,17 +134,10 @@ describe('sidecar command line', () => {
             // --reject-after in http and relay; the sidecar refuses it in env mode, so it is left out.
             rejectAfterAttempts: 8,
             ...(mode === 'env' ? { envOut: path.join(dir, 'x.env') } : {}),
-            ...(mode === 'relay' ? { relayKafkaBrokers: '127.0.0.1:9092' } : {}),
           }),
         );
-        const { code, lines } = runSidecar(args);
-        const error = lines.find((m) => m?.type === 'error');
-        assert.ok(error !== undefined && error.type === 'error', `no error line (exit ${code})`);
-        assert.notEqual(error.code, 'usage', `the sidecar rejected a flag: ${error.message}`);
-        assert.equal(error.code, 'kube-config');
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
+        assertFlagsAccepted(args);
+      });
     });
   }
 
@@ -137,25 +145,28 @@ describe('sidecar command line', () => {
     // One mode is enough: preflightArgs shares the mode flags with sidecarArgs (tested above).
     const mode = 'relay';
     test('the real sidecar CLI accepts the relay preflight command line (workload, queues, owner; no split)', () => {
-      const args = preflightArgs({
-        workload: { kind: 'StatefulSet', name: 'billing' },
-        queues: ['orders', 'invoices'],
-        owner: 'alice',
-        target: { context: 'dev', namespace: 'team-a' },
-        kubeconfig: '/nonexistent/kubeconfig',
-        mode,
-        relayKafkaBrokers: '127.0.0.1:9092',
+      inTempDir((dir) => {
+        const settingsFile = path.join(dir, 'settings.json');
+        fs.writeFileSync(
+          settingsFile,
+          settingsFileContent({ env: {}, addressMap: {}, relayBrokers: { kafka: '127.0.0.1:9092' } })!,
+        );
+        const args = preflightArgs({
+          workload: { kind: 'StatefulSet', name: 'billing' },
+          queues: ['orders', 'invoices'],
+          owner: 'alice',
+          target: { context: 'dev', namespace: 'team-a' },
+          kubeconfig: '/nonexistent/kubeconfig',
+          mode,
+          settingsFile,
+        });
+        const flag = (name: string) => args[args.indexOf(name) + 1];
+        assert.equal(flag('--workload'), 'statefulset/billing');
+        assert.equal(flag('--queue'), 'orders,invoices');
+        assert.equal(flag('--owner'), 'alice');
+        assert.ok(args.includes('--preflight-only') && !args.includes('--split'));
+        assertFlagsAccepted(args);
       });
-      const flag = (name: string) => args[args.indexOf(name) + 1];
-      assert.equal(flag('--workload'), 'statefulset/billing');
-      assert.equal(flag('--queue'), 'orders,invoices');
-      assert.equal(flag('--owner'), 'alice');
-      assert.ok(args.includes('--preflight-only') && !args.includes('--split'));
-      const { code, lines } = runSidecar(args);
-      const error = lines.find((m) => m?.type === 'error');
-      assert.ok(error !== undefined && error.type === 'error', `no error line (exit ${code})`);
-      assert.notEqual(error.code, 'usage', `the sidecar rejected a flag: ${error.message}`);
-      assert.equal(error.code, 'kube-config');
     });
   }
 });

@@ -1,4 +1,4 @@
-// Types for the pure-JS codec libraries core/kafkaCodecs.ts uses (they ship none); only what it calls.
+// Types for the pure-JS codec libraries core/providers/kafka/codecs.ts uses (they ship none); only what it calls.
 declare module 'snappyjs' {
   export function compress(input: Uint8Array): Uint8Array;
   export function uncompress(input: Uint8Array): Uint8Array;

@@ -3,7 +3,7 @@
 // unencrypted, so the pair is refused unless the declaration says `allowPlainHttpManagement:
 // true` (README "Trust boundaries"). One rule for the controller's config check (literal
 // values) and the queue-agent's preflight (the values its pod env resolves to).
-import { fieldError, type FieldError } from '../result';
+import { fieldError, type FieldError } from '../../result';
 
 export const ALLOW_PLAIN_HTTP_MANAGEMENT = 'allowPlainHttpManagement';
 

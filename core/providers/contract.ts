@@ -1,0 +1,91 @@
+// What a provider is to the core: its declaration block, how it resolves against the pod
+// template, the names and kinds of the broker resources a split makes, its ownership key, and
+// the plan the controller hands its engine. Each provider exports one CoreProvider
+// (core/providers/<provider>/provider.ts); core/providers/registry.ts lists them, and the shared
+// files (schema, resolution, inventory, ownership, the desired document) go through the list.
+// A provider module imports only core's leaf helpers (blocks, envResolution, nameScheme,
+// ownershipKey, planSchema, …), never the registry or a file that reads it.
+import type { z } from 'zod';
+import type { QueuePlanBase, RouteShadow } from '../agentProtocol';
+import type { QueueIdentity, RouteIdentity } from '../nameScheme';
+import type { Provider } from '../providers';
+import type { ResolveContext } from '../queueConfig/resolveContext';
+import type { ResolvedQueueBase } from '../queueConfig/resolvedTypes';
+import type { FieldError, Result } from '../result';
+
+/** What an env var of a queue's connection is to the code that reads it outside the provider. */
+export interface EnvRoleInfo {
+  /** Its value says where the broker is: a host:port list or a URL. The laptop dials it through
+   * the address map. */
+  readonly address?: 'hostList' | 'url';
+  /** Its value is a credential: never printed. */
+  readonly secret?: true;
+}
+
+/** The types one provider is made of; `CoreProvider<T>` ties its functions to them. */
+export interface ProviderTypes {
+  provider: Provider;
+  /** The declaration block (`kafka: {...}`). */
+  block: object;
+  /** The roles of the env vars its connection is made of (`brokers`, `url`, …). */
+  role: string;
+  resolved: ResolvedQueueBase<string> & { provider: Provider };
+  plan: QueuePlanBase<string> & { provider: Provider };
+  /** The kinds of broker resource the state's inventory records (`topic`, `queue`, …). */
+  resourceKind: string;
+}
+
+/** How a plan's progress fields (from the controller's state) join the provider's plan. */
+export interface PlanProgress {
+  step?: QueuePlanBase<string>['step'];
+  handoff?: unknown;
+  checkpoint?: unknown;
+}
+
+export interface CoreProvider<T extends ProviderTypes> {
+  readonly provider: T['provider'];
+
+  // ---- declaration (core/queueConfig/schema.ts, schemaRules.ts)
+  /** The block's schema; a queue entry holds it under the provider's name. */
+  readonly blockSchema: z.ZodType<T['block']>;
+  /** The block's env var settings as [path below the block, env var name]. */
+  envSettings(block: T['block']): [string, string][];
+  /** Rules across the block's fields (settings that go in pairs); `path` is the block's. */
+  blockErrors(block: T['block'], path: string): FieldError[];
+
+  // ---- resolution against the pod template (core/queueConfig/resolveQueues.ts)
+  /** Its connection's env roles, in the order plans list them. */
+  readonly envRoles: { readonly [R in T['role']]: EnvRoleInfo };
+  /** The queue resolved; errors go to ctx.errors (with paths under `${ctx.path}.<provider>`). */
+  resolve(name: string, block: T['block'], ctx: ResolveContext): T['resolved'] | undefined;
+  /** How an error names the source a queue consumes: `queue "orders"`. */
+  describeSource(queue: T['resolved']): string;
+  /** The env var of the consumer group the controller overrides besides sourceEnv, with its
+   * field in the block; undefined where consumers of a source share no group. */
+  groupEnv(queue: T['resolved']): { env: string; field: string } | undefined;
+  /** The parts of its ownership key (core/sourceOwnership.ts). */
+  ownership(queue: T['resolved']): OwnershipParts<T['role']>;
+
+  // ---- broker resources (core/state/inventory.ts)
+  readonly resourceKinds: readonly T['resourceKind'][];
+  queueResources(id: QueueIdentity): { kind: T['resourceKind']; name: string }[];
+  routeResources(id: RouteIdentity): { kind: T['resourceKind']; name: string }[];
+
+  // ---- the plan its engine gets (core/agentDocuments.ts, agent/controller/desired.ts)
+  /** The plan's schema in the desired document (built with core/planSchema.ts). */
+  readonly planSchema: z.ZodType<T['plan']> & z.core.$ZodTypeDiscriminable;
+  /** The resource names a plan carries, derived only from the name scheme. */
+  planNames(id: QueueIdentity): T['plan']['names'];
+  /** A route's session shadow (and groups) on a queue, derived only from the name scheme. */
+  routeShadow(id: RouteIdentity): RouteShadow;
+  /** The plan of a resolved queue in the activation `id`, with the controller's progress. */
+  plan(queue: T['resolved'], id: QueueIdentity, progress: PlanProgress): T['plan'];
+}
+
+/** Per provider: the env role of the broker endpoint, the key of a literal endpoint, and the
+ * consumer group the key includes ('' where consumers share no group). */
+export interface OwnershipParts<R extends string> {
+  role: R;
+  literalKey: (endpoint: string) => Result<string>;
+  group: string;
+}

@@ -113,6 +113,17 @@ export const wireMessageSchema = z.object({
       redelivered: z.boolean(),
     })
     .optional(),
+  sqs: z
+    .object({
+      /** Message attributes by name: data type and value (Binary as bytes). */
+      attributes: z.record(
+        z.string(),
+        z.object({ dataType: z.string(), stringValue: z.string().optional(), binaryValue: bytes.optional() }),
+      ),
+      /** System attributes as received (AWSTraceHeader, MessageGroupId, SentTimestamp, …). */
+      system: z.record(z.string(), z.string()),
+    })
+    .optional(),
 });
 export type WireMessage = z.infer<typeof wireMessageSchema>;
 

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Message as AmqpMessage, MessageProperties } from 'amqplib';
 import type { KafkaMessage } from 'kafkajs';
 import { amqpHeaders, kafkaHeaders, type MessageHeaders } from './filter';
+import { sqsFilterHeaders } from './providers/sqs/headers';
 import type { WireMessage } from './sessionStream';
 
 /** One broker header as carried: Kafka values are bytes (repeated keys appear twice), AMQP values typed. */
@@ -37,6 +38,17 @@ export interface ShadowMessage {
     rawHeaders: KafkaRawHeaders;
   };
   amqp?: { properties: AmqpProperties; redelivered: boolean };
+  /** SQS: every message attribute with its data type (Binary values as bytes), and the system
+   * attributes as received (AWSTraceHeader, MessageGroupId, SentTimestamp, …). */
+  sqs?: { attributes: Record<string, SqsCarriedAttribute>; system: Record<string, string> };
+}
+
+/** One SQS message attribute as carried: its data type (custom types such as `String.uuid`
+ * kept) and its value. */
+export interface SqsCarriedAttribute {
+  dataType: string;
+  stringValue?: string;
+  binaryValue?: Buffer;
 }
 
 /** The AMQP basic properties a delivery mode forwards (relay) or maps (http). */
@@ -154,6 +166,73 @@ export function amqpShadowMessage(queue: string, msg: AmqpMessage): ShadowMessag
   return fromAmqpProperties(queue, amqpProperties(msg.properties), msg.content, msg.fields.redelivered);
 }
 
+/** An SQS message as received (the SDK's Message; its fields are structurally these). */
+export interface SqsReceived {
+  MessageId?: string | undefined;
+  Body?: string | undefined;
+  Attributes?: Partial<Record<string, string>> | undefined;
+  MessageAttributes?:
+    | Record<
+        string,
+        {
+          DataType?: string | undefined;
+          StringValue?: string | undefined;
+          BinaryValue?: Uint8Array | undefined;
+        }
+      >
+    | undefined;
+}
+
+/** A session shadow's SQS message; its id is the shadow's MessageId (stable across receives). */
+export function sqsShadowMessage(queue: string, message: SqsReceived): ShadowMessage {
+  const attributes: Record<string, SqsCarriedAttribute> = {};
+  for (const [name, a] of Object.entries(message.MessageAttributes ?? {})) {
+    attributes[name] = {
+      dataType: a.DataType ?? 'String',
+      ...(a.StringValue !== undefined ? { stringValue: a.StringValue } : {}),
+      ...(a.BinaryValue !== undefined ? { binaryValue: Buffer.from(a.BinaryValue) } : {}),
+    };
+  }
+  const system: Record<string, string> = {};
+  for (const [name, value] of Object.entries(message.Attributes ?? {}))
+    if (value !== undefined) system[name] = value;
+  return fromSqs(queue, message.MessageId ?? randomUUID(), Buffer.from(message.Body ?? '', 'utf8'), {
+    attributes,
+    system,
+  });
+}
+
+function fromSqs(
+  queue: string,
+  id: string,
+  body: Buffer,
+  sqs: NonNullable<ShadowMessage['sqs']>,
+): ShadowMessage {
+  const sent = Number(sqs.system.SentTimestamp);
+  const text = body.toString('utf8');
+  const attributes = Object.fromEntries(
+    Object.entries(sqs.attributes).map(([name, a]) => [
+      name,
+      { DataType: a.dataType, StringValue: a.stringValue, BinaryValue: a.binaryValue },
+    ]),
+  );
+  const contentType = sqs.attributes['content-type']?.stringValue;
+  return {
+    queue,
+    id,
+    body,
+    time: sent > 0 ? brokerTime(sent) : new Date(),
+    ...(contentType !== undefined ? { contentType } : {}),
+    headers: Object.entries(sqs.attributes).map(([name, a]) => ({
+      name,
+      value: a.binaryValue ?? a.stringValue,
+    })),
+    // The session side reads SNS envelopes as the engine's default does (docs/providers/sqs.md).
+    filterHeaders: sqsFilterHeaders(attributes, text, 'auto'),
+    sqs,
+  };
+}
+
 /** The stream's form of a message (bytes as bytes; the filter view is recomputed on arrival). */
 export function toWireMessage(m: ShadowMessage): WireMessage {
   return {
@@ -181,6 +260,7 @@ export function toWireMessage(m: ShadowMessage): WireMessage {
         }
       : {}),
     ...(m.amqp ? { amqp: { properties: { ...m.amqp.properties }, redelivered: m.amqp.redelivered } } : {}),
+    ...(m.sqs ? { sqs: { attributes: { ...m.sqs.attributes }, system: { ...m.sqs.system } } } : {}),
   };
 }
 
@@ -201,6 +281,17 @@ export function fromWireMessage(queue: string, w: WireMessage): ShadowMessage {
   if (w.amqp) {
     const properties = withBuffers(w.amqp.properties) as AmqpProperties;
     const message = fromAmqpProperties(queue, properties, asBuffer(w.body), w.amqp.redelivered, w.id);
+    return { ...message, time: brokerTime(w.time) };
+  }
+  if (w.sqs) {
+    const attributes: Record<string, SqsCarriedAttribute> = {};
+    for (const [name, a] of Object.entries(w.sqs.attributes))
+      attributes[name] = {
+        dataType: a.dataType,
+        ...(a.stringValue !== undefined ? { stringValue: a.stringValue } : {}),
+        ...(a.binaryValue !== undefined ? { binaryValue: asBuffer(a.binaryValue) } : {}),
+      };
+    const message = fromSqs(queue, w.id, asBuffer(w.body), { attributes, system: { ...w.sqs.system } });
     return { ...message, time: brokerTime(w.time) };
   }
   const rawHeaders: KafkaRawHeaders = {};

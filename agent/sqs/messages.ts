@@ -5,52 +5,16 @@
 // notification (raw delivery off) is read for the publisher's attributes too.
 import type { Message, MessageAttributeValue, MessageSystemAttributeValue } from '@aws-sdk/client-sqs';
 import type { MessageHeaders } from '../../core/filter';
+import { snsAttributes, sqsFilterHeaders } from '../../core/providers/sqs/headers';
 import type { SnsEnvelope } from './config';
 
-/** The headers a filter sees. A message's own attributes win over an envelope's of the same name. */
+/** The headers a filter sees (core/providers/sqs/headers.ts). */
 export function filterHeaders(message: Message, snsEnvelope: SnsEnvelope): MessageHeaders {
-  const headers = new Map<string, string>();
-  if (snsEnvelope === 'auto' && message.Body !== undefined) {
-    for (const [name, value] of snsAttributes(message.Body)) headers.set(name, value);
-  }
-  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
-    const text = textValue(value.DataType, value.StringValue);
-    if (text !== undefined) headers.set(name, text);
-  }
-  return headers;
+  return sqsFilterHeaders(message.MessageAttributes, message.Body, snsEnvelope);
 }
 
-/** String and Number values (custom types such as `String.uuid` included) by their text. */
-function textValue(dataType: string | undefined, value: string | undefined): string | undefined {
-  if (value === undefined || dataType === undefined) return undefined;
-  const base = dataType.split('.')[0];
-  return base === 'String' || base === 'Number' ? value : undefined;
-}
-
-/** The attributes of an SNS notification body (`"Type": "Notification"`), else none. */
-export function snsAttributes(body: string): [string, string][] {
-  // Cheap test first: most bodies are not envelopes, and JSON.parse of a large body is not free.
-  if (!body.startsWith('{') || !body.includes('"Notification"')) return [];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return [];
-  }
-  if (typeof parsed !== 'object' || parsed === null) return [];
-  const envelope = parsed as { Type?: unknown; TopicArn?: unknown; MessageAttributes?: unknown };
-  if (envelope.Type !== 'Notification' || typeof envelope.TopicArn !== 'string') return [];
-  const attrs = envelope.MessageAttributes;
-  if (typeof attrs !== 'object' || attrs === null) return [];
-  const out: [string, string][] = [];
-  for (const [name, raw] of Object.entries(attrs)) {
-    const a = raw as { Type?: unknown; Value?: unknown } | null;
-    if (typeof a?.Type !== 'string' || typeof a.Value !== 'string') continue;
-    const text = textValue(a.Type, a.Value);
-    if (text !== undefined) out.push([name, text]);
-  }
-  return out;
-}
+/** The attributes of an SNS notification body, else none. */
+export { snsAttributes };
 
 /** What a copy of `message` is sent with: the body, attributes and trace header as received. */
 export interface CopyContent {

@@ -63,6 +63,9 @@ export interface CoreProvider<T extends ProviderTypes> {
   /** The env var of the consumer group the controller overrides besides sourceEnv, with its
    * field in the block; undefined where consumers of a source share no group. */
   groupEnv(queue: T['resolved']): { env: string; field: string } | undefined;
+  /** The value its source env takes to point a consumer at the shadow named `shadow`; absent:
+   * the name itself. SQS applications name a queue by its URL (core/providers/sqs). */
+  shadowSource?(queue: T['resolved'], shadow: string): string;
   /** The parts of its ownership key (core/sourceOwnership.ts). */
   ownership(queue: T['resolved']): OwnershipParts<T['role']>;
 

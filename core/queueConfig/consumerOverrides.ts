@@ -11,14 +11,22 @@ export function groupEnv(queue: ResolvedQueue): { env: string; field: string } |
   return coreProvider(queue.provider).groupEnv(queue);
 }
 
+/** The source env's value naming the shadow `shadow` (its name, or what the provider's
+ * applications name a queue by: core/providers/contract.ts shadowSource). */
+function shadowSource(queue: ResolvedQueue, shadow: string): string {
+  const provider = coreProvider(queue.provider);
+  return provider.shadowSource ? provider.shadowSource(queue, shadow) : shadow;
+}
+
 /** [env var, value] for the parts of `shadow` that are known. */
 export function consumerOverrides(
   queue: ResolvedQueue,
   shadow: { source?: string | undefined; group?: string | undefined },
 ): [string, string][] {
   const group = groupEnv(queue);
+  const source = shadow.source !== undefined ? shadowSource(queue, shadow.source) : undefined;
   return [
-    ...(shadow.source !== undefined ? [[queue.sourceEnv, shadow.source] as [string, string]] : []),
+    ...(source !== undefined ? [[queue.sourceEnv, source] as [string, string]] : []),
     ...(group && shadow.group !== undefined ? [[group.env, shadow.group] as [string, string]] : []),
   ];
 }

@@ -62,6 +62,10 @@ export interface SqsEngineConfig {
   readonly prefetch?: number;
   readonly snsEnvelope?: SnsEnvelope;
   readonly timing?: Partial<SqsTiming>;
+  /** The shadow names are the controller's scheme names, which carry no source kind
+   * (core/providers/sqs/names.ts): a FIFO source's engine adds `.fifo` to the application
+   * shadow's and every route shadow's name. */
+  readonly fifoSuffix?: true;
 }
 
 export interface SqsEngineDeps {

@@ -16,6 +16,7 @@ import {
 import type { FieldError } from '../../core/result';
 import type {
   AbortResult,
+  Checkpoint,
   CleanupReadyResult,
   EngineCondition,
   EnginePhase,
@@ -23,8 +24,11 @@ import type {
   HandoffResult,
   Outcome,
   PrepareResult,
+  PublishedRoutes,
+  RecoverResult,
   RetainedResource,
   RouteDrainResult,
+  RoutesResult,
   RouteSpec,
   ShadowLag,
 } from '../engine/contract';
@@ -64,7 +68,15 @@ const now = () => new Date().toISOString();
 const PAST_HANDBACK: readonly EnginePhase[] = ['handed-off', 'aborted', 'cleaned'];
 
 export class SqsEngine extends EngineKernel<RemovedRoute, SqsState> {
-  constructor(config: SqsEngineConfig, deps: SqsEngineDeps = {}) {
+  /** Names the controller's scheme gave, as SQS queue names of the source's kind. */
+  private readonly shadowName: (name: string) => string;
+
+  constructor(given: SqsEngineConfig, deps: SqsEngineDeps = {}) {
+    const shadowName = (name: string) =>
+      given.fifoSuffix && isFifoName(queueNameOf(given.sourceQueueUrl)) && !isFifoName(name)
+        ? `${name}.fifo`
+        : name;
+    const config = { ...given, appShadow: shadowName(given.appShadow) };
     const log = (deps.logger ?? silentLogger).child({
       engine: PROVIDER,
       activation: config.activationId,
@@ -72,6 +84,29 @@ export class SqsEngine extends EngineKernel<RemovedRoute, SqsState> {
       source: queueNameOf(config.sourceQueueUrl),
     });
     super((view) => new SqsBroker(config, deps, view, log), log);
+    this.shadowName = shadowName;
+  }
+
+  private named(route: RouteSpec): RouteSpec {
+    return route.shadow === '' ? route : { ...route, shadow: this.shadowName(route.shadow) };
+  }
+
+  override reconcileRoutes(generation: number, routes: readonly RouteSpec[]): Promise<Outcome<RoutesResult>> {
+    return super.reconcileRoutes(
+      generation,
+      routes.map((r) => this.named(r)),
+    );
+  }
+
+  override drainRoute(route: RouteSpec): Promise<Outcome<RouteDrainResult>> {
+    return super.drainRoute(this.named(route));
+  }
+
+  override recover(checkpoint: Checkpoint, published?: PublishedRoutes): Promise<Outcome<RecoverResult>> {
+    return super.recover(
+      checkpoint,
+      published ? { ...published, routes: published.routes.map((r) => this.named(r)) } : undefined,
+    );
   }
 }
 

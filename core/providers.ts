@@ -7,6 +7,7 @@
 // bundle imports this (the schema is core/providerSchema.ts).
 import { kafkaWords } from './providers/kafka/words';
 import { rabbitWords } from './providers/rabbitmq/words';
+import { sqsWords } from './providers/sqs/words';
 
 export interface ProviderInfo {
   /** The broker's name, e.g. "RabbitMQ". */
@@ -27,6 +28,7 @@ export interface ProviderInfo {
 export const PROVIDERS = {
   kafka: kafkaWords,
   rabbitmq: rabbitWords,
+  sqs: sqsWords,
 } as const satisfies Record<string, ProviderInfo>;
 
 export type Provider = keyof typeof PROVIDERS;

@@ -6,12 +6,14 @@ import type { Engine } from '../engine/contract';
 import type { Logger } from '../log';
 import { kafkaAgent } from '../kafka/agentProvider';
 import { rabbitAgent } from '../rabbitmq/agentProvider';
+import { sqsAgent } from '../sqs/agentProvider';
 import type { SessionReader } from '../sessionStream/reader';
 import type { AgentProvider, BrokerSetting, EngineSettings, TestMessageSender } from './contract';
 
 const AGENT_PROVIDERS: { readonly [P in Provider]: AgentProvider<P> } = {
   kafka: kafkaAgent,
   rabbitmq: rabbitAgent,
+  sqs: sqsAgent,
 };
 
 /** Every provider's broker settings (flags of the controller and the queue-agent). */

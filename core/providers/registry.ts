@@ -7,10 +7,12 @@ import type { Provider } from '../providers';
 import type { CoreProvider, ProviderTypes } from './contract';
 import { kafkaCore } from './kafka/provider';
 import { rabbitCore } from './rabbitmq/provider';
+import { sqsCore } from './sqs/provider';
 
 const MODULES = {
   kafka: kafkaCore,
   rabbitmq: rabbitCore,
+  sqs: sqsCore,
 } as const satisfies { readonly [P in Provider]: { readonly provider: P } };
 
 /** The types provider `P`'s module is made of (a union for a union of providers). */

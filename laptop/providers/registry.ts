@@ -4,11 +4,13 @@
 import type { Provider } from '../../core/providers';
 import { kafkaLaptop } from '../kafka';
 import { rabbitLaptop } from '../rabbitmq';
+import { sqsLaptop } from '../sqs';
 import type { ConnectionBase, LaptopProvider } from './contract';
 
 const MODULES = {
   kafka: kafkaLaptop,
   rabbitmq: rabbitLaptop,
+  sqs: sqsLaptop,
 } as const satisfies { readonly [P in Provider]: { readonly provider: P } };
 
 /** The connection of provider `P` (a union for a union of providers). */

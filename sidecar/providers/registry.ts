@@ -5,10 +5,12 @@ import type { Provider } from '../../core/providers';
 import type { SidecarProvider } from './contract';
 import { kafkaSidecar } from './kafka';
 import { rabbitSidecar } from './rabbitmq';
+import { sqsSidecar } from './sqs';
 
 const SIDECAR_PROVIDERS: { readonly [P in Provider]: SidecarProvider<P> } = {
   kafka: kafkaSidecar,
   rabbitmq: rabbitSidecar,
+  sqs: sqsSidecar,
 };
 
 export function sidecarProvider<P extends Provider>(provider: P): SidecarProvider<P> {

@@ -1,0 +1,40 @@
+// Amazon SQS to the core (core/providers/contract.ts): a standard or FIFO queue, named by its URL
+// (docs/providers/sqs.md).
+import type { CoreProvider } from '../contract';
+import { sqsBlockErrors, sqsBlockSchema, sqsEnvSettings, type SqsBlock } from './declaration';
+import { SQS_RESOURCE_KINDS, sqsQueueResources, sqsRouteResources, type SqsResourceKind } from './names';
+import { sqsOwnershipKey } from './ownership';
+import { sqsPlan, sqsPlanNames, sqsPlanSchema, sqsRouteShadow, type SqsQueuePlan } from './plan';
+import { shadowQueueName, siblingQueueUrl } from './queueUrl';
+import { resolveSqs, SQS_ENV_ROLES, type ResolvedSqsQueue, type SqsRole } from './resolve';
+
+export interface SqsTypes {
+  provider: 'sqs';
+  block: SqsBlock;
+  role: SqsRole;
+  resolved: ResolvedSqsQueue;
+  plan: SqsQueuePlan;
+  resourceKind: SqsResourceKind;
+}
+
+export const sqsCore: CoreProvider<SqsTypes> = {
+  provider: 'sqs',
+  blockSchema: sqsBlockSchema,
+  envSettings: sqsEnvSettings,
+  blockErrors: sqsBlockErrors,
+  envRoles: SQS_ENV_ROLES,
+  resolve: resolveSqs,
+  describeSource: (queue) => `queue ${queue.source}`,
+  // Consumers of an SQS queue share no group.
+  groupEnv: () => undefined,
+  // The application names its queue by URL: a shadow is the queue of that name beside the source.
+  shadowSource: (queue, shadow) => siblingQueueUrl(queue.source, shadowQueueName(queue.source, shadow)),
+  ownership: () => ({ role: 'queueUrl', literalKey: sqsOwnershipKey, group: '' }),
+  resourceKinds: SQS_RESOURCE_KINDS,
+  queueResources: sqsQueueResources,
+  routeResources: sqsRouteResources,
+  planSchema: sqsPlanSchema,
+  planNames: sqsPlanNames,
+  routeShadow: sqsRouteShadow,
+  plan: sqsPlan,
+};

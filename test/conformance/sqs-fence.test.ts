@@ -16,7 +16,8 @@ const admin = new SQSClient({ endpoint, region, credentials });
 const clients: SQSClient[] = [admin];
 const queues: string[] = [];
 after(async () => {
-  for (const url of queues) await admin.send(new DeleteQueueCommand({ QueueUrl: url })).catch(() => undefined);
+  for (const url of queues)
+    await admin.send(new DeleteQueueCommand({ QueueUrl: url })).catch(() => undefined);
   for (const c of clients) c.destroy();
 });
 
@@ -66,7 +67,7 @@ async function lockQueue(): Promise<{ name: string; url: string }> {
 async function watchHeld(fence: LockFence, ms: number): Promise<{ ever: boolean; always: boolean }> {
   let ever = false;
   let always = true;
-  for (const end = Date.now() + ms; Date.now() < end; ) {
+  for (const end = Date.now() + ms; Date.now() < end;) {
     ever ||= fence.held;
     always &&= fence.held;
     await sleep(100);
@@ -109,7 +110,11 @@ describe('SQS fence', { concurrency: 3 }, () => {
       assert.equal((await first.fence.acquire(2 * LOCK_SECONDS * 1000)).kind, 'taken');
       assert.match(first.fence.lost?.reason ?? '', /took this split's fence over/);
       second.state.cut = false;
-      assert.equal((await second.fence.acquire((LOCK_SECONDS + 3) * 1000)).kind, 'held', 'the successor wins its own lock back');
+      assert.equal(
+        (await second.fence.acquire((LOCK_SECONDS + 3) * 1000)).kind,
+        'held',
+        'the successor wins its own lock back',
+      );
       assert.equal(first.fence.held, false);
     } finally {
       first.state.cut = second.state.cut = false;

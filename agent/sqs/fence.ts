@@ -1,13 +1,25 @@
 // The fence (docs/providers/sqs.md "The fence: a lock message held in flight"): one message in
-// the activation's lock queue. The holder receives it and keeps it in flight by extending its
-// visibility well before each timeout; a successor can receive it only once the holder stopped
-// extending and the timeout passed. A holder whose last successful extension is older than the
-// timeout's safe part has lost the fence: it stops before any step or copy that deletes, moves or
-// sends, and tries to win the lock back (it gets it only if nobody else took it).
+// the activation's lock queue, naming its holder. The holder receives it and keeps it in flight by
+// extending its visibility well before each timeout; a successor can receive it only once the
+// holder stopped extending and the timeout passed.
+//
+// Invariants:
+//  1. An engine acts only while its lease is fresh: its last successful extension (or the one
+//     right after its receive; a long poll's start says nothing about when the server handed the
+//     message out) is younger than half the timeout.
+//  2. An engine holds only a lock message that names it. A successor that receives another's
+//     lock replaces it (deletes it while its own lease is fresh, then sends one naming itself), so
+//     the lock names whoever last took it over.
+//  3. An engine that held the lock and then receives one naming another was superseded: it puts
+//     the lock back at once and never takes it again (its state is older than its successor's; a
+//     restarted queue-agent recovers from the checkpoint). One that lapsed while nobody came
+//     receives its own lock back and goes on.
+import { randomUUID } from 'node:crypto';
 import {
   ChangeMessageVisibilityCommand,
   CreateQueueCommand,
   GetQueueAttributesCommand,
+  DeleteMessageCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
   type SQSClient,
@@ -34,7 +46,24 @@ export interface FenceOptions {
 
 export type Acquired = { kind: 'held' } | { kind: 'taken'; reason: string } | { kind: 'missing' };
 
+/** What the lock message says: the lock, its activation and the engine that last took it. */
+interface LockBody {
+  readonly lock: string;
+  readonly activation: string;
+  readonly holder?: string;
+}
+
+function holderOf(body: string | undefined): string | undefined {
+  try {
+    return (JSON.parse(body ?? '') as Partial<LockBody>).holder;
+  } catch {
+    return undefined; // not a lock this code wrote: someone else's, as far as taking it goes
+  }
+}
+
 export class LockFence {
+  /** This engine's name in the lock message (invariant 2). */
+  private readonly self = randomUUID();
   private receipt: string | undefined;
   /** When the last extension (or the receive) succeeded: the lease runs from there. */
   private leaseFrom = 0;
@@ -42,6 +71,12 @@ export class LockFence {
   private lostAt: string | undefined;
   private wanted = false;
   private closed = false;
+  /** This engine held the lock once: another's lock now means it was superseded (invariant 3). */
+  private everHeld = false;
+  private supersededAt: string | undefined;
+  /** A takeover deleted the old lock but could not yet send its own: sent before the next receive. */
+  private owesLock = false;
+  private ticking = false;
 
   constructor(private readonly o: FenceOptions) {}
 
@@ -52,6 +87,11 @@ export class LockFence {
 
   /** Why this engine does not hold the fence it wants, and since when. */
   get lost(): { reason: string; since: string } | undefined {
+    if (this.supersededAt)
+      return {
+        reason: `another queue-agent took this split's fence over (the lock message in ${this.o.lockQueue} names it); this engine stays stopped for good, and a restarted queue-agent recovers from the checkpoint`,
+        since: this.supersededAt,
+      };
     if (!this.wanted || this.held || !this.lostAt) return undefined;
     return {
       reason: `the lock message in ${this.o.lockQueue} is held by another queue-agent (or this one could not extend it in time)`,
@@ -87,20 +127,27 @@ export class LockFence {
     await this.o.client.send(
       new SendMessageCommand({
         QueueUrl: this.o.lockUrl,
-        MessageBody: JSON.stringify({ lock: this.o.lockQueue, activation: this.o.activationId }),
+        MessageBody: this.lockBody(),
       }),
     );
+  }
+
+  private lockBody(): string {
+    const body: LockBody = { lock: this.o.lockQueue, activation: this.o.activationId, holder: this.self };
+    return JSON.stringify(body);
   }
 
   /** Receives the lock message, waiting up to `waitMs` for it to become visible. */
   async acquire(waitMs: number): Promise<Acquired> {
     this.wanted = true;
     if (this.held) return { kind: 'held' };
+    if (this.supersededAt) return { kind: 'taken', reason: this.lost!.reason };
     const deadline = Date.now() + waitMs;
     for (;;) {
+      if (this.held) return { kind: 'held' }; // a keeper tick took it meanwhile
       const left = deadline - Date.now();
-      const started = Date.now();
       try {
+        if (this.owesLock) await this.sendOwnLock();
         const { Messages } = await this.o.client.send(
           new ReceiveMessageCommand({
             QueueUrl: this.o.lockUrl,
@@ -112,13 +159,9 @@ export class LockFence {
         this.o.onReachable(true);
         const lock = Messages?.[0];
         if (lock?.ReceiptHandle) {
-          this.receipt = lock.ReceiptHandle;
-          this.leaseFrom = started;
-          this.lostAt = undefined;
-          this.startKeeper();
-          this.o.log.info('fence.taken', { lockQueue: this.o.lockQueue, epoch: this.o.epoch });
-          this.o.onChange(true);
-          return { kind: 'held' };
+          const outcome = await this.received(lock.ReceiptHandle, holderOf(lock.Body));
+          if (outcome) return outcome;
+          continue; // took another's lock over: receive the one naming this engine
         }
       } catch (err) {
         this.o.onReachable(!isNetworkError(err));
@@ -129,20 +172,72 @@ export class LockFence {
       await sleep(Math.min(500, Math.max(0, deadline - Date.now())));
     }
     this.lostAt ??= new Date().toISOString();
+    if (this.supersededAt) return { kind: 'taken', reason: this.lost!.reason };
     return {
       kind: 'taken',
       reason: `the lock message in ${this.o.lockQueue} stayed in flight for ${Math.round(waitMs / 1000)} s: another queue-agent holds this split's fence`,
     };
   }
 
-  /** Lets the lock go (close): a successor takes it at once. */
-  async release(): Promise<void> {
-    this.closed = true;
-    this.wanted = false;
-    this.stopKeeper();
-    const receipt = this.receipt;
-    this.receipt = undefined;
-    if (!receipt) return;
+  /** A lock message was received: hold it, give it back (superseded) or take it over.
+   * Undefined when taken over: the caller receives again. */
+  private async received(receipt: string, holder: string | undefined): Promise<Acquired | undefined> {
+    if (holder === this.self) {
+      // Invariant 1: the lease runs from an extension made now, not from the receive's start.
+      const started = Date.now();
+      await this.extend(receipt);
+      this.receipt = receipt;
+      this.leaseFrom = started;
+      this.lostAt = undefined;
+      this.everHeld = true;
+      this.startKeeper();
+      this.o.log.info('fence.taken', { lockQueue: this.o.lockQueue, epoch: this.o.epoch });
+      this.o.onChange(true);
+      return { kind: 'held' };
+    }
+    if (this.everHeld) {
+      this.supersededAt = new Date().toISOString();
+      this.receipt = undefined;
+      this.stopKeeper();
+      await this.putBack(receipt);
+      this.o.log.warn('fence.superseded', { lockQueue: this.o.lockQueue, epoch: this.o.epoch });
+      this.o.onChange(false);
+      return { kind: 'taken', reason: this.lost!.reason };
+    }
+    // Invariant 2: replace the lock with one naming this engine, deleting only while the lease
+    // on the old one is fresh (an extension made now), then sending its own.
+    const started = Date.now();
+    await this.extend(receipt);
+    if (Date.now() - started >= this.safeMs) {
+      await this.putBack(receipt);
+      return undefined;
+    }
+    await this.o.client.send(new DeleteMessageCommand({ QueueUrl: this.o.lockUrl, ReceiptHandle: receipt }));
+    this.owesLock = true;
+    this.o.log.info('fence.take-over', { lockQueue: this.o.lockQueue, epoch: this.o.epoch });
+    await this.sendOwnLock();
+    return undefined;
+  }
+
+  private async sendOwnLock(): Promise<void> {
+    await this.o.client.send(
+      new SendMessageCommand({ QueueUrl: this.o.lockUrl, MessageBody: this.lockBody() }),
+    );
+    this.owesLock = false;
+  }
+
+  private async extend(receipt: string): Promise<void> {
+    await this.o.client.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: this.o.lockUrl,
+        ReceiptHandle: receipt,
+        VisibilityTimeout: this.o.visibilitySeconds,
+      }),
+    );
+  }
+
+  /** Makes a received lock visible again at once (best effort: it comes back by its timeout). */
+  private async putBack(receipt: string): Promise<void> {
     await this.o.client
       .send(
         new ChangeMessageVisibilityCommand({
@@ -152,6 +247,18 @@ export class LockFence {
         }),
       )
       .catch(() => undefined);
+  }
+
+  /** Lets the lock go (close): a successor takes it at once. */
+  async release(): Promise<void> {
+    this.closed = true;
+    this.wanted = false;
+    this.stopKeeper();
+    const receipt = this.receipt;
+    this.receipt = undefined;
+    if (receipt) await this.putBack(receipt);
+    // A takeover cut short between its delete and its send: leave a lock for the next engine.
+    if (this.owesLock) await this.sendOwnLock().catch(() => undefined);
   }
 
   /** Forgets the lock without a call (its queue is being deleted). */
@@ -173,18 +280,21 @@ export class LockFence {
   }
 
   private async tick(): Promise<void> {
-    if (this.closed) return;
+    if (this.closed || this.ticking) return;
+    this.ticking = true;
+    try {
+      await this.keep();
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async keep(): Promise<void> {
     const receipt = this.receipt;
     if (receipt && Date.now() - this.leaseFrom < this.o.visibilitySeconds * 1000) {
       const started = Date.now();
       try {
-        await this.o.client.send(
-          new ChangeMessageVisibilityCommand({
-            QueueUrl: this.o.lockUrl,
-            ReceiptHandle: receipt,
-            VisibilityTimeout: this.o.visibilitySeconds,
-          }),
-        );
+        await this.extend(receipt);
         this.o.onReachable(true);
         if (this.receipt === receipt) this.leaseFrom = started;
         return;
@@ -195,11 +305,12 @@ export class LockFence {
       }
     }
     if (this.receipt && !this.held) this.loseLock();
-    // Lost: try to win it back, without waiting (it comes back only if nobody took it).
-    if (!this.receipt && this.wanted) {
-      const again = await this.acquire(0);
-      if (again.kind !== 'held') this.o.onChange(false);
+    // Lost: try to win it back, without waiting (invariant 3 says when that is allowed).
+    if (!this.receipt && this.wanted && !this.supersededAt) {
+      await this.acquire(0);
+      if (!this.held) this.o.onChange(false);
     }
+    if (this.supersededAt) this.stopKeeper();
   }
 
   private loseLock(): void {

@@ -2,6 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { stopElasticMq } from './elasticmq';
 import { stopControlPlane } from './k8s/controlPlane';
 import { stopKafka } from './kafka';
 import { envFile } from './paths';
@@ -14,10 +15,10 @@ async function main(): Promise<void> {
   });
   if (node.status !== 0)
     console.error(`env:down: the real node's teardown failed (exit ${node.status}); continuing`);
-  const [kafka] = await Promise.all([stopKafka(), stopRabbitMq(), stopControlPlane()]);
+  const [kafka] = await Promise.all([stopKafka(), stopRabbitMq(), stopElasticMq(), stopControlPlane()]);
   fs.rmSync(envFile, { force: true });
   console.log(
-    `env:down: stopped${kafka ? ' kafka,' : ''} rabbitmq/epmd and the control plane if they were running; nothing of ours is left.`,
+    `env:down: stopped${kafka ? ' kafka,' : ''} rabbitmq/epmd, elasticmq and the control plane if they were running; nothing of ours is left.`,
   );
 }
 

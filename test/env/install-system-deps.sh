@@ -8,9 +8,10 @@ export DEBIAN_FRONTEND=noninteractive
 # QS_DEBIAN_PACKAGES overrides the list (space-separated), for the installer's own unit test.
 # unzip: the packaging test reads the built .vsix (test/unit/third-party-notices.test.ts).
 # python3-pika: a second AMQP client (not amqplib) for the RabbitMQ header-type conformance test.
+# python3-boto3: a second SQS client (not the AWS SDK for JavaScript) for the SQS suites.
 # containerd, runc, the CNI plugins, iptables and buildah are the real test node's
 # (test/env/k8s/node/README.md).
-read -r -a packages <<<"${QS_DEBIAN_PACKAGES:-rabbitmq-server unzip python3-pika containerd runc containernetworking-plugins iptables buildah}"
+read -r -a packages <<<"${QS_DEBIAN_PACKAGES:-rabbitmq-server unzip python3-pika python3-boto3 containerd runc containernetworking-plugins iptables buildah}"
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

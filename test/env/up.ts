@@ -1,10 +1,11 @@
 // `npm run env:up`: starts (or finds running) every service the test suites need and writes
 // their addresses to one env file. Safe to run twice. `npm run env:up -- --brokers` starts only
-// Kafka and RabbitMQ, which the broker suites need, so `npm test` runs them while the control
+// the brokers (Kafka, RabbitMQ, ElasticMQ for SQS), which the broker suites need, so `npm test` runs them while the control
 // plane's Go build (minutes on a fresh machine) is still going; a later full env:up adds it.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { startElasticMq } from './elasticmq';
 import { startControlPlane } from './k8s/controlPlane';
 import { startKafka } from './kafka';
 import { envFile, runDir } from './paths';
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
   const unknown = process.argv.slice(2).filter((a) => a !== '--brokers');
   if (unknown.length > 0) {
     console.error(
-      `env:up: unknown argument ${unknown.join(' ')}; the only one is --brokers (Kafka and RabbitMQ only)`,
+      `env:up: unknown argument ${unknown.join(' ')}; the only one is --brokers (Kafka, RabbitMQ and ElasticMQ only)`,
     );
     process.exit(2);
   }
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
   const results = await Promise.allSettled([
     startKafka(),
     startRabbitMq(),
+    startElasticMq(),
     ...(brokersOnly ? [] : [startControlPlane()]),
   ]);
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -57,6 +57,7 @@ broker_forwards() {
     echo "15672 15672"            # RabbitMQ management
     echo "5671 5671"              # RabbitMQ AMQP over TLS (test/env/brokerTls.ts)
     echo "15671 15671"            # RabbitMQ management over TLS
+    echo "9324 9324"              # ElasticMQ, the SQS API (test/env/elasticmq.ts)
 }
 forwards() {
     echo "$API_PORT $API_PORT"    # the API server, also reached as $API_SERVICE_IP:443

@@ -21,4 +21,6 @@ export const gatewayPorts = {
   rabbitManagement: 15672,
   amqps: 5671,
   rabbitManagementTls: 15671,
+  /** ElasticMQ, the environment's SQS (test/env/elasticmq.ts). */
+  sqs: 9324,
 } as const;

@@ -121,12 +121,14 @@ test('the agent can be run out of memory (in its pod): 200 half-sent frames and 
   const byStatus = JSON.stringify(
     statuses.reduce<Record<number, number>>((n, s) => ({ ...n, [s.status]: (n[s.status] ?? 0) + 1 }), {}),
   );
-  // How many are refused depends on how many overlap in the agent: each admitted one is cut
-  // past 256 KiB, so on a quiet node they may all pass one after another (all 200 did once).
-  // The cap itself is proved with idle upgrades, which stay (test/sidecar/agent-stream.test.ts).
+  // Which bound answers each depends on how many overlap in the agent: each admitted one is cut
+  // past 256 KiB, so on a quiet node all 200 may pass one after another; under load the
+  // pre-auth cap answers 503 and the HTTP server's connection cap closes unanswered (0). The
+  // pre-auth cap alone is proved with idle upgrades (test/sidecar/agent-stream.test.ts).
   assert.ok(
-    statuses.some((s) => s.status === 101) && statuses.every((s) => s.status === 101 || s.status === 503),
-    `every upgrade admitted or refused 503, some admitted (answers by status, 0 = closed unanswered: ${byStatus})`,
+    statuses.some((s) => s.status === 101) &&
+      statuses.every((s) => s.status === 101 || s.status === 503 || s.status === 0),
+    `every upgrade admitted, refused 503 or closed by the connection cap; some admitted (answers by status, 0 = closed unanswered: ${byStatus})`,
   );
   assert.ok(
     statuses.every((s) => s.status !== 101 || s.lived >= 0),

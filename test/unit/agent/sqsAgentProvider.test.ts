@@ -134,6 +134,36 @@ describe('an SQS message on the session stream', () => {
   });
 });
 
+describe('an SNS envelope on the session side', () => {
+  const envelope = JSON.stringify({
+    Type: 'Notification',
+    MessageId: 'sns-1',
+    TopicArn: 'arn:aws:sns:us-east-1:000000000000:orders',
+    Message: '{}',
+    MessageAttributes: { 'x-user': { Type: 'String', Value: 'alice' } },
+  });
+  const received = { MessageId: 'mid-2', Body: envelope, MessageAttributes: {} };
+  const roundTrip = (m: ReturnType<typeof sqsShadowMessage>) => {
+    const frame = decodeAgentFrame(
+      encodeFrame({ type: 'message', tag: 1, queue: 'orders', message: toWireMessage(m) }),
+    );
+    assert.ok(frame.ok && frame.frame.type === 'message', JSON.stringify(frame));
+    return fromWireMessage('orders', frame.frame.message);
+  };
+
+  test('is read for its attributes as the declaration says (auto), on both sides of the stream', () => {
+    const message = sqsShadowMessage('orders', received, 'auto');
+    assert.deepEqual(Object.fromEntries(message.filterHeaders), { 'x-user': 'alice' });
+    assert.deepEqual(Object.fromEntries(roundTrip(message).filterHeaders), { 'x-user': 'alice' });
+  });
+
+  test('is only a body with snsEnvelope off, on both sides of the stream', () => {
+    const message = sqsShadowMessage('orders', received, 'off');
+    assert.deepEqual(Object.fromEntries(message.filterHeaders), {});
+    assert.deepEqual(Object.fromEntries(roundTrip(message).filterHeaders), {});
+  });
+});
+
 describe('the SQS relay setting', () => {
   test('an http(s) endpoint without a path; anything else names the flag', () => {
     sqsSidecar.relay.check('http://127.0.0.1:9324');

@@ -122,6 +122,8 @@ export const wireMessageSchema = z.object({
       ),
       /** System attributes as received (AWSTraceHeader, MessageGroupId, SentTimestamp, …). */
       system: z.record(z.string(), z.string()),
+      /** `off` when the declaration says so: the filter view reads no SNS envelope. */
+      snsEnvelope: z.literal('off').optional(),
     })
     .optional(),
 });

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Message as AmqpMessage, MessageProperties } from 'amqplib';
 import type { KafkaMessage } from 'kafkajs';
 import { amqpHeaders, kafkaHeaders, type MessageHeaders } from './filter';
-import { sqsFilterHeaders } from './providers/sqs/headers';
+import { sqsFilterHeaders, type SnsEnvelope } from './providers/sqs/headers';
 import type { WireMessage } from './sessionStream';
 
 /** One broker header as carried: Kafka values are bytes (repeated keys appear twice), AMQP values typed. */
@@ -40,7 +40,12 @@ export interface ShadowMessage {
   amqp?: { properties: AmqpProperties; redelivered: boolean };
   /** SQS: every message attribute with its data type (Binary values as bytes), and the system
    * attributes as received (AWSTraceHeader, MessageGroupId, SentTimestamp, …). */
-  sqs?: { attributes: Record<string, SqsCarriedAttribute>; system: Record<string, string> };
+  sqs?: {
+    attributes: Record<string, SqsCarriedAttribute>;
+    system: Record<string, string>;
+    /** Declared `off` only: the filter view reads no SNS envelope (absent: auto). */
+    snsEnvelope?: 'off';
+  };
 }
 
 /** One SQS message attribute as carried: its data type (custom types such as `String.uuid`
@@ -183,8 +188,13 @@ export interface SqsReceived {
     | undefined;
 }
 
-/** A session shadow's SQS message; its id is the shadow's MessageId (stable across receives). */
-export function sqsShadowMessage(queue: string, message: SqsReceived): ShadowMessage {
+/** A session shadow's SQS message; its id is the shadow's MessageId (stable across receives).
+ * Its filter view reads an SNS envelope as the queue's declaration says. */
+export function sqsShadowMessage(
+  queue: string,
+  message: SqsReceived,
+  snsEnvelope: SnsEnvelope,
+): ShadowMessage {
   const attributes: Record<string, SqsCarriedAttribute> = {};
   for (const [name, a] of Object.entries(message.MessageAttributes ?? {})) {
     attributes[name] = {
@@ -199,6 +209,7 @@ export function sqsShadowMessage(queue: string, message: SqsReceived): ShadowMes
   return fromSqs(queue, message.MessageId ?? randomUUID(), Buffer.from(message.Body ?? '', 'utf8'), {
     attributes,
     system,
+    ...(snsEnvelope === 'off' ? { snsEnvelope } : {}),
   });
 }
 
@@ -227,8 +238,7 @@ function fromSqs(
       name,
       value: a.binaryValue ?? a.stringValue,
     })),
-    // The session side reads SNS envelopes as the engine's default does (docs/providers/sqs.md).
-    filterHeaders: sqsFilterHeaders(attributes, text, 'auto'),
+    filterHeaders: sqsFilterHeaders(attributes, text, sqs.snsEnvelope ?? 'auto'),
     sqs,
   };
 }
@@ -260,7 +270,15 @@ export function toWireMessage(m: ShadowMessage): WireMessage {
         }
       : {}),
     ...(m.amqp ? { amqp: { properties: { ...m.amqp.properties }, redelivered: m.amqp.redelivered } } : {}),
-    ...(m.sqs ? { sqs: { attributes: { ...m.sqs.attributes }, system: { ...m.sqs.system } } } : {}),
+    ...(m.sqs
+      ? {
+          sqs: {
+            attributes: { ...m.sqs.attributes },
+            system: { ...m.sqs.system },
+            ...(m.sqs.snsEnvelope ? { snsEnvelope: m.sqs.snsEnvelope } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -291,7 +309,11 @@ export function fromWireMessage(queue: string, w: WireMessage): ShadowMessage {
         ...(a.stringValue !== undefined ? { stringValue: a.stringValue } : {}),
         ...(a.binaryValue !== undefined ? { binaryValue: asBuffer(a.binaryValue) } : {}),
       };
-    const message = fromSqs(queue, w.id, asBuffer(w.body), { attributes, system: { ...w.sqs.system } });
+    const message = fromSqs(queue, w.id, asBuffer(w.body), {
+      attributes,
+      system: { ...w.sqs.system },
+      ...(w.sqs.snsEnvelope === 'off' ? { snsEnvelope: 'off' as const } : {}),
+    });
     return { ...message, time: brokerTime(w.time) };
   }
   const rawHeaders: KafkaRawHeaders = {};

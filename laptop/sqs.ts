@@ -23,6 +23,8 @@ export interface SqsConnection {
   region: string;
   /** The endpoint to dial (mapped), when the queue names an override. */
   endpoint?: string;
+  /** How the session's filter view reads SNS envelopes (the declaration's; absent: auto). */
+  snsEnvelope?: 'off';
   /** Static keys from the env; absent: the SDK's default chain on this machine. Secret. */
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   display: string;
@@ -66,6 +68,7 @@ function sqsConnection(queue: ResolvedSqsQueue, env: QueueEnv): SqsConnection {
     ...(accessKeyId !== undefined && secretAccessKey !== undefined
       ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } }
       : {}),
+    ...(queue.snsEnvelope ? { snsEnvelope: queue.snsEnvelope } : {}),
     display: `sqs ${where}`,
   };
 }

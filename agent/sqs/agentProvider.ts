@@ -59,6 +59,7 @@ export const sqsAgent: AgentProvider<'sqs'> = {
       ownsClient: true,
       // The reader's proof of an earlier stream's answers waits the counts' lag AWS documents.
       countsLagMs: defaultTiming.countsLagMs,
+      snsEnvelope: plan.snsEnvelope ?? 'auto',
     });
   },
 

@@ -20,6 +20,7 @@ import {
   type Message,
 } from '@aws-sdk/client-sqs';
 import { sqsShadowMessage } from '../../core/shadowMessage';
+import type { SnsEnvelope } from '../../core/providers/sqs/headers';
 import type { SessionReader } from '../sessionStream/reader';
 import type { RouteStream } from '../sessionStream/routeStream';
 import { isQueueMissing } from './errors';
@@ -42,6 +43,8 @@ export interface SqsReaderConfig {
   ownsClient: boolean;
   /** How long SQS's approximate counts may trail a change (agent/sqs/config.ts countsLagMs). */
   countsLagMs: number;
+  /** How the session's filter view reads SNS envelopes: as the queue declares. */
+  snsEnvelope: SnsEnvelope;
 }
 
 interface Held {
@@ -140,7 +143,10 @@ export class SqsSessionReader implements SessionReader {
     if (this.stopping) return; // released on stop
     let sent;
     try {
-      sent = await stream.send(this.config.queue, sqsShadowMessage(this.config.queue, message));
+      sent = await stream.send(
+        this.config.queue,
+        sqsShadowMessage(this.config.queue, message, this.config.snsEnvelope),
+      );
     } catch {
       return; // the stream closed first: released on stop
     }

@@ -122,7 +122,7 @@ export class SqsShadowConsumer implements ShadowConsumer {
   private async handle(client: SQSClient, handler: DeliveryHandler, received: Message): Promise<void> {
     const receipt = received.ReceiptHandle;
     if (receipt === undefined) return;
-    const message = sqsShadowMessage(this.queue, received);
+    const message = sqsShadowMessage(this.queue, received, this.options.connection.snsEnvelope ?? 'auto');
     // Keep it invisible while the delivery runs (a debugger may hold it for long).
     const extender = setInterval(
       () => {

@@ -68,6 +68,7 @@ test('ack deletes, reject releases, the window bounds what is held, and a stop r
     queue: 'orders',
     shadowUrl: shadow,
     client,
+    snsEnvelope: 'auto',
     ownsClient: false,
     countsLagMs: 0,
   });

@@ -92,16 +92,20 @@ test('broker transport: delivered is deleted, rejected and interrupted are relea
 test('relay: into a local queue with the attribute types and the trace header; FIFO keeps the group', async () => {
   const local = await queues.create('sc-local');
   const localFifo = await queues.create('sc-localf', { FifoQueue: 'true' });
-  const message = sqsShadowMessage('orders', {
-    MessageId: 'm-1',
-    Body: 'héllo',
-    Attributes: { AWSTraceHeader: 'Root=1-5759e988-bd862e3fe1be46a994272793', MessageGroupId: 'g-7' },
-    MessageAttributes: {
-      n: { DataType: 'Number', StringValue: '1.50' },
-      u: { DataType: 'String.uuid', StringValue: '4f1c' },
-      b: { DataType: 'Binary', BinaryValue: new Uint8Array([0, 255]) },
+  const message = sqsShadowMessage(
+    'orders',
+    {
+      MessageId: 'm-1',
+      Body: 'héllo',
+      Attributes: { AWSTraceHeader: 'Root=1-5759e988-bd862e3fe1be46a994272793', MessageGroupId: 'g-7' },
+      MessageAttributes: {
+        n: { DataType: 'Number', StringValue: '1.50' },
+        u: { DataType: 'String.uuid', StringValue: '4f1c' },
+        b: { DataType: 'Binary', BinaryValue: new Uint8Array([0, 255]) },
+      },
     },
-  });
+    'auto',
+  );
   const { endpoint } = loadServices().sqs;
   sqsSidecar.relay.check(endpoint);
   const relay = sqsSidecar.relay.publisher(endpoint, reporter());

@@ -102,17 +102,21 @@ describe('the SQS connection in the queue-agent', () => {
 
 describe('an SQS message on the session stream', () => {
   test('keeps every attribute with its type, the system attributes and the body', () => {
-    const message = sqsShadowMessage('orders', {
-      MessageId: 'mid-1',
-      Body: 'héllo',
-      Attributes: { SentTimestamp: '1700000000000', MessageGroupId: 'g1', AWSTraceHeader: 'Root=1-abc' },
-      MessageAttributes: {
-        'x-user': { DataType: 'String', StringValue: 'alice' },
-        amount: { DataType: 'Number', StringValue: '1.50' },
-        id: { DataType: 'String.uuid', StringValue: '4f1c' },
-        blob: { DataType: 'Binary', BinaryValue: new Uint8Array([0, 1, 255]) },
+    const message = sqsShadowMessage(
+      'orders',
+      {
+        MessageId: 'mid-1',
+        Body: 'héllo',
+        Attributes: { SentTimestamp: '1700000000000', MessageGroupId: 'g1', AWSTraceHeader: 'Root=1-abc' },
+        MessageAttributes: {
+          'x-user': { DataType: 'String', StringValue: 'alice' },
+          amount: { DataType: 'Number', StringValue: '1.50' },
+          id: { DataType: 'String.uuid', StringValue: '4f1c' },
+          blob: { DataType: 'Binary', BinaryValue: new Uint8Array([0, 1, 255]) },
+        },
       },
-    });
+      'auto',
+    );
     assert.equal(message.id, 'mid-1');
     assert.equal(message.time.getTime(), 1700000000000);
     assert.deepEqual(Object.fromEntries(message.filterHeaders), {

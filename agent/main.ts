@@ -15,7 +15,7 @@ import {
 import { runController } from './controller/run';
 import { runQueueAgent } from './queueAgent/main';
 import type { EngineSettings } from './providers/contract';
-import { brokerSettings } from './providers/registry';
+import { brokerSettings } from '../core/providers/registry';
 
 function sealRef(value: string): { namespace: string; name: string } {
   const [namespace, name, ...rest] = value.split('/');

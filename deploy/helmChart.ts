@@ -24,6 +24,7 @@ import type { Artifact } from '../core/artifacts';
 import { renderQueueSplitCrdYaml } from '../core/crd/crdManifest';
 import { imageReferencePattern } from '../core/image';
 import { restrictedNamespaceLabels } from '../core/podSecurity';
+import { brokerSettings } from '../core/providers/registry';
 import { productVersion } from '../core/version';
 import {
   controllerManifests,
@@ -401,7 +402,15 @@ function valuesYaml(values: ChartValues): string {
       'Namespaced mode: serve only these namespaces (they must exist). The controller is bound there and\nin its own namespace by RoleBindings instead of a ClusterRoleBinding. Empty: every namespace.',
       'watchNamespaces',
     ),
-    entry('More controller flags (`node dist/agent.js controller --help`).', 'extraArgs'),
+    entry(
+      [
+        'More controller flags (`node dist/agent.js controller --help`), the broker settings among them',
+        '(the controller passes them on to every queue-agent):',
+        // From the provider table: a new provider's settings are listed here by regenerating.
+        ...brokerSettings().map((s) => `  --${s.flag}=<${s.arg}>: ${s.help} (default ${s.default})`),
+      ].join('\n'),
+      'extraArgs',
+    ),
     entry('Annotations of the controller pods.', 'podAnnotations'),
     entry(
       'Requests and limits of the controller container. Helm merges a map you give with these\ndefaults: null drops one (`limits: {cpu: null}`).',

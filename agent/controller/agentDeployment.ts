@@ -14,7 +14,7 @@ import {
 } from '../../core/podSecurity';
 import { AGENT_HTTP_PORT, AGENT_HTTP_PORT_NAME } from '../../core/sessionStream';
 import type { EngineSettings } from '../providers/contract';
-import { brokerSettings } from '../providers/registry';
+import { brokerSettings } from '../../core/providers/registry';
 import { tlsMounts } from './tlsMounts';
 
 /** Where queue-agent pods may run: the controller's --agent-node-selector / --agent-tolerations. */

@@ -12,7 +12,6 @@ import { KafkaEngine } from './engine';
 import { KafkaSessionReader } from './sessionReader';
 
 export const kafkaAgent: AgentProvider<'kafka'> = {
-  settings: [],
   // kafkajs takes the CA bundle per connection (kafkaConnection below).
   caTrust: 'client',
   engine(activationId, plan, logger) {

@@ -9,23 +9,6 @@ import type { Engine } from '../engine/contract';
 import type { Logger } from '../log';
 import type { SessionReader } from '../sessionStream/reader';
 
-/**
- * A fact about a provider's brokers the operator tells the controller, which passes it on to
- * every queue-agent: one flag on both commands (agent/main.ts), one argument of the queue-agent's
- * pod only when it is not the default (agent/controller/agentDeployment.ts), so a new setting
- * changes no existing pod template.
- */
-export interface BrokerSetting {
-  /** The flag without `--`, named after its provider: `rabbitmq-statistics-interval`. */
-  readonly flag: string;
-  /** What its value is called in the help: `seconds`. */
-  readonly arg: string;
-  readonly help: string;
-  /** A whole number, at least this. */
-  readonly min: number;
-  readonly default: number;
-}
-
 /** What the controller tells every queue-agent about the brokers: each provider's settings
  * (BrokerSetting) by flag; an absent one is its default. */
 export type EngineSettings = Readonly<Record<string, number>>;
@@ -51,8 +34,6 @@ export interface TestMessageSender<P extends Provider> {
 }
 
 export interface AgentProvider<P extends Provider> {
-  /** The facts about its brokers an operator may set (none: `[]`). */
-  readonly settings: readonly BrokerSetting[];
   /** How its clients trust a private CA the declaration names: `client` — the engine reads the
    * mounted CA file itself; `process` — only through NODE_EXTRA_CA_CERTS, which holds one file
    * for the whole queue-agent (agent/controller/tlsMounts.ts). */

@@ -8,18 +8,13 @@ import { kafkaAgent } from '../kafka/agentProvider';
 import { rabbitAgent } from '../rabbitmq/agentProvider';
 import { sqsAgent } from '../sqs/agentProvider';
 import type { SessionReader } from '../sessionStream/reader';
-import type { AgentProvider, BrokerSetting, EngineSettings, TestMessageSender } from './contract';
+import type { AgentProvider, EngineSettings, TestMessageSender } from './contract';
 
 const AGENT_PROVIDERS: { readonly [P in Provider]: AgentProvider<P> } = {
   kafka: kafkaAgent,
   rabbitmq: rabbitAgent,
   sqs: sqsAgent,
 };
-
-/** Every provider's broker settings (flags of the controller and the queue-agent). */
-export function brokerSettings(): BrokerSetting[] {
-  return PROVIDER_NAMES.flatMap((provider) => AGENT_PROVIDERS[provider].settings);
-}
 
 /** How the provider's clients trust a private CA (AgentProvider.caTrust). */
 export function caTrust(provider: Provider): AgentProvider<Provider>['caTrust'] {

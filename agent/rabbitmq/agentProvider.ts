@@ -8,24 +8,14 @@ import {
   plainHttpManagementError,
 } from '../../core/providers/rabbitmq/managementTransport';
 import { formatFieldError } from '../../core/result';
-import type { AgentProvider, BrokerSetting, TestMessage, TestMessageSender } from '../providers/contract';
+import { RABBIT_STATISTICS_INTERVAL as STATISTICS_INTERVAL } from '../../core/providers/rabbitmq/settings';
+import type { AgentProvider, TestMessage, TestMessageSender } from '../providers/contract';
 import { EngineConfigError, envValue, withCredentials } from '../providers/podEnv';
 import { statisticsTiming } from './config';
 import { RabbitEngine } from './engine';
 import { RabbitSessionReader } from './sessionReader';
 
-/** The brokers' `collect_statistics_interval`, which bounds how stale management figures are
- * (the engine's timing, ./config.ts); RabbitMQ's own default unless the operator says. */
-const STATISTICS_INTERVAL: BrokerSetting = {
-  flag: 'rabbitmq-statistics-interval',
-  arg: 'seconds',
-  help: "the RabbitMQ brokers' collect_statistics_interval: how stale management figures may be before a shadow is proven empty",
-  min: 1,
-  default: 5,
-};
-
 export const rabbitAgent: AgentProvider<'rabbitmq'> = {
-  settings: [STATISTICS_INTERVAL],
   // AMQP and the management API (fetch) trust what Node trusts: NODE_EXTRA_CA_CERTS.
   caTrust: 'process',
   engine(activationId, plan, logger, settings) {

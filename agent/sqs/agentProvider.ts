@@ -6,29 +6,18 @@ import type { MessageHeaders } from '../../core/filter';
 import { sqsFilterHeaders } from '../../core/providers/sqs/headers';
 import type { SqsQueuePlan } from '../../core/providers/sqs/plan';
 import { shadowQueueName, siblingQueueUrl } from '../../core/providers/sqs/queueUrl';
-import type { AgentProvider, BrokerSetting, TestMessage, TestMessageSender } from '../providers/contract';
+import { SQS_COUNTS_LAG as COUNTS_LAG } from '../../core/providers/sqs/settings';
+import type { AgentProvider, TestMessage, TestMessageSender } from '../providers/contract';
 import { EngineConfigError } from '../providers/podEnv';
 import { defaultTiming } from './config';
 import { clientOptions, sqsConnection } from './connection';
 import { SqsEngine } from './engine';
 import { SqsSessionReader } from './sessionReader';
 
-/** How long SQS's approximate counts may trail a change: every emptiness and quiet proof spans a
- * queue's visibility timeout plus this (docs/providers/sqs.md "The window"). AWS documents about
- * a minute; an SQS-compatible server with exact counts (ElasticMQ) can be given 0. */
-const COUNTS_LAG: BrokerSetting = {
-  flag: 'sqs-counts-lag',
-  arg: 'seconds',
-  help: "how long SQS's approximate message counts may trail a change before a queue is proven empty (AWS: about a minute)",
-  min: 0,
-  default: defaultTiming.countsLagMs / 1000,
-};
-
 const countsLagMs = (settings: Readonly<Record<string, number>>) =>
   (settings[COUNTS_LAG.flag] ?? COUNTS_LAG.default) * 1000;
 
 export const sqsAgent: AgentProvider<'sqs'> = {
-  settings: [COUNTS_LAG],
   // The SDK's HTTPS client trusts what Node trusts: NODE_EXTRA_CA_CERTS.
   caTrust: 'process',
   engine(activationId, plan, logger, settings) {

@@ -6,6 +6,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { FieldError } from '../../core/result';
 import type { EngineHooks } from '../engine/contract';
 import type { Logger } from '../log';
+import { SQS_COUNTS_LAG } from '../../core/providers/sqs/settings';
 
 export interface SqsTiming {
   /** How long one step may wait for a proof before it answers `pending`. */
@@ -28,7 +29,7 @@ export interface SqsTiming {
 
 export const defaultTiming: SqsTiming = {
   stepTimeoutMs: 150_000,
-  countsLagMs: 60_000,
+  countsLagMs: SQS_COUNTS_LAG.default * 1000,
   pollIntervalMs: 1_000,
   pumpVisibilitySeconds: 60,
   receiveWaitSeconds: 10,

@@ -42,8 +42,27 @@ export interface PlanProgress {
   checkpoint?: unknown;
 }
 
+/**
+ * A fact about a provider's brokers the operator tells the controller, which passes it on to
+ * every queue-agent: one flag on both commands (agent/main.ts), one argument of the queue-agent's
+ * pod only when it is not the default (agent/controller/agentDeployment.ts), so a new setting
+ * changes no existing pod template.
+ */
+export interface BrokerSetting {
+  /** The flag without `--`, named after its provider: `rabbitmq-statistics-interval`. */
+  readonly flag: string;
+  /** What its value is called in the help: `seconds`. */
+  readonly arg: string;
+  readonly help: string;
+  /** A whole number, at least this. */
+  readonly min: number;
+  readonly default: number;
+}
 export interface CoreProvider<T extends ProviderTypes> {
   readonly provider: T['provider'];
+  /** The facts about its brokers an operator may set (none: `[]`): flags of the controller,
+   * passed on to every queue-agent, and listed in the Helm chart's values. */
+  readonly brokerSettings: readonly BrokerSetting[];
 
   // ---- declaration (core/queueConfig/schema.ts, schemaRules.ts)
   /** The block's schema; a queue entry holds it under the provider's name. */

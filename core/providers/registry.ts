@@ -3,8 +3,8 @@
 // adds one line; the compiler asks for it once core/providers.ts lists the provider. The unions
 // of the shared contracts (QueueDeclaration, ResolvedQueue, AgentQueuePlan, …) are derived from
 // the types of these modules, so adding a module extends them.
-import type { Provider } from '../providers';
-import type { CoreProvider, ProviderTypes } from './contract';
+import { PROVIDER_NAMES, type Provider } from '../providers';
+import type { BrokerSetting, CoreProvider, ProviderTypes } from './contract';
 import { kafkaCore } from './kafka/provider';
 import { rabbitCore } from './rabbitmq/provider';
 import { sqsCore } from './sqs/provider';
@@ -29,6 +29,11 @@ const CORE_PROVIDERS: { readonly [P in Provider]: CoreProviderOf<P> } = MODULES;
 /** Provider `P`'s core module. */
 export function coreProvider<P extends Provider>(provider: P): CoreProviderOf<P> {
   return CORE_PROVIDERS[provider];
+}
+
+/** Every provider's broker settings (flags of the controller, passed on to every queue-agent). */
+export function brokerSettings(): BrokerSetting[] {
+  return PROVIDER_NAMES.flatMap((provider) => [...CORE_PROVIDERS[provider].brokerSettings]);
 }
 
 /** `ProviderTypes` is what every module satisfies; exported for the contracts that build on it. */

@@ -22,6 +22,7 @@ export interface KafkaTypes {
 
 export const kafkaCore: CoreProvider<KafkaTypes> = {
   provider: 'kafka',
+  brokerSettings: [],
   blockSchema: kafkaBlockSchema,
   envSettings: kafkaEnvSettings,
   blockErrors: kafkaBlockErrors,

@@ -16,6 +16,7 @@ import {
   type RabbitQueuePlan,
 } from './plan';
 import { RABBIT_ENV_ROLES, resolveRabbit, type RabbitRole, type ResolvedRabbitQueue } from './resolve';
+import { RABBIT_STATISTICS_INTERVAL } from './settings';
 
 export interface RabbitTypes {
   provider: 'rabbitmq';
@@ -28,6 +29,7 @@ export interface RabbitTypes {
 
 export const rabbitCore: CoreProvider<RabbitTypes> = {
   provider: 'rabbitmq',
+  brokerSettings: [RABBIT_STATISTICS_INTERVAL],
   blockSchema: rabbitBlockSchema,
   envSettings: rabbitEnvSettings,
   blockErrors: rabbitBlockErrors,

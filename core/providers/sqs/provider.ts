@@ -7,6 +7,7 @@ import { sqsOwnershipKey } from './ownership';
 import { sqsPlan, sqsPlanNames, sqsPlanSchema, sqsRouteShadow, type SqsQueuePlan } from './plan';
 import { shadowQueueName, siblingQueueUrl } from './queueUrl';
 import { resolveSqs, SQS_ENV_ROLES, type ResolvedSqsQueue, type SqsRole } from './resolve';
+import { SQS_COUNTS_LAG } from './settings';
 
 export interface SqsTypes {
   provider: 'sqs';
@@ -19,6 +20,7 @@ export interface SqsTypes {
 
 export const sqsCore: CoreProvider<SqsTypes> = {
   provider: 'sqs',
+  brokerSettings: [SQS_COUNTS_LAG],
   blockSchema: sqsBlockSchema,
   envSettings: sqsEnvSettings,
   blockErrors: sqsBlockErrors,

@@ -1,0 +1,13 @@
+// SQS's broker settings (core/providers/contract.ts BrokerSetting).
+import type { BrokerSetting } from '../contract';
+
+/** How long SQS's approximate counts may trail a change: every emptiness and quiet proof spans a
+ * queue's visibility timeout plus this (docs/providers/sqs.md "The window"). AWS documents about
+ * a minute; an SQS-compatible server with exact counts (ElasticMQ) can be given 0. */
+export const SQS_COUNTS_LAG: BrokerSetting = {
+  flag: 'sqs-counts-lag',
+  arg: 'seconds',
+  help: "how long SQS's approximate message counts may trail a change before a queue is proven empty (AWS: about a minute)",
+  min: 0,
+  default: 60,
+};

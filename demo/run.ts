@@ -1,14 +1,16 @@
 // `npm run demo`: a real split, end to end, on embedded defaults. It brings up the local test
-// environment (Kafka, RabbitMQ, a Kubernetes control plane whose pods are local processes),
-// installs the controller, deploys a sample service with one Kafka and one RabbitMQ queue,
-// starts alice's split through the sidecar in http mode, publishes a mix of messages, and shows
-// where each went. Then it stops the split and shows the handback. Exit 1 on any mismatch.
+// environment (Kafka, RabbitMQ, an SQS-compatible server, a Kubernetes control plane whose pods
+// run on a real kubelet), installs the controller, deploys a sample service with a Kafka topic,
+// a RabbitMQ queue and an SQS queue, starts alice's split through the sidecar in http mode,
+// publishes a mix of messages, and shows where each went. Then it stops the split and shows the
+// handback. Exit 1 on any mismatch.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as amqp from 'amqplib';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { installController, testInstall } from '../deploy/install';
 import { restrictedNamespaceLabels } from '../core/podSecurity';
@@ -21,7 +23,9 @@ import { readServices } from '../fixtures/env/services';
 import { startHandler } from './handler';
 import {
   appGroup,
+  awsSecret,
   demoNamespace,
+  paymentsQueue,
   invoicesQueue,
   ordersTopic,
   demoShop,
@@ -125,7 +129,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   step(
     1,
-    'Bringing up the real environment (Kafka, RabbitMQ, Kubernetes control plane; cached after the first run)',
+    'Bringing up the real environment (Kafka, RabbitMQ, SQS, Kubernetes control plane; cached after the first run)',
   );
   await run(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'test/env/up.ts')]);
   const services = readServices();
@@ -137,7 +141,7 @@ async function main(): Promise<void> {
 
   step(
     3,
-    `Deploying the sample service "${workloadName}": orders from Kafka topic ${ordersTopic}, invoices from RabbitMQ queue ${invoicesQueue}`,
+    `Deploying the sample service "${workloadName}": orders from Kafka topic ${ordersTopic}, invoices from RabbitMQ queue ${invoicesQueue}, payments from SQS queue ${paymentsQueue}`,
   );
   const kafka = new Kafka({
     clientId: 'queuesplit-demo',
@@ -150,6 +154,17 @@ async function main(): Promise<void> {
   const conn = await amqp.connect(services.amqpUrl);
   const ch = await conn.createConfirmChannel();
   await ch.assertQueue(invoicesQueue, { durable: true });
+  // ElasticMQ takes any keys; the service reads them from a Secret as it would on AWS.
+  const sqs = new SQSClient({
+    endpoint: services.sqs.endpoint,
+    region: services.sqs.region,
+    credentials: { accessKeyId: 'demo', secretAccessKey: 'demo' },
+  });
+  // A short visibility timeout keeps the engine's proofs (one visibility timeout long) short.
+  await sqs.send(
+    new CreateQueueCommand({ QueueName: paymentsQueue, Attributes: { VisibilityTimeout: '5' } }),
+  );
+  const sqsUrl = (endpoint: string) => `${endpoint}/000000000000/${paymentsQueue}`;
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
   // The namespace enforces PodSecurity `restricted`: the sample service and the queue-agent comply.
@@ -161,6 +176,10 @@ async function main(): Promise<void> {
     () => core.readNamespacedServiceAccount({ name: 'default', namespace: demoNamespace }),
     () => true,
   );
+  await core.createNamespacedSecret({
+    namespace: demoNamespace,
+    body: { metadata: { name: awsSecret }, stringData: { id: 'demo-key-id', secret: 'demo-secret-key' } },
+  });
   await apps
     .deleteNamespacedDeployment({ name: workloadName, namespace: demoNamespace })
     .catch(() => undefined);
@@ -179,6 +198,12 @@ async function main(): Promise<void> {
       kafkaBrokers: services.inCluster.kafkaBrokers.join(','),
       amqpUrl: services.inCluster.amqpUrl,
       managementUrl: services.inCluster.rabbitManagementUrl,
+      payments: {
+        queueUrl: sqsUrl(services.sqs.podEndpoint),
+        endpoint: services.sqs.podEndpoint,
+        region: services.sqs.region,
+        secretName: awsSecret,
+      },
     }),
   });
   await waitFor(
@@ -186,7 +211,7 @@ async function main(): Promise<void> {
     () => apps.readNamespacedDeployment({ name: workloadName, namespace: demoNamespace }),
     (d) => d.status?.readyReplicas === 1,
   );
-  say(green('shop is consuming both queues'));
+  say(green('shop is consuming all three queues'));
 
   const tag = Date.now().toString(36);
   const handler = await startHandler();
@@ -208,22 +233,36 @@ async function main(): Promise<void> {
   step(5, 'Publishing a mix of messages to the real sources');
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
-  const plan: { id: string; queue: 'orders' | 'invoices'; user: string | undefined }[] = [];
+  type Queue = 'orders' | 'invoices' | 'payments';
+  const plan: { id: string; queue: Queue; user: string | undefined }[] = [];
   for (const [i, user] of ['alice', 'bob', undefined, 'alice', 'carol', 'alice'].entries()) {
     plan.push({ id: `order-${tag}-${i}`, queue: 'orders', user });
     plan.push({ id: `invoice-${tag}-${i}`, queue: 'invoices', user });
+    plan.push({ id: `payment-${tag}-${i}`, queue: 'payments', user });
   }
-  for (const m of plan) {
-    const headers = m.user ? { 'x-queue-split-user': m.user } : {};
+  const publish = async (m: { id: string; queue: Queue; user: string | undefined }) => {
+    const headers: Record<string, string> = m.user ? { 'x-queue-split-user': m.user } : {};
     if (m.queue === 'orders') {
       await producer.send({
         topic: ordersTopic,
         messages: [{ key: m.id, value: m.id, headers: { ...headers, 'x-message-id': m.id } }],
       });
-    } else {
+    } else if (m.queue === 'invoices') {
       ch.sendToQueue(invoicesQueue, Buffer.from(m.id), { messageId: m.id, persistent: true, headers });
+    } else {
+      const attributes = { ...headers, 'message-id': m.id };
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: sqsUrl(services.sqs.endpoint),
+          MessageBody: m.id,
+          MessageAttributes: Object.fromEntries(
+            Object.entries(attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }]),
+          ),
+        }),
+      );
     }
-  }
+  };
+  for (const m of plan) await publish(m);
   await ch.waitForConfirms();
   say(
     `${plan.length} messages: ${plan.filter((m) => m.user === 'alice').length} carry x-queue-split-user=alice`,
@@ -265,6 +304,13 @@ async function main(): Promise<void> {
   );
 
   step(7, 'Stopping the split (SIGTERM to the sidecar): the route drains and the app gets its queues back');
+  const envOf = (
+    d: Awaited<ReturnType<typeof apps.readNamespacedDeployment>>,
+    container: string,
+    name: string,
+  ) =>
+    d.spec?.template.spec?.containers.find((c) => c.name === container)?.env?.find((e) => e.name === name)
+      ?.value;
   sidecar.child.kill('SIGTERM');
   const exit = await new Promise<number | null>((resolve) => sidecar.child.once('exit', resolve));
   say(`sidecar exited ${exit}`);
@@ -273,25 +319,21 @@ async function main(): Promise<void> {
     () => apps.readNamespacedDeployment({ name: workloadName, namespace: demoNamespace }),
     (d) =>
       !(d.metadata?.finalizers ?? []).includes('queuesplit.dev/handback') &&
-      d.spec?.template.spec?.containers
-        .find((c) => c.name === 'invoices-consumer')
-        ?.env?.find((e) => e.name === 'SOURCE_QUEUE')?.value === invoicesQueue &&
+      envOf(d, 'invoices-consumer', 'SOURCE_QUEUE') === invoicesQueue &&
+      envOf(d, 'payments-consumer', 'QUEUE_URL') === sqsUrl(services.sqs.podEndpoint) &&
       d.status?.readyReplicas === 1 &&
       d.status.updatedReplicas === 1 &&
       d.status.replicas === 1,
     240_000,
   );
-  const after = [`order-${tag}-after`, `invoice-${tag}-after`];
-  await producer.send({
-    topic: ordersTopic,
-    messages: [{ value: after[0]!, headers: { 'x-queue-split-user': 'alice', 'x-message-id': after[0]! } }],
-  });
-  ch.sendToQueue(invoicesQueue, Buffer.from(after[1]!), {
-    messageId: after[1],
-    persistent: true,
-    headers: { 'x-queue-split-user': 'alice' },
-  });
+  const afterPlan = (['orders', 'invoices', 'payments'] as const).map((queue) => ({
+    id: `${queue.slice(0, -1)}-${tag}-after`,
+    queue,
+    user: 'alice',
+  }));
+  for (const m of afterPlan) await publish(m);
   await ch.waitForConfirms();
+  const after = afterPlan.map((m) => m.id);
   await waitFor(
     'the app consumes the sources again (even alice-tagged messages)',
     async () => appSeen(),
@@ -301,13 +343,14 @@ async function main(): Promise<void> {
   say(
     `the app's own group ${appGroup} resumed on ${ordersTopic}: offsets ${group[0]?.partitions.map((p) => `${p.partition}:${p.offset}`).join(' ')}`,
   );
-  say(green('handback complete: the app consumes its own topic and queue again'));
+  say(green('handback complete: the app consumes its own topic and queues again'));
 
   const all = new Set([...appSeen(), ...aliceGot]);
   const lost = [...plan.map((m) => m.id), ...after].filter((id) => !all.has(id));
   await producer.disconnect();
   await admin.disconnect();
   await conn.close();
+  sqs.destroy();
   handler.close();
   await core.deleteNamespace({ name: demoNamespace }).catch(() => undefined);
   step(8, 'Result');

@@ -98,6 +98,8 @@ export const testInstall: InstallOptions = {
     '--rabbitmq-statistics-interval=1',
     // The test SQS (ElasticMQ, test/env/elasticmq.ts) counts exactly: proofs need no lag.
     '--sqs-counts-lag=0',
+    // A killed queue-agent's successor waits out the fence's lock: the kill -9 tests kill often.
+    '--sqs-lock-timeout=6',
   ],
 };
 

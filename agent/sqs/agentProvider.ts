@@ -6,7 +6,7 @@ import type { MessageHeaders } from '../../core/filter';
 import { sqsFilterHeaders } from '../../core/providers/sqs/headers';
 import type { SqsQueuePlan } from '../../core/providers/sqs/plan';
 import { shadowQueueName, siblingQueueUrl } from '../../core/providers/sqs/queueUrl';
-import { SQS_COUNTS_LAG as COUNTS_LAG } from '../../core/providers/sqs/settings';
+import { SQS_COUNTS_LAG, SQS_LOCK_TIMEOUT } from '../../core/providers/sqs/settings';
 import type { AgentProvider, TestMessage, TestMessageSender } from '../providers/contract';
 import { EngineConfigError } from '../providers/podEnv';
 import { defaultTiming } from './config';
@@ -15,7 +15,9 @@ import { SqsEngine } from './engine';
 import { SqsSessionReader } from './sessionReader';
 
 const countsLagMs = (settings: Readonly<Record<string, number>>) =>
-  (settings[COUNTS_LAG.flag] ?? COUNTS_LAG.default) * 1000;
+  (settings[SQS_COUNTS_LAG.flag] ?? SQS_COUNTS_LAG.default) * 1000;
+const lockSeconds = (settings: Readonly<Record<string, number>>) =>
+  settings[SQS_LOCK_TIMEOUT.flag] ?? SQS_LOCK_TIMEOUT.default;
 
 export const sqsAgent: AgentProvider<'sqs'> = {
   // The SDK's HTTPS client trusts what Node trusts: NODE_EXTRA_CA_CERTS.
@@ -34,7 +36,7 @@ export const sqsAgent: AgentProvider<'sqs'> = {
         lockQueue: plan.names.lockQueue,
         snsEnvelope: plan.snsEnvelope ?? 'auto',
         fifoSuffix: true,
-        timing: { countsLagMs: countsLagMs(settings) },
+        timing: { countsLagMs: countsLagMs(settings), lockVisibilitySeconds: lockSeconds(settings) },
       },
       { logger },
     );

@@ -6,7 +6,8 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { FieldError } from '../../core/result';
 import type { EngineHooks } from '../engine/contract';
 import type { Logger } from '../log';
-import { SQS_COUNTS_LAG } from '../../core/providers/sqs/settings';
+import type { SnsEnvelope } from '../../core/providers/sqs/headers';
+import { SQS_COUNTS_LAG, SQS_LOCK_TIMEOUT } from '../../core/providers/sqs/settings';
 
 export interface SqsTiming {
   /** How long one step may wait for a proof before it answers `pending`. */
@@ -33,7 +34,7 @@ export const defaultTiming: SqsTiming = {
   pollIntervalMs: 1_000,
   pumpVisibilitySeconds: 60,
   receiveWaitSeconds: 10,
-  lockVisibilitySeconds: 30,
+  lockVisibilitySeconds: SQS_LOCK_TIMEOUT.default,
   retryInitialMs: 200,
   retryMaxMs: 5_000,
 };
@@ -45,9 +46,6 @@ export interface SqsCredentials {
   readonly secretAccessKey: string;
   readonly sessionToken?: string;
 }
-
-/** How the filter reads a body that is an SNS notification (raw delivery off). */
-export type SnsEnvelope = 'auto' | 'off';
 
 export interface SqsEngineConfig {
   readonly activationId: string;

@@ -106,15 +106,21 @@ export class LockFence {
   /** Creates the lock queue and its one lock message, unless a lock message exists already
    * (a repeated prepare of this activation). Only the first prepare of an activation seeds. */
   async seed(): Promise<void> {
-    await this.o.client.send(
-      new CreateQueueCommand({
-        QueueName: this.o.lockQueue,
-        Attributes: {
-          VisibilityTimeout: String(this.o.visibilitySeconds),
-          MessageRetentionPeriod: String(LOCK_RETENTION_SECONDS),
-        },
-      }),
-    );
+    await this.o.client
+      .send(
+        new CreateQueueCommand({
+          QueueName: this.o.lockQueue,
+          Attributes: {
+            VisibilityTimeout: String(this.o.visibilitySeconds),
+            MessageRetentionPeriod: String(LOCK_RETENTION_SECONDS),
+          },
+        }),
+      )
+      .catch((err: unknown) => {
+        // It exists with another timeout (the lock timeout setting changed since): every receive
+        // and extension names its own timeout, so the queue's default does not matter.
+        if (!/QueueNameExists|QueueAlreadyExists/.test(String((err as { name?: unknown })?.name))) throw err;
+      });
     if ((await this.acquire(1_000)).kind === 'held') return;
     const { Attributes: a = {} } = await this.o.client.send(
       new GetQueueAttributesCommand({

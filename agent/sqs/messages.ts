@@ -6,7 +6,7 @@
 import type { Message, MessageAttributeValue, MessageSystemAttributeValue } from '@aws-sdk/client-sqs';
 import type { MessageHeaders } from '../../core/filter';
 import { snsAttributes, sqsFilterHeaders } from '../../core/providers/sqs/headers';
-import type { SnsEnvelope } from './config';
+import type { SnsEnvelope } from '../../core/providers/sqs/headers';
 
 /** The headers a filter sees (core/providers/sqs/headers.ts). */
 export function filterHeaders(message: Message, snsEnvelope: SnsEnvelope): MessageHeaders {

@@ -50,13 +50,12 @@ function contender(lockQueue: string, lockUrl: string) {
   return { fence, state };
 }
 
-async function lockQueue(): Promise<{ name: string; url: string }> {
+async function lockQueue(visibilitySeconds = LOCK_SECONDS): Promise<{ name: string; url: string }> {
   const name = uniqueName('cf-sqs-lock');
-  // The attributes seed() creates it with: a second CreateQueue with others is refused.
   const { QueueUrl } = await admin.send(
     new CreateQueueCommand({
       QueueName: name,
-      Attributes: { VisibilityTimeout: String(LOCK_SECONDS), MessageRetentionPeriod: '1209600' },
+      Attributes: { VisibilityTimeout: String(visibilitySeconds), MessageRetentionPeriod: '1209600' },
     }),
   );
   queues.push(QueueUrl!);
@@ -136,6 +135,18 @@ describe('SQS fence', { concurrency: 3 }, () => {
       assert.equal(only.fence.lost, undefined);
     } finally {
       only.state.cut = false;
+      await only.fence.release();
+    }
+  });
+
+  test('a lock queue made with another timeout (the setting changed since) is used as it is', async () => {
+    const q = await lockQueue(4 * LOCK_SECONDS);
+    const only = contender(q.name, q.url);
+    try {
+      await only.fence.seed();
+      assert.equal((await only.fence.acquire(5_000)).kind, 'held');
+      assert.ok((await watchHeld(only.fence, 2 * LOCK_SECONDS * 1000)).always);
+    } finally {
       await only.fence.release();
     }
   });

@@ -7,7 +7,7 @@ import { sqsOwnershipKey } from './ownership';
 import { sqsPlan, sqsPlanNames, sqsPlanSchema, sqsRouteShadow, type SqsQueuePlan } from './plan';
 import { shadowQueueName, siblingQueueUrl } from './queueUrl';
 import { resolveSqs, SQS_ENV_ROLES, type ResolvedSqsQueue, type SqsRole } from './resolve';
-import { SQS_COUNTS_LAG } from './settings';
+import { SQS_COUNTS_LAG, SQS_LOCK_TIMEOUT } from './settings';
 
 export interface SqsTypes {
   provider: 'sqs';
@@ -20,7 +20,7 @@ export interface SqsTypes {
 
 export const sqsCore: CoreProvider<SqsTypes> = {
   provider: 'sqs',
-  brokerSettings: [SQS_COUNTS_LAG],
+  brokerSettings: [SQS_COUNTS_LAG, SQS_LOCK_TIMEOUT],
   blockSchema: sqsBlockSchema,
   envSettings: sqsEnvSettings,
   blockErrors: sqsBlockErrors,

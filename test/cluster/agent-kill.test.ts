@@ -10,11 +10,12 @@ import { KILL_TEST, killInEveryPhase } from '../support/crashLives';
 
 const fx = clusterFixture('qs-agent-kill', { rabbitmq: true, kafka: true });
 
-// One agent serving a Kafka topic and a RabbitMQ queue: every kill interrupts both engines, so the
-// RabbitMQ engine is killed in every phase here too (a RabbitMQ-only agent's lives would cost
-// minutes more for the same kills; the controller's kills use that subject).
+// One agent serving a Kafka topic, a RabbitMQ queue and an SQS queue: every kill interrupts all
+// three engines, so each is killed in every phase here (an agent per provider would cost minutes
+// more for the same kills; the controller's kills use a RabbitMQ-only subject). The SQS engine's
+// successor waits out the fence's lock after each kill (--sqs-lock-timeout, 6 s in the test install).
 test(
-  'queue-agent kill -9 in every phase, one agent with a Kafka topic and a RabbitMQ queue: it restarts, resumes from its checkpoints, and nothing is lost',
+  'queue-agent kill -9 in every phase, one agent with a Kafka topic, a RabbitMQ queue and an SQS queue: it restarts, resumes from its checkpoints, and nothing is lost',
   KILL_TEST,
   async () => {
     await killInEveryPhase(fx, 'queue-agent', 'mixed');

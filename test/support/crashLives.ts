@@ -16,6 +16,7 @@ import { pollUntil, sleep } from './poll';
 import { controllerLeader, queueAgentPid } from './processes';
 import { appReceived, consumeQueueIds, publishTo, rabbitApp, waitForRabbitHandback } from './rabbitSplit';
 import { consumeIds, produceIds } from './kafkaSplit';
+import { consumeSqsIds, sendSqsIds, sqsClient, sqsQueueUrls } from './sqs';
 import { removeSplit, splitFor, waitForSplitPhase } from './splits';
 
 export type Target = 'controller' | 'queue-agent';
@@ -78,35 +79,51 @@ function killer(fx: ClusterFixture) {
     };
   }
 
-  /** The demo's service: one Kafka topic and one RabbitMQ queue, both engines in one queue-agent. */
+  /** The demo's service: a Kafka topic, a RabbitMQ queue and an SQS queue, three engines in one
+   * queue-agent. */
   async function shopSubject(name: string): Promise<Subject> {
     const ch = await conn.createConfirmChannel();
-    const sources = await deployShop(fx, name, 3);
+    const sqs = sqsClient();
+    const sources = await deployShop(fx, name, 3, { sqs });
     const { topic, queue } = sources;
+    const payments = sources.payments!;
+    const shadowOf = (split: QueueSplit, queue: string) =>
+      split.status!.queues!.find((q) => q.name === queue)!.shadow!;
     return {
       name,
-      queues: ['orders', 'invoices'],
+      queues: ['orders', 'invoices', 'payments'],
       send: async (i, user) => {
-        // Alternate brokers: each gets plain and developer messages.
-        const onKafka = Math.floor(i / 2) % 2 === 0;
-        const id = `${onKafka ? topic : queue}-${user ?? 'plain'}-${i}`;
-        if (onKafka) await produceIds(producer, topic, [id], user);
-        else await publishTo(ch, queue, [id], user);
+        // Rotate brokers in pairs: each gets plain and developer messages.
+        const broker = Math.floor(i / 2) % 3;
+        const id = `${[topic, queue, payments.name][broker]}-${user ?? 'plain'}-${i}`;
+        if (broker === 0) await produceIds(producer, topic, [id], user);
+        else if (broker === 1) await publishTo(ch, queue, [id], user);
+        else await sendSqsIds(sqs, payments.hostUrl, [id], user);
         return id;
       },
       attach: async (split, sink) => {
-        const orders = split.status!.queues!.find((q) => q.name === 'orders')!.shadow!;
-        const invoices = split.status!.queues!.find((q) => q.name === 'invoices')!.shadow!;
+        const orders = shadowOf(split, 'orders');
         const local = await consumeIds(kafka, orders.source!, orders.group!, sink);
-        const detachRabbit = await attachRabbit(invoices.source!, sink);
+        const detachRabbit = await attachRabbit(shadowOf(split, 'invoices').source!, sink);
+        const session = sqsQueueUrls(fx.services.sqs, shadowOf(split, 'payments').source!);
+        const detachSqs = consumeSqsIds(sqs, session.hostUrl, sink);
         return async () => {
           await local.disconnect();
           await detachRabbit();
+          await detachSqs();
         };
       },
-      appReceived: () => new Set([...appReceived(topic), ...appReceived(queue)]),
+      appReceived: () =>
+        new Set([
+          ...appReceived(topic),
+          ...appReceived(queue),
+          ...appReceived(payments.name, payments.podUrl),
+        ]),
       handedBack: () => waitForShopHandback(kc, namespace, name, sources, { timeoutMs: 300_000 }),
-      close: () => ch.close().catch(() => undefined),
+      close: async () => {
+        await ch.close().catch(() => undefined);
+        sqs.destroy();
+      },
     };
   }
 

@@ -4,12 +4,15 @@ import {
   CreateQueueCommand,
   DeleteQueueCommand,
   GetQueueAttributesCommand,
+  DeleteMessageCommand,
   ReceiveMessageCommand,
+  SendMessageCommand,
   SQSClient,
   type Message,
   type QueueAttributeName,
 } from '@aws-sdk/client-sqs';
-import { loadServices, uniqueName } from './services';
+import { messageBody, messageHeaders } from './secrets';
+import { loadServices, uniqueName, type Services } from './services';
 
 /** A client of the environment's SQS. ElasticMQ takes any credentials; these are placeholders. */
 export function sqsClient(): SQSClient {
@@ -82,4 +85,78 @@ export class SqsQueues {
   async deleteAll(): Promise<void> {
     for (const url of this.urls.splice(0)) await this.client.send(new DeleteQueueCommand({ QueueUrl: url }));
   }
+}
+
+/** ElasticMQ's one account: queue URLs are `<endpoint>/<account>/<name>`. */
+const ACCOUNT = '000000000000';
+
+/** Queue `name` as the tests (on the host) and the pods (through the gateway) name it. */
+export interface SqsQueueUrls {
+  name: string;
+  hostUrl: string;
+  podUrl: string;
+}
+
+export function sqsQueueUrls(sqs: Services['sqs'], name: string): SqsQueueUrls {
+  return {
+    name,
+    hostUrl: `${sqs.endpoint}/${ACCOUNT}/${name}`,
+    podUrl: `${sqs.podEndpoint}/${ACCOUNT}/${name}`,
+  };
+}
+
+/** Sends each id as a message the fixture app records: its `message-id` attribute, the split
+ * header when `user` is set, and the secret markers (test/support/secrets.ts). */
+export async function sendSqsIds(
+  client: SQSClient,
+  url: string,
+  ids: readonly string[],
+  user?: string,
+): Promise<void> {
+  for (const id of ids) {
+    const attributes = { ...messageHeaders(user), 'message-id': id };
+    await client.send(
+      new SendMessageCommand({
+        QueueUrl: url,
+        MessageBody: messageBody(id),
+        MessageAttributes: Object.fromEntries(
+          Object.entries(attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }]),
+        ),
+      }),
+    );
+  }
+}
+
+/** A developer's consumer of an SQS queue: records each message's id in `sink`, then deletes it.
+ * The returned function stops it (what it has not deleted comes back after its visibility). */
+export function consumeSqsIds(client: SQSClient, url: string, sink: string[]): () => Promise<void> {
+  const abort = new AbortController();
+  const done = (async () => {
+    while (!abort.signal.aborted) {
+      let messages: Message[] = [];
+      try {
+        ({ Messages: messages = [] } = await client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: url,
+            MaxNumberOfMessages: 10,
+            WaitTimeSeconds: 2,
+            MessageAttributeNames: ['All'],
+          }),
+          { abortSignal: abort.signal },
+        ));
+      } catch {
+        if (abort.signal.aborted) return;
+        await new Promise((r) => setTimeout(r, 500)); // the session queue may not exist yet
+        continue;
+      }
+      for (const m of messages) {
+        sink.push(m.MessageAttributes?.['message-id']?.StringValue ?? m.MessageId ?? '');
+        await client.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle }));
+      }
+    }
+  })();
+  return async () => {
+    abort.abort();
+    await done;
+  };
 }

@@ -2,20 +2,16 @@
 // the app declares its queue by URL with static keys from a Secret and an endpoint override, a
 // developer identity creates the QueueSplit, the queue-agent copies each message to the app's
 // shadow or the developer's, the fixture app's records prove where each went, and the handback
-// gives the app its queue back without losing a message.
+// gives the app its queue back without losing a message. A FIFO queue keeps each message
+// group's order into both, through shadows named `.fifo`.
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import {
-  CreateQueueCommand,
-  DeleteMessageCommand,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { grantDeveloper } from '../../deploy/install';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
+import { shadowQueueName } from '../../core/providers/sqs/queueUrl';
 import { restrictedKubeconfig } from '../env/k8s/kubeconfig';
 import { runDir } from '../env/paths';
 import { clusterFixture } from '../support/clusterFixture';
@@ -24,6 +20,7 @@ import { pollUntil } from '../support/poll';
 import { createSecret, messageBody, messageHeaders } from '../support/secrets';
 import { uniqueName } from '../support/services';
 import { createSplit, removeSplit, waitForSplitPhase } from '../support/splits';
+import { consumeSqsIds } from '../support/sqs';
 
 const fx = clusterFixture('qs-split-sqs');
 let dev: KubeConfig;
@@ -64,7 +61,8 @@ const declaration = [
 const hostUrl = (name: string) => `${fx.services.sqs.endpoint}/${ACCOUNT}/${name}`;
 const podUrl = (name: string) => `${fx.services.sqs.podEndpoint}/${ACCOUNT}/${name}`;
 
-async function send(queue: string, ids: readonly string[], user?: string): Promise<void> {
+/** Sends each id; to a FIFO queue in message group `group`, deduplicated by its id. */
+async function send(queue: string, ids: readonly string[], user?: string, group?: string): Promise<void> {
   for (const id of ids) {
     const attributes = { ...messageHeaders(user), 'message-id': id };
     await sqs.send(
@@ -74,9 +72,47 @@ async function send(queue: string, ids: readonly string[], user?: string): Promi
         MessageAttributes: Object.fromEntries(
           Object.entries(attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }]),
         ),
+        ...(group ? { MessageGroupId: group, MessageDeduplicationId: id } : {}),
       }),
     );
   }
+}
+
+/** The app's Deployment: `replicas` fixture consumers of the queue `source`. */
+function appDeployment(name: string, source: string, replicas: number) {
+  return fixtureDeployment({
+    name,
+    image: 'queuesplit/fixture-sqs-consumer',
+    replicas,
+    annotations: { [QUEUE_CONFIG_ANNOTATION]: declaration },
+    env: [
+      { name: 'QUEUE_URL', value: podUrl(source) },
+      { name: 'AWS_REGION', value: fx.services.sqs.region },
+      { name: 'SQS_ENDPOINT', value: fx.services.sqs.podEndpoint },
+      { name: 'AWS_ACCESS_KEY_ID', valueFrom: { secretKeyRef: { name: 'aws', key: 'id' } } },
+      { name: 'AWS_SECRET_ACCESS_KEY', valueFrom: { secretKeyRef: { name: 'aws', key: 'secret' } } },
+    ],
+  });
+}
+
+/** Removes alice's split and waits until `workload` consumes `source` again. */
+async function handBack(
+  splitName: string,
+  workload: string,
+  source: string,
+  replicas: number,
+): Promise<void> {
+  const { kc: admin, namespace } = fx;
+  await removeSplit(dev, namespace, splitName, 300_000);
+  await pollUntil(
+    'the workload is handed back (original env, no finalizer)',
+    () => admin.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: workload, namespace }),
+    (d) =>
+      d.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'QUEUE_URL')?.value ===
+        podUrl(source) && !(d.metadata?.finalizers ?? []).includes('queuesplit.dev/handback'),
+    300_000,
+  );
+  await waitForReadyPods(admin, namespace, workload, replicas);
 }
 
 const ids = (prefix: string, what: string, n: number) =>
@@ -98,22 +134,7 @@ test('split a standard SQS queue: alice gets her messages, the app the rest, and
   await sqs.send(new CreateQueueCommand({ QueueName: source, Attributes: { VisibilityTimeout: '5' } }));
   await createSecret(admin, namespace, 'aws', { id: 'qs-sqs-test-key-id', secret: 'qs-sqs-test-secret-key' });
   const apps = admin.makeApiClient(AppsV1Api);
-  await apps.createNamespacedDeployment({
-    namespace,
-    body: fixtureDeployment({
-      name: 'orders-app',
-      image: 'queuesplit/fixture-sqs-consumer',
-      replicas: 2,
-      annotations: { [QUEUE_CONFIG_ANNOTATION]: declaration },
-      env: [
-        { name: 'QUEUE_URL', value: podUrl(source) },
-        { name: 'AWS_REGION', value: fx.services.sqs.region },
-        { name: 'SQS_ENDPOINT', value: fx.services.sqs.podEndpoint },
-        { name: 'AWS_ACCESS_KEY_ID', valueFrom: { secretKeyRef: { name: 'aws', key: 'id' } } },
-        { name: 'AWS_SECRET_ACCESS_KEY', valueFrom: { secretKeyRef: { name: 'aws', key: 'secret' } } },
-      ],
-    }),
-  });
+  await apps.createNamespacedDeployment({ namespace, body: appDeployment('orders-app', source, 2) });
   await waitForReadyPods(admin, namespace, 'orders-app', 2);
   const before = ids(source, 'pre', 2);
   await send(source, before);
@@ -141,28 +162,13 @@ test('split a standard SQS queue: alice gets her messages, the app the rest, and
 
   // Alice's local consumer reads her session shadow.
   const mine: string[] = [];
+  const stopMine = consumeSqsIds(sqs, hostUrl(session), mine);
   await pollUntil(
     'alice received her 10 messages',
-    async () => {
-      const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: hostUrl(session),
-          MaxNumberOfMessages: 10,
-          WaitTimeSeconds: 1,
-          MessageAttributeNames: ['All'],
-        }),
-      );
-      for (const m of Messages) {
-        mine.push(m.MessageAttributes?.['message-id']?.StringValue ?? '');
-        await sqs.send(
-          new DeleteMessageCommand({ QueueUrl: hostUrl(session), ReceiptHandle: m.ReceiptHandle }),
-        );
-      }
-      return mine.length;
-    },
+    async () => mine.length,
     (n) => n >= 10,
     90_000,
-  );
+  ).finally(stopMine);
   await pollUntil(
     'the app processed everything else (and the two sent before the split)',
     async () => appReceived(source),
@@ -177,16 +183,7 @@ test('split a standard SQS queue: alice gets her messages, the app the rest, and
 
   // Stop: the route drains, the app gets its queue back.
   const stopped = Date.now();
-  await removeSplit(dev, namespace, split.metadata.name, 300_000);
-  await pollUntil(
-    'the workload is handed back (original env, no finalizer)',
-    () => apps.readNamespacedDeployment({ name: 'orders-app', namespace }),
-    (d) =>
-      d.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'QUEUE_URL')?.value ===
-        podUrl(source) && !(d.metadata?.finalizers ?? []).includes('queuesplit.dev/handback'),
-    300_000,
-  );
-  await waitForReadyPods(admin, namespace, 'orders-app', 2);
+  await handBack(split.metadata.name, 'orders-app', source, 2);
   console.log(
     `handback, SQS standard (delete → app on its source): ${((Date.now() - stopped) / 1000).toFixed(1)}s`,
   );
@@ -201,4 +198,86 @@ test('split a standard SQS queue: alice gets her messages, the app the rest, and
   const everything = new Set([...appReceived(source), ...mine]);
   for (const id of [...before, ...alice, ...bob, ...plain, ...after])
     assert.ok(everything.has(id), `${id} was delivered somewhere`);
+});
+
+test('split a FIFO SQS queue: each message group keeps its order to alice and to the app, through .fifo shadows', async () => {
+  const { kc: admin, namespace } = fx;
+  const source = `${uniqueName('payments')}.fifo`;
+  await sqs.send(
+    new CreateQueueCommand({ QueueName: source, Attributes: { VisibilityTimeout: '5', FifoQueue: 'true' } }),
+  );
+  await createSecret(admin, namespace, 'aws', { id: 'qs-sqs-test-key-id', secret: 'qs-sqs-test-secret-key' });
+  // One consumer: the order the app's records show is the order it received.
+  await admin
+    .makeApiClient(AppsV1Api)
+    .createNamespacedDeployment({ namespace, body: appDeployment('payments-app', source, 1) });
+  await waitForReadyPods(admin, namespace, 'payments-app', 1);
+
+  const split = await createSplit(dev, namespace, {
+    workload: 'payments-app',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'alice' },
+    owner: `system:serviceaccount:${namespace}:alice`,
+  });
+  const active = await waitForSplitPhase(dev, namespace, split.metadata.name, 'Active', 300_000);
+  const session = shadowQueueName(podUrl(source), active.status!.queues![0]!.shadow!.source!);
+  assert.match(session, /\.fifo$/, 'a FIFO source gets FIFO shadows');
+  assert.deepEqual(active.status?.queues?.[0]?.envOverrides?.QUEUE_URL?.endsWith('.fifo'), true);
+
+  // Three groups, each interleaving alice's messages with others'.
+  const groups = ['g1', 'g2', 'g3'];
+  const sent = new Map<string, { id: string; alice: boolean }[]>();
+  for (const g of groups) sent.set(g, []);
+  for (let i = 0; i < 8; i++) {
+    for (const g of groups) {
+      const alice = i % 3 !== 1;
+      const id = `${source}-${g}-${alice ? 'alice' : 'bob'}-${i}`;
+      sent.get(g)!.push({ id, alice });
+      await send(source, [id], alice ? 'alice' : 'bob', g);
+    }
+  }
+  const want = (alice: boolean) => groups.flatMap((g) => sent.get(g)!.filter((m) => m.alice === alice));
+  const mine: string[] = [];
+  const stopMine = consumeSqsIds(sqs, hostUrl(session), mine);
+  await pollUntil(
+    'alice received her messages',
+    async () => mine.length,
+    (n) => n >= want(true).length,
+    90_000,
+  ).finally(stopMine);
+  const appOrder = () =>
+    records((r) => r.event === 'message' && r.id.startsWith(source)).map((r) =>
+      r.event === 'message' ? r.id : '',
+    );
+  await pollUntil(
+    'the app received the others',
+    async () => appOrder(),
+    (got) => want(false).every((m) => got.includes(m.id)),
+    90_000,
+  );
+  for (const g of groups) {
+    const inGroup = (seen: readonly string[], alice: boolean) =>
+      seen.filter((id) => id.includes(`-${g}-`) && id.includes(alice ? '-alice-' : '-bob-'));
+    const expected = (alice: boolean) =>
+      sent
+        .get(g)!
+        .filter((m) => m.alice === alice)
+        .map((m) => m.id);
+    assert.deepEqual(inGroup(mine, true), expected(true), `alice got group ${g} in order, once each`);
+    assert.deepEqual(
+      inGroup(appOrder(), false),
+      expected(false),
+      `the app got group ${g} in order, once each`,
+    );
+  }
+
+  await handBack(split.metadata.name, 'payments-app', source, 1);
+  const after = `${source}-g1-after`;
+  await send(source, [after], 'alice', 'g1');
+  await pollUntil(
+    'after handback the app consumes the FIFO source again',
+    async () => appOrder(),
+    (got) => got.includes(after),
+    90_000,
+  );
 });

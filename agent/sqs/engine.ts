@@ -34,7 +34,7 @@ import type {
 } from '../engine/contract';
 import { EngineKernel } from '../engine/kernel';
 import { sumLag } from '../engine/lag';
-import { pending, rejected } from '../engine/outcome';
+import { degraded, pending, rejected } from '../engine/outcome';
 import type { Blocked, BrokerPort, EngineView, KernelState, RemovedRoute, Step } from '../engine/port';
 import { silentLogger, type Logger } from '../log';
 import { PROVIDER, sqsCheckpoints, type SqsState } from './checkpoint';
@@ -205,9 +205,17 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
     });
   }
 
-  /** A lock another engine holds is won back once it lets go: never lost for good. */
-  lostFence(): undefined {
-    return undefined;
+  /** Lost for good once another engine took the fence over (fence.ts invariant 3); a lock that
+   * only lapsed, or that another holds, is waited for and won back. */
+  lostFence(): Outcome<never> | undefined {
+    const superseded = this.fence.superseded;
+    return superseded
+      ? degraded(
+          'fenced',
+          superseded.reason,
+          'make sure only one queue-agent serves this queue; this engine stopped for good',
+        )
+      : undefined;
   }
 
   describeFailure(err: unknown) {

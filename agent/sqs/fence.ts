@@ -85,6 +85,11 @@ export class LockFence {
     return this.receipt !== undefined && Date.now() - this.leaseFrom < this.safeMs;
   }
 
+  /** Set once another engine took the fence over (invariant 3): this one never acts again. */
+  get superseded(): { reason: string; since: string } | undefined {
+    return this.supersededAt ? this.lost : undefined;
+  }
+
   /** Why this engine does not hold the fence it wants, and since when. */
   get lost(): { reason: string; since: string } | undefined {
     if (this.supersededAt)

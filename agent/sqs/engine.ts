@@ -52,6 +52,7 @@ import {
   type SqsTiming,
 } from './config';
 import { describeSqsError, errorName, isNetworkError, isQueueMissing } from './errors';
+import { deniedOnSource } from './rights';
 import { LockFence } from './fence';
 import { filterHeaders } from './messages';
 import { moveAll } from './mover';
@@ -572,6 +573,19 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
               path: 'sourceQueueUrl',
               problem: `${queueNameOf(this.sourceUrl)} answers FifoQueue=${Attributes.FifoQueue ?? 'false'}, which its name contradicts`,
               fix: 'check the queue URL',
+            },
+          ]),
+        };
+      }
+      const denied = await deniedOnSource(this.client, this.sourceUrl);
+      if (denied.length > 0) {
+        return {
+          ok: false,
+          outcome: rejected([
+            {
+              path: 'sourceQueueUrl',
+              problem: `the queue-agent's identity may not call ${denied.join(' and ')} on ${queueNameOf(this.sourceUrl)}: the pump deletes each message from the source once its copy is confirmed`,
+              fix: `allow ${denied.join(' and ')} on ${Attributes.QueueArn ?? 'the queue'} to the workload's credentials`,
             },
           ]),
         };

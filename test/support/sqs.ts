@@ -11,14 +11,13 @@ import {
 } from '@aws-sdk/client-sqs';
 import { loadServices, uniqueName } from './services';
 
-/** A client of the environment's SQS. ElasticMQ takes any credentials; these are placeholders. */
+/** ElasticMQ takes any credentials; these are placeholders. */
+export const sqsTestCredentials = { accessKeyId: 'queuesplit-test', secretAccessKey: 'queuesplit-test' };
+
+/** A client of the environment's SQS. */
 export function sqsClient(): SQSClient {
   const { endpoint, region } = loadServices().sqs;
-  return new SQSClient({
-    endpoint,
-    region,
-    credentials: { accessKeyId: 'queuesplit-test', secretAccessKey: 'queuesplit-test' },
-  });
+  return new SQSClient({ endpoint, region, credentials: sqsTestCredentials });
 }
 
 export class SqsQueues {

@@ -10,6 +10,7 @@ import * as amqp from 'amqplib';
 import { RabbitEngine } from '../../agent/rabbitmq/engine';
 import { DEFAULT_PREFETCH } from '../../agent/rabbitmq/config';
 import { loadServices, uniqueName } from '../support/services';
+import { median } from './stats';
 
 const perRun = Number(process.argv[2] ?? 6000);
 const runs = Number(process.argv[3] ?? 5);
@@ -129,12 +130,6 @@ async function rawRun(): Promise<number> {
     return perRun / seconds;
   });
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 
 async function main(): Promise<void> {
   const deadline = Date.now() + budgetMs;

@@ -12,6 +12,7 @@
 import type { ChannelModel, Message, MessageProperties } from 'amqplib';
 import { captureRawHeaders } from '../../agent/rabbitmq/rawHeaders';
 import { shadowPublishOptions } from '../../agent/rabbitmq/properties';
+import { median } from './stats';
 
 const perRun = Number(process.argv[2] ?? 50_000);
 const runs = Number(process.argv[3] ?? 7);
@@ -109,12 +110,6 @@ function typedRun(): number {
   }
   return Number(process.hrtime.bigint() - started) / perRun;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 
 plainRun();
 typedRun(); // warm up both paths

@@ -14,14 +14,13 @@ import {
 import { messageBody, messageHeaders } from './secrets';
 import { loadServices, uniqueName, type Services } from './services';
 
-/** A client of the environment's SQS. ElasticMQ takes any credentials; these are placeholders. */
+/** ElasticMQ takes any credentials; these are placeholders. */
+export const sqsTestCredentials = { accessKeyId: 'queuesplit-test', secretAccessKey: 'queuesplit-test' };
+
+/** A client of the environment's SQS. */
 export function sqsClient(): SQSClient {
   const { endpoint, region } = loadServices().sqs;
-  return new SQSClient({
-    endpoint,
-    region,
-    credentials: { accessKeyId: 'queuesplit-test', secretAccessKey: 'queuesplit-test' },
-  });
+  return new SQSClient({ endpoint, region, credentials: sqsTestCredentials });
 }
 
 export class SqsQueues {

@@ -117,7 +117,8 @@ function killer(fx: ClusterFixture) {
         new Set([
           ...appReceived(topic),
           ...appReceived(queue),
-          ...appReceived(payments.name, payments.podUrl),
+          // From its shadow during the split, from its queue after: any source of this run's queue.
+          ...appReceived(payments.name),
         ]),
       handedBack: () => waitForShopHandback(kc, namespace, name, sources, { timeoutMs: 300_000 }),
       close: async () => {
@@ -227,7 +228,9 @@ function killer(fx: ClusterFixture) {
       ).catch((err: unknown) => {
         const got = new Set([...subject.appReceived(), ...mineReceived]);
         const lost = published.filter((id) => !got.has(id));
-        throw new Error(`${String(err)}\nnot delivered: ${lost.slice(0, 20).join(', ')}`);
+        throw new Error(
+          `${String(err)}\nnot delivered: ${lost.slice(0, 20).join(', ')}\n${name} timeline: ${watch.describe()}`,
+        );
       });
       const strangers = mineReceived.filter((id) => !flow.mine.includes(id));
       assert.deepEqual(strangers, [], `${user}'s consumers received only ${user}'s messages`);

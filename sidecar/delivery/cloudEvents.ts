@@ -188,21 +188,21 @@ export function cloudEventHeaders(
     if (existing === undefined) headers[name] = value;
     else headers[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
   };
-  const fromKafka = message.kafka !== undefined;
+  const fromKafka = message.broker.provider === 'kafka';
   const carried: CarriedHeader[] = fromKafka
     ? message.headers.filter((h) => h.name.toLowerCase() !== 'content-type')
     : message.headers;
   for (const header of carried)
     add(mapHeaderName(header.name), encodeHeaderValue(headerValueBytes(header.value)));
-  const properties = message.amqp?.properties;
+  const properties = message.broker.provider === 'rabbitmq' ? message.broker.properties : undefined;
   if (properties !== undefined) {
     for (const [property, name] of AMQP_PROPERTY_HEADERS) {
       const value = properties[property];
       if (value !== undefined) add(name, encodeHeaderValue(String(value)));
     }
   }
-  const key = message.kafka?.key;
-  if (key !== undefined && key !== null) add('ce-partitionkey', encodeHeaderValue(key));
+  const key = message.broker.provider === 'kafka' ? message.broker.key : null;
+  if (key !== null) add('ce-partitionkey', encodeHeaderValue(key));
   // Attributes last: they replace anything a broker header could have mapped onto them.
   headers['ce-specversion'] = '1.0';
   headers['ce-id'] = encodeHeaderValue(message.id);

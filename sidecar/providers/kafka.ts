@@ -79,7 +79,7 @@ class KafkaRelay implements RelayPublisher {
 
   async publish(d: RelayDestination, message: ShadowMessage): Promise<AttemptResult> {
     const producer = this.producer;
-    const kafka = message.kafka;
+    const kafka = message.broker.provider === 'kafka' ? message.broker : undefined;
     if (producer === undefined || kafka === undefined)
       return { ok: false, reason: 'the Kafka relay is not open' };
     const partitions = this.partitions.get(d.name) ?? 0;

@@ -102,7 +102,7 @@ class RabbitRelay implements RelayPublisher {
     } catch (err) {
       return { ok: false, reason: errorText(err) };
     }
-    const p = message.amqp?.properties ?? {};
+    const p = message.broker.provider === 'rabbitmq' ? message.broker.properties : {};
     const options: amqp.Options.Publish = {
       mandatory: true,
       deliveryMode: p.deliveryMode ?? 2,

@@ -32,7 +32,14 @@ function kafkaMessage(overrides: Partial<ShadowMessage> = {}): ShadowMessage {
     time: new Date('2025-01-02T03:04:05.678Z'),
     headers: [],
     filterHeaders: new Map(),
-    kafka: { partition: 1, offset: '42', key: Buffer.from('k1'), timestamp: '0', rawHeaders: {} },
+    broker: {
+      provider: 'kafka',
+      partition: 1,
+      offset: '42',
+      key: Buffer.from('k1'),
+      timestamp: '0',
+      rawHeaders: {},
+    },
     ...overrides,
   };
 }
@@ -47,7 +54,9 @@ test('CloudEvents binary mode: the required attributes and content-type', () => 
   assert.equal(h['content-type'], 'application/json');
   assert.equal(h['ce-partitionkey'], 'k1');
   const bare = cloudEventHeaders(
-    kafkaMessage({ kafka: { partition: 0, offset: '1', key: null, timestamp: '0', rawHeaders: {} } }),
+    kafkaMessage({
+      broker: { provider: 'kafka', partition: 0, offset: '1', key: null, timestamp: '0', rawHeaders: {} },
+    }),
     source,
   );
   assert.equal(bare['content-type'], 'application/octet-stream');
@@ -120,7 +129,11 @@ test('AMQP properties map to x-amqp-*', () => {
       time: new Date(0),
       headers: [{ name: 'attempt', value: 3 }],
       filterHeaders: new Map(),
-      amqp: { properties: { correlationId: 'c-9', priority: 5, messageId: 'm-1' }, redelivered: false },
+      broker: {
+        provider: 'rabbitmq',
+        properties: { correlationId: 'c-9', priority: 5, messageId: 'm-1' },
+        redelivered: false,
+      },
     },
     { ...source, queue: 'invoices' },
   );

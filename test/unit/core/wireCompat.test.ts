@@ -1,5 +1,6 @@
-// The session stream's message frame stays v2's, byte for byte: agents and sidecars of other
-// versions talk to this one. Each literal below is a frame as v2's first code sent it for a message its reader
+// The session stream's message frame stays v2's, byte for byte, now that each provider encodes its
+// own part (core/providers/<provider>/message.ts): agents and sidecars of other versions talk to
+// this one. Each literal below is a frame as v2's first code sent it for a message its reader
 // built (one key per broker part: `kafka`, `amqp`, `sqs`), written out in full: a newer side must
 // decode it to the same message, and encode that message to the same bytes.
 import assert from 'node:assert/strict';
@@ -7,15 +8,11 @@ import { describe, test } from 'node:test';
 import { encode } from '@msgpack/msgpack';
 import type { Message as AmqpMessage } from 'amqplib';
 import type { KafkaMessage } from 'kafkajs';
-import { decodeAgentFrame, encodeFrame } from '../../../core/sessionStream';
-import {
-  amqpShadowMessage,
-  fromWireMessage,
-  kafkaShadowMessage,
-  sqsShadowMessage,
-  toWireMessage,
-  type ShadowMessage,
-} from '../../../core/shadowMessage';
+import { kafkaShadowMessage } from '../../../core/providers/kafka/message';
+import { amqpShadowMessage } from '../../../core/providers/rabbitmq/message';
+import { sqsShadowMessage } from '../../../core/providers/sqs/message';
+import { decodeAgentFrame, encodeFrame, unreadableMessage } from '../../../core/sessionStream';
+import { fromWireMessage, toWireMessage, type ShadowMessage } from '../../../core/shadowMessage';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
 
@@ -172,5 +169,35 @@ describe('a v2 message frame', () => {
       },
     };
     assertCompatible('payments', sqsShadowMessage('payments', received, 'off'), v2);
+  });
+
+  test('a message with no broker part, or two, is refused; an unreadable Kafka one still names its partition', () => {
+    const base = { id: 'x', body: bytes('x'), time: 0, headers: [] };
+    const kafka = { partition: 4, offset: '1', key: null, timestamp: '0', headers: {} };
+    const amqp = { properties: {}, redelivered: false };
+    for (const message of [base, { ...base, kafka, amqp }]) {
+      const decoded = decodeAgentFrame(v2Bytes({ type: 'message', tag: 1, queue: 'q', message }));
+      assert.ok(!decoded.ok && /broker part/.test(decoded.problem), JSON.stringify(decoded));
+    }
+    const broken = v2Bytes({
+      type: 'message',
+      tag: 1,
+      queue: 'orders',
+      message: { ...base, kafka: { ...kafka, key: 5 } },
+    });
+    assert.equal(decodeAgentFrame(broken).ok, false);
+    assert.deepEqual(unreadableMessage(broken), {
+      tag: 1,
+      queue: 'orders',
+      id: 'x',
+      lane: { key: '4', name: 'partition 4' },
+    });
+    const amqpBroken = v2Bytes({
+      type: 'message',
+      tag: 2,
+      queue: 'invoices',
+      message: { ...base, amqp: { properties: {}, redelivered: 'no' } },
+    });
+    assert.deepEqual(unreadableMessage(amqpBroken), { tag: 2, queue: 'invoices', id: 'x' });
   });
 });

@@ -144,4 +144,10 @@ export const kafkaSidecar: SidecarProvider<'kafka'> = {
         reporter,
       ),
   },
+  cloudEvents: {
+    // The record's content-type header is the event's content type, not an x-content-type too.
+    omits: (header) => header.name.toLowerCase() === 'content-type',
+    // The key, when there is one, as the CloudEvents Partitioning extension's partition key.
+    headers: (part) => (part.key !== null ? [['ce-partitionkey', part.key]] : []),
+  },
 };

@@ -173,4 +173,6 @@ export const sqsSidecar: SidecarProvider<'sqs'> = {
     redact: (text, redactor) => redactor.addUrl(text),
     publisher: (text) => new SqsRelay(text),
   },
+  // Its attributes are the carried headers; it adds nothing of its own.
+  cloudEvents: { headers: () => [] },
 };

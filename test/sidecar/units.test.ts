@@ -9,13 +9,12 @@ import { AddressMap } from '../../laptop/addressMap';
 import { expandEnv } from '../../laptop/brokerConnection';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import {
-  amqpDecimalText,
-  amqpTimestampText,
   cloudEventHeaders,
   encodeHeaderValue,
   headerValueBytes,
   mapHeaderName,
 } from '../../sidecar/delivery/cloudEvents';
+import { amqpDecimalText, amqpTimestampText, amqpValueText } from '../../sidecar/providers/rabbitmq';
 import { backoffMs } from '../../sidecar/delivery/retry';
 import { SidecarError } from '../../laptop/errors';
 import { buildOptions, parseWorkload, type RawOptions } from '../../sidecar/options';
@@ -116,7 +115,7 @@ test('AMQP decimal and timestamp edge cases: sign, scale, zero padding, outside 
   assert.equal(amqpDecimalText(1, 0), '0.0');
   assert.equal(amqpTimestampText(0), '1970-01-01T00:00:00Z');
   assert.equal(amqpTimestampText(1e17), '100000000000000000', 'beyond JavaScript Dates: the seconds');
-  assert.equal(headerValueBytes({ '!': 'timestamp', value: 86_400 }), '1970-01-02T00:00:00Z');
+  assert.equal(headerValueBytes({ '!': 'timestamp', value: 86_400 }, amqpValueText), '1970-01-02T00:00:00Z');
   assert.equal(headerValueBytes({ n: Number.NaN, inf: Infinity }), '{"n":null,"inf":null}');
 });
 

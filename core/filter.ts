@@ -1,7 +1,8 @@
 // Route filters (docs/design.md §4): a set of header key=value pairs, AND-ed, compared as exact strings.
-// This module owns the whole semantics — parsing what users type, normalising what brokers
-// deliver, matching and overlap — so the extension, the controller and the queue-agent can
-// never disagree about which route a message belongs to.
+// This module owns the semantics — parsing what users type, the text a header value reads as,
+// matching and overlap — so the extension, the controller and the queue-agent can never disagree
+// about which route a message belongs to. Which of a message's headers a filter sees is its
+// provider's (core/providers/<provider>/message.ts), through headerText below.
 import { joinPath } from './fieldPath';
 import { fail, fieldError, guarded, ok, type FieldError, type Result } from './result';
 
@@ -9,8 +10,8 @@ import { fail, fieldError, guarded, ok, type FieldError, type Result } from './r
 export type HeaderFilter = Readonly<Record<string, string>>;
 
 /**
- * Normalised message headers: only headers whose value is a string (AMQP) / valid UTF-8 (Kafka);
- * for duplicate Kafka keys the LAST one counts (if the last is non-UTF-8, the key is absent).
+ * A message's headers as a filter sees them: name → text. Which values read as text, and which
+ * of a repeated name's values counts, is its provider's (core/providers/<provider>/message.ts).
  */
 export type MessageHeaders = ReadonlyMap<string, string>;
 
@@ -21,7 +22,8 @@ export const DEFAULT_FILTER_KEY = 'x-queue-split-user';
 export const MAX_FILTER_PAIRS = 32;
 /** Header values longer than this are payload, not routing data. */
 export const MAX_FILTER_VALUE_LENGTH = 1024;
-/** AMQP table keys are short strings (≤ 255 bytes): a longer key could never match there. */
+/** The longest header name every broker carries (some keep names as short strings, ≤ 255
+ * bytes): a longer key could never match there. */
 export const MAX_FILTER_KEY_BYTES = 255;
 /**
  * The whole filter as JSON, in bytes. A filter is stored in the state and desired documents of
@@ -155,7 +157,7 @@ class PairCollector {
     if (Buffer.byteLength(key, 'utf8') > MAX_FILTER_KEY_BYTES) {
       this.error(
         path,
-        `key ${shown} is longer than ${MAX_FILTER_KEY_BYTES} bytes; no AMQP header can carry it.`,
+        `key ${shown} is longer than ${MAX_FILTER_KEY_BYTES} bytes; not every broker's headers can carry it.`,
         'Use a shorter header name.',
       );
       return;
@@ -237,37 +239,11 @@ export function filtersOverlap(a: HeaderFilter, b: HeaderFilter): boolean {
   return true;
 }
 
-/** AMQP table → headers. Non-string values (numbers, booleans, Buffers, tables, arrays) never match. */
-export function amqpHeaders(headers: Readonly<Record<string, unknown>> | undefined): MessageHeaders {
-  const result = new Map<string, string>();
-  if (typeof headers !== 'object' || headers === null) return result;
-  for (const key of Object.keys(headers)) {
-    const value = headers[key];
-    if (typeof value === 'string') result.set(key, value);
-  }
-  return result;
-}
-
-type KafkaHeaderValue = Buffer | string | null | ReadonlyArray<Buffer | string | null> | undefined; // null: a null header value (never matches)
-
-/** kafkajs `IHeaders` → headers: the last of repeated keys counts; non-UTF-8 bytes never match. */
-export function kafkaHeaders(
-  headers: Readonly<Record<string, KafkaHeaderValue>> | undefined,
-): MessageHeaders {
-  const result = new Map<string, string>();
-  if (typeof headers !== 'object' || headers === null) return result;
-  for (const key of Object.keys(headers)) {
-    const raw: unknown = headers[key];
-    const last: unknown = Array.isArray(raw) ? raw[raw.length - 1] : raw;
-    const text = decodeHeaderValue(last);
-    if (text !== undefined) result.set(key, text);
-  }
-  return result;
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-function decodeHeaderValue(value: unknown): string | undefined {
+/** A header value carried as text or bytes, as a filter reads it: text that is valid Unicode, or
+ * bytes that are valid UTF-8; anything else is not text, and never matches. */
+export function headerText(value: unknown): string | undefined {
   if (typeof value === 'string') return LONE_SURROGATE.test(value) ? undefined : value;
   if (value instanceof Uint8Array) {
     try {

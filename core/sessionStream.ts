@@ -24,23 +24,22 @@
 //                                                features: what this agent takes beyond v2's
 //                                                first frames (SESSION_FEATURES); refused
 //                                                closes the stream
-//   agent  → message{tag, queue, message}        at most `window` unacknowledged at once
+//   agent  → message{tag, queue, message}        at most `window` unacknowledged at once; the
+//                                                message's broker part under its provider's key
+//                                                (core/providers/<provider>/message.ts)
 //   client → ack{tags}                           delivered locally (2xx, broker confirm); each
 //                                                acked tag frees one credit of the window
 //   client → reject{tags}                        the developer gave up on these messages (their
 //                                                handler kept failing): settle them as the
-//                                                app's own reject would. RabbitMQ: basic.reject
-//                                                with requeue=false, so the broker dead-letters
-//                                                them by the session shadow's arguments (which
-//                                                are the source's) or, without a dead-letter
-//                                                exchange, discards them; Kafka, which has no
-//                                                reject: skipped, committed past like an acked
-//                                                record. A rejected tag frees its credit like
-//                                                an ack. Sent only to an agent whose welcome
-//                                                lists 'reject' (an older agent would end the
-//                                                stream on a frame it does not know).
-//   agent  → settled{tags, refs?}                the broker has the client's answer: committed
-//                                                (Kafka), acked or rejected (RabbitMQ). One
+//                                                app's own reject would, which each broker does
+//                                                its own way (the provider's words say how:
+//                                                core/providers/<provider>/words.ts `reject`).
+//                                                A rejected tag frees its credit like an ack.
+//                                                Sent only to an agent whose welcome lists
+//                                                'reject' (an older agent would end the stream
+//                                                on a frame it does not know).
+//   agent  → settled{tags, refs?}                the broker has the client's answer (committed,
+//                                                acked, rejected, deleted). One
 //                                                settlement for both answers: the client knows
 //                                                which it gave, and reports the message
 //                                                delivered (ack) or rejected (reject) only now.
@@ -55,12 +54,17 @@
 //   agent  → notice{code, message}               e.g. the route is draining: the stream ends
 //   client → bye                                 stopping: the agent settles what was answered
 //
-// Order: messages of one queue (Kafka: one partition) are sent in order and the sidecar
-// delivers them in that order. A stream that drops (port-forward, sidecar or agent gone) is
-// resumed by a new hello; what was sent but not settled is sent again (duplicates only for
-// unsettled messages), and what was never sent waits in the shadow for the route's lease.
+// Order: messages of one lane (a queue, or the part of it its broker settles apart:
+// core/providers/contract.ts MessageLane) are sent in order and the sidecar delivers them in
+// that order. A stream that drops (port-forward, sidecar or agent gone) is resumed by a new
+// hello; what was sent but not settled is sent again (duplicates only for unsettled messages),
+// and what was never sent waits in the shadow for the route's lease.
 import { decode, encode } from '@msgpack/msgpack';
 import { z } from 'zod';
+import { wireBaseSchema, wireBytes as bytes } from './messageWire';
+import { PROVIDER_NAMES, type Provider } from './providers';
+import type { MessageLane } from './providers/contract';
+import { coreProvider, type ProviderTypesOf } from './providers/registry';
 import { providerSchema } from './providerSchema';
 import { NONCE_PATTERN } from './sessionSecret';
 
@@ -83,51 +87,41 @@ export const HELLO_TIMEOUT_MS = 10_000;
 export const SESSION_FEATURES = ['reject'] as const;
 export type SessionFeature = (typeof SESSION_FEATURES)[number];
 
-const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected bytes');
+/** Each provider's part as it travels: under the provider's key (kept from v2's first
+ * version: peers of any version read the same keys), in the provider's shape. */
+type WirePartsOf = {
+  [P in Provider as ProviderTypesOf<P>['wireKey']]?: ProviderTypesOf<P>['wirePart'];
+};
 
-/** One broker header as carried: Kafka values are bytes or null (repeated keys appear twice), AMQP values typed. */
-const carriedHeader = z.object({ name: z.string(), value: z.unknown() });
+/** A session message as the agent read it from the shadow (core/shadowMessage.ts ShadowMessage). */
+export type WireMessage = z.infer<typeof wireBaseSchema> & WirePartsOf;
 
-/** A session message as the agent read it from the shadow (sidecar/consumers/types.ts ShadowMessage). */
-export const wireMessageSchema = z.object({
-  id: z.string(),
-  body: bytes,
-  /** Broker timestamp in ms since the epoch. */
-  time: z.number(),
-  contentType: z.string().optional(),
-  headers: z.array(carriedHeader),
-  kafka: z
-    .object({
-      partition: z.int().min(0),
-      offset: z.string(),
-      key: bytes.nullable(),
-      timestamp: z.string(),
-      /** Header name → value(s); a null value stays null (a Java RecordHeader(k, null)). */
-      headers: z.record(z.string(), z.union([bytes, z.null(), z.array(z.union([bytes, z.null()]))])),
-    })
-    .optional(),
-  amqp: z
-    .object({
-      /** amqplib's decoded basic properties (headers with their decoded values). */
-      properties: z.record(z.string(), z.unknown()),
-      redelivered: z.boolean(),
-    })
-    .optional(),
-  sqs: z
-    .object({
-      /** Message attributes by name: data type and value (Binary as bytes). */
-      attributes: z.record(
-        z.string(),
-        z.object({ dataType: z.string(), stringValue: z.string().optional(), binaryValue: bytes.optional() }),
-      ),
-      /** System attributes as received (AWSTraceHeader, MessageGroupId, SentTimestamp, …). */
-      system: z.record(z.string(), z.string()),
-      /** `off` when the declaration says so: the filter view reads no SNS envelope. */
-      snsEnvelope: z.literal('off').optional(),
-    })
-    .optional(),
-});
-export type WireMessage = z.infer<typeof wireMessageSchema>;
+/** The parts a message holds, with their providers, in table order. */
+function wireParts(message: object): { provider: Provider; part: unknown }[] {
+  return PROVIDER_NAMES.flatMap((provider) => {
+    const part: unknown = (message as Record<string, unknown>)[coreProvider(provider).message.wireKey];
+    return part !== undefined ? [{ provider, part }] : [];
+  });
+}
+
+/** The part a message carries, with its provider (one, once the schema accepted the message). */
+export const wirePartOf = (message: object) => wireParts(message)[0];
+
+/** The base fields, then every provider's part as optional; a message carries exactly one. The
+ * table builds the shape, so the type is stated: WirePartsOf is the same table's. */
+export const wireMessageSchema = wireBaseSchema
+  .extend(
+    Object.fromEntries(
+      PROVIDER_NAMES.map((provider) => {
+        const { wireKey, wireSchema } = coreProvider(provider).message;
+        return [wireKey, wireSchema.optional()];
+      }),
+    ),
+  )
+  .refine(
+    (message) => wireParts(message).length === 1,
+    'a message carries exactly one broker part',
+  ) as unknown as z.ZodType<WireMessage>;
 
 const tags = z.array(z.int().min(0)).max(MAX_SESSION_WINDOW * 4);
 /** A message by queue and id (core/shadowMessage.ts ShadowMessage.id), across streams. */
@@ -230,7 +224,8 @@ export interface UnreadableMessage {
   tag: number;
   queue: string;
   id: string;
-  partition?: number;
+  /** Its lane, when its part still says (core/providers/contract.ts MessageLane). */
+  lane?: MessageLane;
 }
 
 /**
@@ -250,16 +245,13 @@ export function unreadableMessage(data: Uint8Array): UnreadableMessage | undefin
       type: z.literal('message'),
       tag: z.int().min(0),
       queue: z.string(),
-      message: z.object({
-        id: z.string(),
-        kafka: z
-          .object({ partition: z.int().min(0) })
-          .optional()
-          .catch(undefined),
-      }),
+      message: z.looseObject({ id: z.string() }),
     })
     .safeParse(value);
   if (!parsed.success) return undefined;
   const { tag, queue, message } = parsed.data;
-  return { tag, queue, id: message.id, ...(message.kafka ? { partition: message.kafka.partition } : {}) };
+  const lane = wireParts(message)
+    .map(({ provider, part }) => coreProvider(provider).message.wireLane(part))
+    .find((l) => l !== undefined);
+  return { tag, queue, id: message.id, ...(lane ? { lane } : {}) };
 }

@@ -2,9 +2,9 @@
 // route's session shadows in the cluster and streams them here; each message is delivered by
 // its queue's pipeline (http or relay), acked back (or rejected, when the developer gave up on
 // it), and reported `delivered` (`rejected`) only once the agent says the broker has that answer
-// (`settled`). Order is kept per queue (per partition
-// for Kafka); a dropped stream is resumed with backoff, and what was sent but not settled
-// comes again (at-least-once, to the same handler).
+// (`settled`). Order is kept per lane (a queue, or the part of one its broker settles apart:
+// core/providers/contract.ts MessageLane); a dropped stream is resumed with backoff, and what
+// was sent but not settled comes again (at-least-once, to the same handler).
 //
 // Invariants:
 //   1. A message is acked (or rejected) to the agent only after its delivery resolved, and only
@@ -12,19 +12,22 @@
 //      again). A reject goes only to an agent whose welcome lists it (core/sessionStream.ts
 //      SESSION_FEATURES); to any other, the message is parked (invariant 4) instead.
 //   2. A message is reported delivered (rejected) only after `settled` for its tag on that stream.
-//   3. Messages of one lane (queue, partition) are delivered one at a time in stream order,
-//      across reconnects too (a resumed stream's messages wait behind the old in-flight one).
+//   3. Messages of one lane (a queue, or its part where it has lanes) are delivered one at a
+//      time in stream order, across reconnects too (a resumed stream's messages wait behind the
+//      old in-flight one).
 //   4. A message this sidecar cannot carry (its delivery failed other than by the sidecar
 //      stopping, or its frame is unreadable) is parked: never acked, so it stays in the shadow
 //      and goes to the app when the split ends, and reported once (`message-parked`, naming
-//      queue and message id). The stream goes on: a RabbitMQ queue's other messages flow; what
-//      follows it on its Kafka partition waits, since that partition commits only a prefix
-//      (docs/design.md §5.7). Never a reconnect, which would bring it first again, forever.
+//      queue and message id). The stream goes on: where its queue has lanes, what follows it in
+//      its lane waits, since a lane is settled only a prefix at a time (docs/design.md §5.7);
+//      elsewhere the queue's other messages flow. Never a reconnect, which would bring it first
+//      again, forever.
 //   5. A refusal after the welcome (another sidecar took the route over) ends the stream for
 //      good: no resume, which would take the route back and start a replace loop.
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { fromWireMessage, type ShadowMessage } from '../core/shadowMessage';
+import type { MessageLane } from '../core/providers/contract';
+import { fromWireMessage, messageLane, type ShadowMessage } from '../core/shadowMessage';
 import {
   DEFAULT_SESSION_WINDOW,
   MAX_SESSION_WINDOW,
@@ -82,7 +85,7 @@ interface Connection {
   /** What the agent's welcome announced it takes (SESSION_FEATURES). */
   features: ReadonlySet<string>;
   draining: boolean;
-  /** Kafka lanes behind a parked message: what follows it waits in the shadow (invariant 4). */
+  /** Lanes behind a parked message: what follows it waits in the shadow (invariant 4). */
   parkedLanes: Set<string>;
 }
 
@@ -272,9 +275,9 @@ export class AgentStream {
           const unreadable = welcomed && isBinary ? unreadableMessage(raw) : undefined;
           if (unreadable && this.options.handlers.has(unreadable.queue)) {
             // One message this sidecar cannot read: parked in its lane's order (invariant 4).
-            const lane = laneOf(unreadable.queue, unreadable.partition);
+            const lane = laneOf(unreadable.queue, unreadable.lane);
             this.enqueue(lane, () =>
-              this.park(conn, lane, unreadable.queue, unreadable.id, unreadable.partition, decoded.problem),
+              this.park(conn, lane, unreadable.queue, unreadable.id, unreadable.lane, decoded.problem),
             );
             return;
           }
@@ -335,7 +338,7 @@ export class AgentStream {
         if (!handler) return; // not a queue of this split: never acked, so the agent keeps it
         const message = fromWireMessage(frame.queue, frame.message);
         this.awaiting.delete(refKey(message.queue, message.id)); // it came again: delivered again
-        const lane = laneOf(frame.queue, message.kafka?.partition);
+        const lane = laneOf(frame.queue, messageLane(message));
         this.enqueue(lane, () => this.deliver(conn, lane, frame.tag, message, handler));
         return;
       }
@@ -396,7 +399,7 @@ export class AgentStream {
       delivery = await handler.deliver(message);
     } catch (err) {
       if (this.stopping || isAbort(err)) return; // stopping: not acked, it stays in the shadow
-      await this.park(conn, lane, message.queue, message.id, message.kafka?.partition, failureKind(err));
+      await this.park(conn, lane, message.queue, message.id, messageLane(message), failureKind(err));
       return;
     }
     if (conn !== this.current || conn.ws.readyState !== WebSocket.OPEN) return; // comes again
@@ -407,7 +410,7 @@ export class AgentStream {
         lane,
         message.queue,
         message.id,
-        message.kafka?.partition,
+        messageLane(message),
         'it was rejected, and the queue-agent is too old to take a reject',
       );
       return;
@@ -428,22 +431,22 @@ export class AgentStream {
     return 'the queue-agent in the cluster is from a version that cannot reject a message';
   }
 
-  /** Invariant 4: not acked, reported once; a Kafka lane waits behind it on this stream. */
+  /** Invariant 4: not acked, reported once; its queue's lane, if any, waits behind it on this
+   * stream. */
   private async park(
     conn: Connection,
     lane: string,
     queue: string,
     id: string,
-    partition: number | undefined,
+    brokerLane: MessageLane | undefined,
     why: string,
   ): Promise<void> {
-    if (partition !== undefined) conn.parkedLanes.add(lane);
+    if (brokerLane !== undefined) conn.parkedLanes.add(lane);
     const key = refKey(queue, id);
     if (this.parked.has(key)) return;
     this.parked.add(key);
     this.counts.parked++;
-    const waits =
-      partition !== undefined ? `; what follows it on partition ${partition} waits behind it` : '';
+    const waits = brokerLane !== undefined ? `; what follows it on ${brokerLane.name} waits behind it` : '';
     this.options.reporter.emit({
       type: 'warning',
       code: 'message-parked',
@@ -518,7 +521,7 @@ export class AgentStream {
   }
 }
 
-const laneOf = (queue: string, partition: number | undefined) => `${queue}#${partition ?? ''}`;
+const laneOf = (queue: string, lane: MessageLane | undefined) => `${queue}#${lane?.key ?? ''}`;
 
 /** What kind of failure ended a delivery: its name and code only, since an error's text may
  * quote a header value. */

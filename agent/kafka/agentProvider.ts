@@ -2,7 +2,7 @@
 // agent pod's env, a reader of a route's session topic, and the test-message producer.
 import type { Producer, SASLOptions } from 'kafkajs';
 import type { KafkaQueuePlan } from '../../core/providers/kafka/plan';
-import { kafkaHeaders } from '../../core/filter';
+import { kafkaHeaders } from '../../core/providers/kafka/message';
 import { caFilePath } from '../../core/tlsMount';
 import type { AgentProvider, TestMessage, TestMessageSender } from '../providers/contract';
 import { EngineConfigError, envValue, readCa } from '../providers/podEnv';

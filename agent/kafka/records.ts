@@ -2,7 +2,7 @@
 // (repeated keys, raw bytes and null values included) and timestamp. Only the offset is the
 // shadow's own.
 import type { Message, TopicMessages } from 'kafkajs';
-import { kafkaHeaders } from '../../core/filter';
+import { kafkaHeaders } from '../../core/providers/kafka/message';
 import { copyCodec, type Codec } from '../../core/providers/kafka/codecs';
 import { sendableHeaders } from '../../core/providers/kafka/nullHeaders';
 import type { FetchedRecord, RecordHeaders } from './wire';

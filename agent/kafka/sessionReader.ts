@@ -9,7 +9,7 @@
 // counts as answered like an acked one: Kafka has no reject, and the app's equivalent is to skip
 // the record, so the offset is committed past it (core/sessionStream.ts `reject`).
 import { type Consumer, type EachBatchPayload } from 'kafkajs';
-import { kafkaShadowMessage } from '../../core/shadowMessage';
+import { kafkaShadowMessage } from '../../core/providers/kafka/message';
 // Shadows keep their source's codec (snappy, lz4, zstd too), which kafkajs alone cannot read.
 import '../../core/providers/kafka/codecs';
 import type { SessionReader } from '../sessionStream/reader';

@@ -6,7 +6,7 @@ import type { EngineHooks } from '../engine/contract';
 import type { Logger } from '../log';
 import { pending } from '../engine/outcome';
 import type { Blocked, EngineView, Step } from '../engine/port';
-import { kafkaHeaders } from '../../core/filter';
+import { kafkaHeaders } from '../../core/providers/kafka/message';
 import type { RemovedRoute } from './checkpoint';
 import {
   DEFAULT_MESSAGE_ID_HEADER,

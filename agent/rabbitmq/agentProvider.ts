@@ -2,7 +2,7 @@
 // agent pod's env, a reader of a route's session queue, and the test-message publisher.
 import * as amqp from 'amqplib';
 import type { RabbitQueuePlan } from '../../core/providers/rabbitmq/plan';
-import { amqpHeaders } from '../../core/filter';
+import { amqpHeaders } from '../../core/providers/rabbitmq/message';
 import {
   plainHttpManagement,
   plainHttpManagementError,

@@ -5,7 +5,7 @@
 // the work lives in SourcePump (consuming), ShadowWork (proofs, moves, deletes) and AmqpConnection
 // (connection and fence).
 import { randomUUID } from 'node:crypto';
-import { amqpHeaders } from '../../core/filter';
+import { amqpHeaders } from '../../core/providers/rabbitmq/message';
 import type {
   AbortResult,
   CleanupReadyResult,

@@ -13,7 +13,7 @@
 // here: such a message that comes again was not acked; one that is no longer in the shadow at
 // all (nothing ready, and no consumer but ours that could hold it unacked) was.
 import * as amqp from 'amqplib';
-import { amqpShadowMessage } from '../../core/shadowMessage';
+import { amqpShadowMessage } from '../../core/providers/rabbitmq/message';
 import { SESSION_BOUNDS } from '../sessionStream/bounds';
 import type { SessionReader } from '../sessionStream/reader';
 import type { RouteStream } from '../sessionStream/routeStream';

@@ -19,7 +19,7 @@ import {
   SQSClient,
   type Message,
 } from '@aws-sdk/client-sqs';
-import { sqsShadowMessage } from '../../core/shadowMessage';
+import { sqsShadowMessage } from '../../core/providers/sqs/message';
 import type { SnsEnvelope } from '../../core/providers/sqs/headers';
 import type { SessionReader } from '../sessionStream/reader';
 import type { RouteStream } from '../sessionStream/routeStream';

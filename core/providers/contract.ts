@@ -4,14 +4,17 @@
 // (core/providers/<provider>/provider.ts); core/providers/registry.ts lists them, and the shared
 // files (schema, resolution, inventory, ownership, the desired document) go through the list.
 // A provider module imports only core's leaf helpers (blocks, envResolution, nameScheme,
-// ownershipKey, planSchema, …), never the registry or a file that reads it.
+// ownershipKey, planSchema, messageWire, brokerTime, …), never the registry or a file that reads
+// it (types aside).
 import type { z } from 'zod';
 import type { QueuePlanBase, RouteShadow } from '../agentProtocol';
+import type { WireBase } from '../messageWire';
 import type { QueueIdentity, RouteIdentity } from '../nameScheme';
 import type { Provider } from '../providers';
 import type { ResolveContext } from '../queueConfig/resolveContext';
 import type { ResolvedQueueBase } from '../queueConfig/resolvedTypes';
 import type { FieldError, Result } from '../result';
+import type { ShadowMessage } from '../shadowMessage';
 
 /** What an env var of a queue's connection is to the code that reads it outside the provider. */
 export interface EnvRoleInfo {
@@ -33,6 +36,11 @@ export interface ProviderTypes {
   plan: QueuePlanBase<string> & { provider: Provider };
   /** The kinds of broker resource the state's inventory records (`topic`, `queue`, …). */
   resourceKind: string;
+  /** Its part of a session message (`ShadowMessage.broker`): the fields only its broker has. */
+  part: { provider: Provider };
+  /** The key its part travels under in a session stream message, and the part there. */
+  wireKey: string;
+  wirePart: object;
 }
 
 /** How a plan's progress fields (from the controller's state) join the provider's plan. */
@@ -58,6 +66,42 @@ export interface BrokerSetting {
   readonly min: number;
   readonly default: number;
 }
+
+/**
+ * A part of a queue its broker settles apart from the rest, and only a prefix at a time (a Kafka
+ * partition): the sidecar keeps each lane's order, and what follows a message it parks in a lane
+ * waits behind it (sidecar/agentStream.ts). A message without one is in its queue's one order,
+ * and a parked message there holds nothing up.
+ */
+export interface MessageLane {
+  /** Tells lanes of one queue apart. */
+  readonly key: string;
+  /** What a person calls it: "partition 3". */
+  readonly name: string;
+}
+
+/**
+ * A provider's session messages (docs/architecture.md, "A provider's message"): its part of a
+ * message and that part on the session stream. Its builders from its client's messages are in
+ * the same module (core/providers/<provider>/message.ts), for its readers and consumers.
+ */
+export interface MessageFacet<T extends ProviderTypes> {
+  /** The key its part travels under. Fixed once peers send it: agents and sidecars of other
+   * versions read the same key (core/sessionStream.ts SESSION_SUBPROTOCOL). */
+  readonly wireKey: T['wireKey'];
+  /** Its part on the wire, checked on arrival. */
+  readonly wireSchema: z.ZodType<T['wirePart']>;
+  toWire(part: T['part']): T['wirePart'];
+  /** The message again, from the fields every message has and its part (the filter's view
+   * recomputed). */
+  fromWire(queue: string, base: WireBase, part: T['wirePart']): ShadowMessage;
+  /** Its lane; undefined where its broker settles no part of a queue apart. */
+  lane(part: T['part']): MessageLane | undefined;
+  /** The lane of a part the schema refused, as far as it still says (an unreadable message is
+   * parked in its lane). */
+  wireLane(part: unknown): MessageLane | undefined;
+}
+
 export interface CoreProvider<T extends ProviderTypes> {
   readonly provider: T['provider'];
   /** The facts about its brokers an operator may set (none: `[]`): flags of the controller,
@@ -102,6 +146,9 @@ export interface CoreProvider<T extends ProviderTypes> {
   routeShadow(id: RouteIdentity): RouteShadow;
   /** The plan of a resolved queue in the activation `id`, with the controller's progress. */
   plan(queue: T['resolved'], id: QueueIdentity, progress: PlanProgress): T['plan'];
+
+  // ---- a session message (core/shadowMessage.ts, core/sessionStream.ts)
+  readonly message: MessageFacet<T>;
 }
 
 /** Per provider: the env role of the broker endpoint, the key of a literal endpoint, and the

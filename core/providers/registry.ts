@@ -1,8 +1,9 @@
 // Every provider's core module, by provider: the one table the shared core files go through
-// (declaration schema and rules, resolution, inventory, ownership, the plan). Adding a provider
-// adds one line; the compiler asks for it once core/providers.ts lists the provider. The unions
-// of the shared contracts (QueueDeclaration, ResolvedQueue, AgentQueuePlan, …) are derived from
-// the types of these modules, so adding a module extends them.
+// (declaration schema and rules, resolution, inventory, ownership, the plan, the session
+// message). Adding a provider adds one line; the compiler asks for it once core/providers.ts
+// lists the provider. The unions of the shared contracts (QueueDeclaration, ResolvedQueue,
+// AgentQueuePlan, BrokerPart, WireMessage, …) are derived from the types of these modules, so
+// adding a module extends them.
 import { PROVIDER_NAMES, type Provider } from '../providers';
 import type { BrokerSetting, CoreProvider, ProviderTypes } from './contract';
 import { kafkaCore } from './kafka/provider';

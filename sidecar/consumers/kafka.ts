@@ -7,7 +7,7 @@
 // Messages not committed when the sidecar stops stay in the topic: a restart resumes there, a
 // detach drains them.
 import type { Consumer } from 'kafkajs';
-import { kafkaShadowMessage } from '../../core/shadowMessage';
+import { kafkaShadowMessage } from '../../core/providers/kafka/message';
 // Shadows keep their source's codec (snappy, lz4, zstd too), which kafkajs alone cannot read.
 import '../../core/providers/kafka/codecs';
 import type { AddressMap } from '../../laptop/addressMap';

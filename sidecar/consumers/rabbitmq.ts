@@ -7,7 +7,7 @@
 // A lost connection is not fatal: the sidecar reconnects with backoff and says so.
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as amqp from 'amqplib';
-import { amqpShadowMessage } from '../../core/shadowMessage';
+import { amqpShadowMessage } from '../../core/providers/rabbitmq/message';
 import { SidecarError, errorText } from '../../laptop/errors';
 import { amqpConnectError, amqpReplyCode, connectAmqp, type RabbitConnection } from '../../laptop/rabbitmq';
 import type { Reporter } from '../output';

@@ -16,7 +16,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { shadowQueueName, siblingQueueUrl } from '../../core/providers/sqs/queueUrl';
-import { sqsShadowMessage } from '../../core/shadowMessage';
+import { sqsShadowMessage } from '../../core/providers/sqs/message';
 import { SidecarError, errorText } from '../../laptop/errors';
 import { sqsClient, sqsError, type SqsConnection } from '../../laptop/sqs';
 import type { Reporter } from '../output';

@@ -1,15 +1,16 @@
 // CloudEvents 1.0 HTTP binary mode for one shadow message: the body goes as-is, the event
-// attributes and the broker headers go in HTTP headers.
+// attributes and the broker headers go in HTTP headers. What a broker's messages add (an
+// attribute from their own fields, headers of their own, the text of values only its client
+// decodes) is their provider's (sidecar/providers/contract.ts CloudEventsFacet); the whole
+// mapping, per broker, is in sidecar/README.md ("CloudEvents mapping (http)").
 //
 // Attributes:
 //   ce-specversion  1.0
-//   ce-id           AMQP message-id; Kafka `<partition>-<offset>` in the session topic; else a
-//                   generated UUID (AMQP without message-id: not stable across redeliveries)
+//   ce-id           the message's id (core/shadowMessage.ts)
 //   ce-source       queuesplit://<namespace>/<workload>/<logical queue>
 //   ce-type         dev.queuesplit.message
-//   ce-time         Kafka record timestamp / AMQP timestamp property, else receipt time (RFC 3339)
-//   content-type    AMQP content-type property / Kafka `content-type` header, else application/octet-stream
-//   ce-partitionkey the Kafka record key, when there is one (CloudEvents Partitioning extension)
+//   ce-time         the message's time (RFC 3339)
+//   content-type    the message's content type, else application/octet-stream
 //
 // Broker headers, by name (first rule that applies):
 //   1. a valid CloudEvents extension name (1-20 of a-z 0-9) that is not a core attribute name
@@ -18,33 +19,18 @@
 //                                                            e.g. x-queue-split-user → x-queue-split-user
 //   3. anything else → `x-` + the lower-cased name with every byte that is not an HTTP token
 //      character (and `%`) percent-encoded               e.g. tenant-id → x-tenant-id, ünï → x-%c3%bcn%c3%af
-//   HTTP names are case-insensitive, so case is not preserved. Repeated Kafka keys become
-//   repeated HTTP headers, in order. AMQP properties other than message-id, timestamp and
-//   content-type go as x-amqp-<property> (x-amqp-correlation-id, x-amqp-reply-to, x-amqp-type,
-//   x-amqp-app-id, x-amqp-user-id, x-amqp-priority, x-amqp-content-encoding, x-amqp-expiration).
+//   HTTP names are case-insensitive, so case is not preserved. A repeated broker header becomes
+//   repeated HTTP headers, in order; the provider's own headers follow the carried ones.
 // Values: every header value is percent-encoded as the CloudEvents HTTP binding requires for
 // attributes (UTF-8 bytes outside printable ASCII, space, `"` and `%` → %XX), so plain ASCII
 // values arrive unchanged and anything else decodes with decodeURIComponent (or byte-wise for
-// non-UTF-8 Kafka values). AMQP header values, by field-table type (sidecar/README.md,
-// "AMQP header values"), always as the text below, then percent-encoded:
-//   S long string                  the string
-//   t boolean                      true / false
-//   b B s u I i l  integers        decimal text (-5, 300, 9007199254740991)
-//   f d  float, double             JavaScript number text (1.5, 0.10000000149011612, NaN, Infinity)
-//   T timestamp                    RFC 3339 UTC, seconds precision (2026-01-02T03:04:05Z), the
-//                                  CloudEvents Timestamp form; outside JS Date range: the seconds
-//   D decimal                      plain decimal text (-123.45); the 32-bit value is read signed,
-//                                  as RabbitMQ and the Java/pika clients write it
-//   V void                         empty value
-//   x byte array                   the bytes themselves
-//   F table, A array               JSON, nested values as above: numbers and booleans as JSON,
-//                                  timestamps and decimals as their text, byte arrays as base64,
-//                                  void as null, NaN/Infinity as null (JSON has no such numbers)
-import type { CarriedHeader, ShadowMessage } from '../../core/shadowMessage';
+// values that are not UTF-8). Before that, a value is text as headerValueBytes says.
+import type { ShadowMessage } from '../../core/shadowMessage';
+import { sidecarProvider } from '../providers/registry';
 
 export const CLOUD_EVENT_TYPE = 'dev.queuesplit.message';
 
-// Core attributes, plus partitionkey, which carries the Kafka key.
+// Core attributes, plus partitionkey (the Partitioning extension, which a provider may carry).
 const RESERVED_NAMES = new Set([
   'id',
   'source',
@@ -99,42 +85,6 @@ export function mapHeaderName(name: string): string {
   return `x-${encoded}`;
 }
 
-/** amqplib decodes the AMQP types JavaScript has no value for as `{'!': type, value}`. */
-interface AmqpTypedValue {
-  '!': string;
-  value: unknown;
-}
-
-function isTyped(value: unknown): value is AmqpTypedValue {
-  return typeof value === 'object' && value !== null && Object.hasOwn(value, '!');
-}
-
-/** AMQP timestamp (seconds since the epoch) as RFC 3339 UTC, seconds precision. */
-export function amqpTimestampText(seconds: number): string {
-  const date = new Date(seconds * 1000);
-  return Number.isNaN(date.getTime()) ? String(seconds) : date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-/** AMQP decimal (scale, 32-bit value) as plain decimal text: {places: 2, digits: 12345} → 123.45. */
-export function amqpDecimalText(places: number, digits: number): string {
-  // amqplib reads the value unsigned; RabbitMQ and the Java/pika clients write it signed.
-  const signed = digits > 0x7fffffff ? digits - 0x1_0000_0000 : digits;
-  const magnitude = String(Math.abs(signed)).padStart(places + 1, '0');
-  const whole = places === 0 ? magnitude : `${magnitude.slice(0, -places)}.${magnitude.slice(-places)}`;
-  return signed < 0 ? `-${whole}` : whole;
-}
-
-/** The documented text of an amqplib typed value; undefined for a type amqplib does not decode. */
-function typedText(typed: AmqpTypedValue): string | undefined {
-  const { value } = typed;
-  if (typed['!'] === 'timestamp' && typeof value === 'number') return amqpTimestampText(value);
-  if (typed['!'] === 'decimal' && typeof value === 'object' && value !== null) {
-    const { places, digits } = value as { places?: unknown; digits?: unknown };
-    if (typeof places === 'number' && typeof digits === 'number') return amqpDecimalText(places, digits);
-  }
-  return undefined;
-}
-
 function isSerializedBuffer(v: unknown): v is { type: 'Buffer'; data: number[] } {
   return (
     typeof v === 'object' &&
@@ -144,38 +94,32 @@ function isSerializedBuffer(v: unknown): v is { type: 'Buffer'; data: number[] }
   );
 }
 
-/** A broker header value as text or bytes (never logged); AMQP types as documented above. */
-export function headerValueBytes(value: unknown): string | Uint8Array {
+/** A broker header value as text or bytes (never logged): text, bytes, numbers and booleans as
+ * themselves, null as empty, anything else as JSON (bytes in it as base64, NaN and Infinity as
+ * null); `valueText` gives the text of the values only its broker's client decodes, at any
+ * depth (the provider's CloudEventsFacet). */
+export function headerValueBytes(
+  value: unknown,
+  valueText?: (value: unknown) => string | undefined,
+): string | Uint8Array {
   if (typeof value === 'string') return value;
   if (value instanceof Uint8Array) return value;
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
     return String(value);
   if (value instanceof Date) return value.toISOString();
   if (value === null || value === undefined) return '';
-  if (isTyped(value)) {
-    const text = typedText(value);
-    if (text !== undefined) return text;
-  }
+  const text = valueText?.(value);
+  if (text !== undefined) return text;
   return JSON.stringify(value, (_key, v: unknown) => {
     if (typeof v === 'bigint') return v.toString();
-    if (isTyped(v)) return typedText(v) ?? v;
+    const own = valueText?.(v);
+    if (own !== undefined) return own;
     // JSON.stringify has already turned a Buffer into {type: 'Buffer', data} here.
     if (isSerializedBuffer(v)) return Buffer.from(v.data).toString('base64');
     if (typeof v === 'number' && !Number.isFinite(v)) return null;
     return v;
   });
 }
-
-const AMQP_PROPERTY_HEADERS = [
-  ['correlationId', 'x-amqp-correlation-id'],
-  ['replyTo', 'x-amqp-reply-to'],
-  ['type', 'x-amqp-type'],
-  ['appId', 'x-amqp-app-id'],
-  ['userId', 'x-amqp-user-id'],
-  ['priority', 'x-amqp-priority'],
-  ['contentEncoding', 'x-amqp-content-encoding'],
-  ['expiration', 'x-amqp-expiration'],
-] as const;
 
 /** HTTP request headers (name → value or repeated values) for one message. */
 export function cloudEventHeaders(
@@ -188,21 +132,12 @@ export function cloudEventHeaders(
     if (existing === undefined) headers[name] = value;
     else headers[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
   };
-  const fromKafka = message.kafka !== undefined;
-  const carried: CarriedHeader[] = fromKafka
-    ? message.headers.filter((h) => h.name.toLowerCase() !== 'content-type')
-    : message.headers;
-  for (const header of carried)
-    add(mapHeaderName(header.name), encodeHeaderValue(headerValueBytes(header.value)));
-  const properties = message.amqp?.properties;
-  if (properties !== undefined) {
-    for (const [property, name] of AMQP_PROPERTY_HEADERS) {
-      const value = properties[property];
-      if (value !== undefined) add(name, encodeHeaderValue(String(value)));
-    }
+  const events = sidecarProvider(message.broker.provider).cloudEvents;
+  for (const header of message.headers) {
+    if (events.omits?.(header)) continue;
+    add(mapHeaderName(header.name), encodeHeaderValue(headerValueBytes(header.value, events.valueText)));
   }
-  const key = message.kafka?.key;
-  if (key !== undefined && key !== null) add('ce-partitionkey', encodeHeaderValue(key));
+  for (const [name, value] of events.headers(message.broker)) add(name, encodeHeaderValue(value));
   // Attributes last: they replace anything a broker header could have mapped onto them.
   headers['ce-specversion'] = '1.0';
   headers['ce-id'] = encodeHeaderValue(message.id);

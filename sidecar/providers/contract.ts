@@ -3,7 +3,7 @@
 // and the relay into the developer's local broker of the same kind. Each provider exports one
 // SidecarProvider (sidecar/providers/<provider>.ts); sidecar/providers/registry.ts lists them.
 import type { Provider } from '../../core/providers';
-import type { ShadowMessage } from '../../core/shadowMessage';
+import type { BrokerPartOf, CarriedHeader, ShadowMessage } from '../../core/shadowMessage';
 import type { AddressMap } from '../../laptop/addressMap';
 import type { SidecarError } from '../../laptop/errors';
 import type { Redactor } from '../../laptop/redact';
@@ -48,6 +48,18 @@ export interface RelayPublisher {
   close(): Promise<void>;
 }
 
+/** What a provider's messages bring to their CloudEvent beyond what every message has
+ * (sidecar/delivery/cloudEvents.ts; the whole mapping: sidecar/README.md, "CloudEvents mapping"). */
+export interface CloudEventsFacet<P extends Provider> {
+  /** A carried header the event leaves out, because an attribute carries it already. */
+  omits?(header: CarriedHeader): boolean;
+  /** The text of a header value of a type only its client decodes, at any depth of a value;
+   * undefined: the mapping's own text. */
+  readonly valueText?: (value: unknown) => string | undefined;
+  /** HTTP headers of its own, after the carried ones: [name, value before percent-encoding]. */
+  headers(part: BrokerPartOf<P>): [string, string | Uint8Array][];
+}
+
 export interface SidecarProvider<P extends Provider> {
   readonly provider: P;
   /** `--transport broker`: a consumer of the queue's session shadow, not yet started; throws a
@@ -70,4 +82,6 @@ export interface SidecarProvider<P extends Provider> {
      * connects only in open()). */
     publisher(text: string | undefined, reporter: Reporter): RelayPublisher;
   };
+  /** http delivery: what its messages add to their CloudEvent. */
+  readonly cloudEvents: CloudEventsFacet<P>;
 }

@@ -79,7 +79,7 @@ class KafkaRelay implements RelayPublisher {
 
   async publish(d: RelayDestination, message: ShadowMessage): Promise<AttemptResult> {
     const producer = this.producer;
-    const kafka = message.kafka;
+    const kafka = message.broker.provider === 'kafka' ? message.broker : undefined;
     if (producer === undefined || kafka === undefined)
       return { ok: false, reason: 'the Kafka relay is not open' };
     const partitions = this.partitions.get(d.name) ?? 0;
@@ -143,5 +143,11 @@ export const kafkaSidecar: SidecarProvider<'kafka'> = {
           .filter((b) => b !== ''),
         reporter,
       ),
+  },
+  cloudEvents: {
+    // The record's content-type header is the event's content type, not an x-content-type too.
+    omits: (header) => header.name.toLowerCase() === 'content-type',
+    // The key, when there is one, as the CloudEvents Partitioning extension's partition key.
+    headers: (part) => (part.key !== null ? [['ce-partitionkey', part.key]] : []),
   },
 };

@@ -1,7 +1,7 @@
-// RabbitMQ to the sidecar (sidecar/providers/contract.ts): the session queue's consumer, and the
+// RabbitMQ to the sidecar (sidecar/providers/contract.ts): the session queue's consumer, the
 // relay into a local RabbitMQ — a publisher confirm with no basic.return, keeping body and basic
-// properties. Not kept: the AMQP user-id (the local broker would refuse a foreign one) and the
-// redelivered flag.
+// properties (not kept: the AMQP user-id, which the local broker would refuse, and the
+// redelivered flag) — and what a message adds to its CloudEvent (http delivery).
 import * as amqp from 'amqplib';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import { SidecarError, errorText, usageError } from '../../laptop/errors';
@@ -102,7 +102,7 @@ class RabbitRelay implements RelayPublisher {
     } catch (err) {
       return { ok: false, reason: errorText(err) };
     }
-    const p = message.amqp?.properties ?? {};
+    const p = message.broker.provider === 'rabbitmq' ? message.broker.properties : {};
     const options: amqp.Options.Publish = {
       mandatory: true,
       deliveryMode: p.deliveryMode ?? 2,
@@ -155,6 +155,64 @@ class RabbitRelay implements RelayPublisher {
   }
 }
 
+// ---- CloudEvents (sidecar/README.md, "CloudEvents mapping (http)"): the basic properties the
+// event has no attribute for go as x-amqp-<property>; header values of the AMQP field-table
+// types JavaScript has no value for, as text:
+//   T timestamp   RFC 3339 UTC, seconds precision (2026-01-02T03:04:05Z), the CloudEvents
+//                 Timestamp form; outside JS Date range: the seconds
+//   D decimal     plain decimal text (-123.45); the 32-bit value is read signed, as RabbitMQ and
+//                 the Java/pika clients write it
+// (the other types are JavaScript values already: strings, numbers, booleans, bytes, tables.)
+
+const AMQP_PROPERTY_HEADERS = [
+  ['correlationId', 'x-amqp-correlation-id'],
+  ['replyTo', 'x-amqp-reply-to'],
+  ['type', 'x-amqp-type'],
+  ['appId', 'x-amqp-app-id'],
+  ['userId', 'x-amqp-user-id'],
+  ['priority', 'x-amqp-priority'],
+  ['contentEncoding', 'x-amqp-content-encoding'],
+  ['expiration', 'x-amqp-expiration'],
+] as const;
+
+/** amqplib decodes the AMQP types JavaScript has no value for as `{'!': type, value}`. */
+interface AmqpTypedValue {
+  '!': string;
+  value: unknown;
+}
+
+function isTyped(value: unknown): value is AmqpTypedValue {
+  return typeof value === 'object' && value !== null && Object.hasOwn(value, '!');
+}
+
+/** AMQP timestamp (seconds since the epoch) as RFC 3339 UTC, seconds precision. */
+export function amqpTimestampText(seconds: number): string {
+  const date = new Date(seconds * 1000);
+  return Number.isNaN(date.getTime()) ? String(seconds) : date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** AMQP decimal (scale, 32-bit value) as plain decimal text: {places: 2, digits: 12345} → 123.45. */
+export function amqpDecimalText(places: number, digits: number): string {
+  // amqplib reads the value unsigned; RabbitMQ and the Java/pika clients write it signed.
+  const signed = digits > 0x7fffffff ? digits - 0x1_0000_0000 : digits;
+  const magnitude = String(Math.abs(signed)).padStart(places + 1, '0');
+  const whole = places === 0 ? magnitude : `${magnitude.slice(0, -places)}.${magnitude.slice(-places)}`;
+  return signed < 0 ? `-${whole}` : whole;
+}
+
+/** The documented text of an amqplib typed value; undefined for any other value, and for a type
+ * amqplib does not decode. */
+export function amqpValueText(value: unknown): string | undefined {
+  if (!isTyped(value)) return undefined;
+  const typed = value.value;
+  if (value['!'] === 'timestamp' && typeof typed === 'number') return amqpTimestampText(typed);
+  if (value['!'] === 'decimal' && typeof typed === 'object' && typed !== null) {
+    const { places, digits } = typed as { places?: unknown; digits?: unknown };
+    if (typeof places === 'number' && typeof digits === 'number') return amqpDecimalText(places, digits);
+  }
+  return undefined;
+}
+
 export const rabbitSidecar: SidecarProvider<'rabbitmq'> = {
   provider: 'rabbitmq',
   consumer: ({ queue, shadow, connection, reporter, splitName, onFatal }) =>
@@ -181,5 +239,13 @@ export const rabbitSidecar: SidecarProvider<'rabbitmq'> = {
     },
     redact: (text, redactor) => redactor.addUrl(text),
     publisher: (text, reporter) => new RabbitRelay(text, reporter),
+  },
+  cloudEvents: {
+    valueText: amqpValueText,
+    headers: (part) =>
+      AMQP_PROPERTY_HEADERS.flatMap(([property, name]): [string, string][] => {
+        const value = part.properties[property];
+        return value !== undefined ? [[name, String(value)]] : [];
+      }),
   },
 };

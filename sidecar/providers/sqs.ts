@@ -42,8 +42,8 @@ function parseEndpoint(text: string): LocalEndpoint {
 /** The attributes a relayed copy carries: every attribute with its type, else the headers. */
 function attributesOf(message: ShadowMessage): Record<string, MessageAttributeValue> {
   const out: Record<string, MessageAttributeValue> = {};
-  if (message.sqs) {
-    for (const [name, a] of Object.entries(message.sqs.attributes))
+  if (message.broker.provider === 'sqs') {
+    for (const [name, a] of Object.entries(message.broker.attributes))
       out[name] = {
         DataType: a.dataType,
         ...(a.stringValue !== undefined ? { StringValue: a.stringValue } : {}),
@@ -113,7 +113,8 @@ class SqsRelay implements RelayPublisher {
         url = this.urls.get(destination.queue);
       }
       if (url === undefined) return { ok: false, reason: `no URL for local queue ${destination.name}` };
-      const trace = message.sqs?.system.AWSTraceHeader;
+      const received = message.broker.provider === 'sqs' ? message.broker.system : undefined;
+      const trace = received?.AWSTraceHeader;
       const system: Record<string, MessageSystemAttributeValue> | undefined = trace
         ? { AWSTraceHeader: { DataType: 'String', StringValue: trace } }
         : undefined;
@@ -126,7 +127,7 @@ class SqsRelay implements RelayPublisher {
           ...(system ? { MessageSystemAttributes: system } : {}),
           ...(fifo
             ? {
-                MessageGroupId: message.sqs?.system.MessageGroupId ?? destination.queue,
+                MessageGroupId: received?.MessageGroupId ?? destination.queue,
                 MessageDeduplicationId: dedupId(message.id),
               }
             : {}),
@@ -172,4 +173,6 @@ export const sqsSidecar: SidecarProvider<'sqs'> = {
     redact: (text, redactor) => redactor.addUrl(text),
     publisher: (text) => new SqsRelay(text),
   },
+  // Its attributes are the carried headers; it adds nothing of its own.
+  cloudEvents: { headers: () => [] },
 };

@@ -3,15 +3,17 @@
 // developer's own route, so "a test message comes back to you" holds for the message as it is
 // on the broker (the agent sets `message-id` and `content-type` itself), never only for the
 // headers the client asked for. The engines route with the same matcher the check uses
-// (core/filter.ts kafkaHeaders/amqpHeaders + matches); their routing is proven by the rest of
-// this suite.
+// (core/providers/<provider>/message.ts kafkaHeaders/amqpHeaders + core/filter.ts matches); their
+// routing is proven by the rest of this suite.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { TestPublisher } from '../../agent/sessionStream/testPublisher';
 import type { AgentQueuePlan } from '../../core/agentProtocol';
-import { amqpHeaders, kafkaHeaders, matches, type HeaderFilter } from '../../core/filter';
+import { matches, type HeaderFilter } from '../../core/filter';
+import { kafkaHeaders } from '../../core/providers/kafka/message';
+import { amqpHeaders } from '../../core/providers/rabbitmq/message';
 import { pollUntil } from '../support/poll';
 import { loadServices, uniqueName } from '../support/services';
 

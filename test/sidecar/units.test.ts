@@ -9,13 +9,12 @@ import { AddressMap } from '../../laptop/addressMap';
 import { expandEnv } from '../../laptop/brokerConnection';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import {
-  amqpDecimalText,
-  amqpTimestampText,
   cloudEventHeaders,
   encodeHeaderValue,
   headerValueBytes,
   mapHeaderName,
 } from '../../sidecar/delivery/cloudEvents';
+import { amqpDecimalText, amqpTimestampText, amqpValueText } from '../../sidecar/providers/rabbitmq';
 import { backoffMs } from '../../sidecar/delivery/retry';
 import { SidecarError } from '../../laptop/errors';
 import { buildOptions, parseWorkload, type RawOptions } from '../../sidecar/options';
@@ -32,7 +31,14 @@ function kafkaMessage(overrides: Partial<ShadowMessage> = {}): ShadowMessage {
     time: new Date('2025-01-02T03:04:05.678Z'),
     headers: [],
     filterHeaders: new Map(),
-    kafka: { partition: 1, offset: '42', key: Buffer.from('k1'), timestamp: '0', rawHeaders: {} },
+    broker: {
+      provider: 'kafka',
+      partition: 1,
+      offset: '42',
+      key: Buffer.from('k1'),
+      timestamp: '0',
+      rawHeaders: {},
+    },
     ...overrides,
   };
 }
@@ -47,7 +53,9 @@ test('CloudEvents binary mode: the required attributes and content-type', () => 
   assert.equal(h['content-type'], 'application/json');
   assert.equal(h['ce-partitionkey'], 'k1');
   const bare = cloudEventHeaders(
-    kafkaMessage({ kafka: { partition: 0, offset: '1', key: null, timestamp: '0', rawHeaders: {} } }),
+    kafkaMessage({
+      broker: { provider: 'kafka', partition: 0, offset: '1', key: null, timestamp: '0', rawHeaders: {} },
+    }),
     source,
   );
   assert.equal(bare['content-type'], 'application/octet-stream');
@@ -107,7 +115,7 @@ test('AMQP decimal and timestamp edge cases: sign, scale, zero padding, outside 
   assert.equal(amqpDecimalText(1, 0), '0.0');
   assert.equal(amqpTimestampText(0), '1970-01-01T00:00:00Z');
   assert.equal(amqpTimestampText(1e17), '100000000000000000', 'beyond JavaScript Dates: the seconds');
-  assert.equal(headerValueBytes({ '!': 'timestamp', value: 86_400 }), '1970-01-02T00:00:00Z');
+  assert.equal(headerValueBytes({ '!': 'timestamp', value: 86_400 }, amqpValueText), '1970-01-02T00:00:00Z');
   assert.equal(headerValueBytes({ n: Number.NaN, inf: Infinity }), '{"n":null,"inf":null}');
 });
 
@@ -120,7 +128,11 @@ test('AMQP properties map to x-amqp-*', () => {
       time: new Date(0),
       headers: [{ name: 'attempt', value: 3 }],
       filterHeaders: new Map(),
-      amqp: { properties: { correlationId: 'c-9', priority: 5, messageId: 'm-1' }, redelivered: false },
+      broker: {
+        provider: 'rabbitmq',
+        properties: { correlationId: 'c-9', priority: 5, messageId: 'm-1' },
+        redelivered: false,
+      },
     },
     { ...source, queue: 'invoices' },
   );

@@ -7,6 +7,7 @@ import {
   kafkaRouteResources,
   type KafkaResourceKind,
 } from './names';
+import { kafkaMessage, type KafkaMessagePart, type KafkaWirePart } from './message';
 import { kafkaOwnershipKey } from './ownership';
 import { kafkaPlan, kafkaPlanNames, kafkaPlanSchema, kafkaRouteShadow, type KafkaQueuePlan } from './plan';
 import { KAFKA_ENV_ROLES, resolveKafka, type KafkaRole, type ResolvedKafkaQueue } from './resolve';
@@ -18,6 +19,9 @@ export interface KafkaTypes {
   resolved: ResolvedKafkaQueue;
   plan: KafkaQueuePlan;
   resourceKind: KafkaResourceKind;
+  part: KafkaMessagePart;
+  wireKey: 'kafka';
+  wirePart: KafkaWirePart;
 }
 
 export const kafkaCore: CoreProvider<KafkaTypes> = {
@@ -42,4 +46,5 @@ export const kafkaCore: CoreProvider<KafkaTypes> = {
   planNames: kafkaPlanNames,
   routeShadow: kafkaRouteShadow,
   plan: kafkaPlan,
+  message: kafkaMessage,
 };

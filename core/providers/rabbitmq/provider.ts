@@ -7,6 +7,7 @@ import {
   rabbitRouteResources,
   type RabbitResourceKind,
 } from './names';
+import { rabbitMessage, type RabbitMessagePart, type RabbitWirePart } from './message';
 import { rabbitOwnershipKey } from './ownership';
 import {
   rabbitPlan,
@@ -25,6 +26,9 @@ export interface RabbitTypes {
   resolved: ResolvedRabbitQueue;
   plan: RabbitQueuePlan;
   resourceKind: RabbitResourceKind;
+  part: RabbitMessagePart;
+  wireKey: 'amqp';
+  wirePart: RabbitWirePart;
 }
 
 export const rabbitCore: CoreProvider<RabbitTypes> = {
@@ -50,4 +54,5 @@ export const rabbitCore: CoreProvider<RabbitTypes> = {
   planNames: rabbitPlanNames,
   routeShadow: rabbitRouteShadow,
   plan: rabbitPlan,
+  message: rabbitMessage,
 };

@@ -3,6 +3,7 @@
 import type { CoreProvider } from '../contract';
 import { sqsBlockErrors, sqsBlockSchema, sqsEnvSettings, type SqsBlock } from './declaration';
 import { SQS_RESOURCE_KINDS, sqsQueueResources, sqsRouteResources, type SqsResourceKind } from './names';
+import { sqsMessage, type SqsMessagePart, type SqsWirePart } from './message';
 import { sqsOwnershipKey } from './ownership';
 import { sqsPlan, sqsPlanNames, sqsPlanSchema, sqsRouteShadow, type SqsQueuePlan } from './plan';
 import { shadowQueueName, siblingQueueUrl } from './queueUrl';
@@ -16,6 +17,9 @@ export interface SqsTypes {
   resolved: ResolvedSqsQueue;
   plan: SqsQueuePlan;
   resourceKind: SqsResourceKind;
+  part: SqsMessagePart;
+  wireKey: 'sqs';
+  wirePart: SqsWirePart;
 }
 
 export const sqsCore: CoreProvider<SqsTypes> = {
@@ -39,4 +43,5 @@ export const sqsCore: CoreProvider<SqsTypes> = {
   planNames: sqsPlanNames,
   routeShadow: sqsRouteShadow,
   plan: sqsPlan,
+  message: sqsMessage,
 };

@@ -8,9 +8,11 @@ import { sqsAgent } from '../../../agent/sqs/agentProvider';
 import { sqsConnection } from '../../../agent/sqs/connection';
 import { EngineConfigError } from '../../../agent/providers/podEnv';
 import type { SqsQueuePlan } from '../../../core/providers/sqs/plan';
+import { sqsShadowMessage } from '../../../core/providers/sqs/message';
 import { decodeAgentFrame, encodeFrame } from '../../../core/sessionStream';
-import { fromWireMessage, sqsShadowMessage, toWireMessage } from '../../../core/shadowMessage';
+import { fromWireMessage, toWireMessage } from '../../../core/shadowMessage';
 import { sqsSidecar } from '../../../sidecar/providers/sqs';
+import { partOf } from '../../support/brokerPart';
 
 const plan = (source: string, env: SqsQueuePlan['env']): SqsQueuePlan => ({
   name: 'orders',
@@ -130,10 +132,10 @@ describe('an SQS message on the session stream', () => {
     assert.ok(frame.ok && frame.frame.type === 'message', JSON.stringify(frame));
     const back = fromWireMessage('orders', frame.frame.message);
     assert.equal(back.body.toString('utf8'), 'héllo');
-    assert.deepEqual(back.sqs?.system, message.sqs?.system);
-    assert.equal(back.sqs?.attributes.amount?.dataType, 'Number');
-    assert.equal(back.sqs?.attributes.amount?.stringValue, '1.50');
-    assert.deepEqual([...(back.sqs?.attributes.blob?.binaryValue ?? [])], [0, 1, 255]);
+    assert.deepEqual(partOf(back, 'sqs')?.system, partOf(message, 'sqs')?.system);
+    assert.equal(partOf(back, 'sqs')?.attributes.amount?.dataType, 'Number');
+    assert.equal(partOf(back, 'sqs')?.attributes.amount?.stringValue, '1.50');
+    assert.deepEqual([...(partOf(back, 'sqs')?.attributes.blob?.binaryValue ?? [])], [0, 1, 255]);
     assert.deepEqual(Object.fromEntries(back.filterHeaders), Object.fromEntries(message.filterHeaders));
   });
 });

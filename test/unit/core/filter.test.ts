@@ -1,15 +1,9 @@
 // Filter semantics of docs/design.md §4: parsing every input form, matching both brokers' header shapes.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  amqpHeaders,
-  filtersOverlap,
-  formatFilter,
-  kafkaHeaders,
-  matches,
-  parseFilter,
-  type HeaderFilter,
-} from '../../../core/filter';
+import { filtersOverlap, formatFilter, matches, parseFilter, type HeaderFilter } from '../../../core/filter';
+import { kafkaHeaders } from '../../../core/providers/kafka/message';
+import { amqpHeaders } from '../../../core/providers/rabbitmq/message';
 
 function parsed(input: Parameters<typeof parseFilter>[0]): HeaderFilter {
   const result = parseFilter(input);

@@ -24,6 +24,7 @@ import {
   type AgentFrame,
 } from '../../../core/sessionStream';
 import { fromWireMessage, toWireMessage, type ShadowMessage } from '../../../core/shadowMessage';
+import { partOf } from '../../support/brokerPart';
 
 describe('secret', () => {
   test('a proof answers one challenge of one route for one pod, and only with the secret behind the public key', () => {
@@ -71,7 +72,8 @@ describe('frames', () => {
       time: new Date(1_700_000_000_123),
       headers: [],
       filterHeaders: new Map(),
-      kafka: {
+      broker: {
+        provider: 'kafka',
         partition: 2,
         offset: '41',
         key: Buffer.from('k'),
@@ -90,11 +92,11 @@ describe('frames', () => {
     assert.deepEqual(back.body, message.body);
     assert.ok(Buffer.isBuffer(back.body));
     assert.equal(back.time.getTime(), message.time.getTime());
-    assert.deepEqual(back.kafka?.key, Buffer.from('k'));
-    assert.equal(back.kafka?.partition, 2);
-    assert.equal(back.kafka?.offset, '41');
-    assert.equal(back.kafka?.rawHeaders.nothing, null, 'a null header value stays null');
-    assert.deepEqual(back.kafka?.rawHeaders.twice, [Buffer.from('a'), Buffer.from('b')]);
+    assert.deepEqual(partOf(back, 'kafka')?.key, Buffer.from('k'));
+    assert.equal(partOf(back, 'kafka')?.partition, 2);
+    assert.equal(partOf(back, 'kafka')?.offset, '41');
+    assert.equal(partOf(back, 'kafka')?.rawHeaders.nothing, null, 'a null header value stays null');
+    assert.deepEqual(partOf(back, 'kafka')?.rawHeaders.twice, [Buffer.from('a'), Buffer.from('b')]);
     assert.equal(back.filterHeaders.get('x-queue-split-user'), 'alice', 'the filter view is recomputed');
     assert.deepEqual(
       back.headers.map((h) => h.name),
@@ -111,7 +113,8 @@ describe('frames', () => {
       contentType: 'application/json',
       headers: [],
       filterHeaders: new Map(),
-      amqp: {
+      broker: {
+        provider: 'rabbitmq',
         properties: {
           contentType: 'application/json',
           messageId: 'm-1',
@@ -133,9 +136,9 @@ describe('frames', () => {
     );
     assert.ok(decoded.ok && decoded.frame.type === 'message');
     const back = fromWireMessage('invoices', decoded.frame.message);
-    const headers = back.amqp?.properties.headers as Record<string, unknown>;
+    const headers = partOf(back, 'rabbitmq')?.properties.headers as Record<string, unknown>;
     assert.equal(back.id, 'm-1');
-    assert.equal(back.amqp?.redelivered, true);
+    assert.equal(partOf(back, 'rabbitmq')?.redelivered, true);
     assert.equal(headers.n, 42);
     assert.equal(headers.f, 1.5);
     assert.ok(Buffer.isBuffer(headers.raw));
@@ -169,6 +172,7 @@ const msg = (id: string): ShadowMessage => ({
   time: new Date(),
   headers: [],
   filterHeaders: new Map(),
+  broker: { provider: 'rabbitmq', properties: {}, redelivered: false },
 });
 
 describe('RouteStream', () => {

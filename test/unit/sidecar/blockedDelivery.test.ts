@@ -53,6 +53,7 @@ const message = (id: string): ShadowMessage => ({
   time: new Date(),
   headers: [],
   filterHeaders: new Map([['x-queue-split-user', 'alice']]),
+  broker: { provider: 'rabbitmq', properties: {}, redelivered: false },
 });
 
 const FILTER = { 'x-queue-split-user': 'alice' };

@@ -40,7 +40,7 @@ for flag in "$@"; do
   case "$flag" in --test-concurrency=*) ;; *) serial_flags+=("$flag") ;; esac
 done
 run_files() {
-  node --import tsx --import ./test/support/fileTiming.ts --test --test-force-exit --test-timeout="$timeout_ms" \
+  node --import tsx --import ./test/support/fileTiming.ts --import ./test/support/flushReports.ts --test --test-force-exit --test-timeout="$timeout_ms" \
     --test-reporter=spec "$@"
 }
 rc=0

@@ -24,6 +24,7 @@ import type { Artifact } from '../core/artifacts';
 import { renderQueueSplitCrdYaml } from '../core/crd/crdManifest';
 import { imageReferencePattern } from '../core/image';
 import { restrictedNamespaceLabels } from '../core/podSecurity';
+import { PROVIDER_NAMES, PROVIDERS } from '../core/providers';
 import { brokerSettings } from '../core/providers/registry';
 import { productVersion } from '../core/version';
 import {
@@ -488,12 +489,18 @@ function valuesSchema(): unknown {
   };
 }
 
+/** "Kafka, RabbitMQ or Amazon SQS". */
+function brokerList(): string {
+  const labels = PROVIDER_NAMES.map((p) => PROVIDERS[p].label);
+  return labels.length > 1 ? `${labels.slice(0, -1).join(', ')} or ${labels.at(-1)!}` : labels.join('');
+}
+
 function chartYaml(): string {
   return `# ${GENERATED}\n${stringify({
     apiVersion: 'v2',
     name: 'queue-split',
-    description:
-      "Queue Split controller: lets developers debug a Kafka or RabbitMQ consumer against the cluster without stealing their teammates' messages.",
+    // The brokers from the provider table: a new provider is named here by regenerating.
+    description: `Queue Split controller: lets developers debug a ${brokerList()} consumer against the cluster without stealing their teammates' messages.`,
     type: 'application',
     version: productVersion,
     appVersion: productVersion,

@@ -127,7 +127,9 @@ export const controllerRules = [
     resources: ['networkpolicies'],
     verbs: ['get', 'create', 'update', 'delete'],
   },
+  // A split of an autoscaled workload, and one a disruption budget forbids (agent/controller/autoscalers.ts, disruptionBudgets.ts).
   { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
+  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] },
   // list: the kubelet's Warning events on a queue-agent pod name why it cannot start.
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'list'] },
   // Only to tell a namespace being deleted, where no handback can finish (README).

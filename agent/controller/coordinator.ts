@@ -18,6 +18,8 @@ import { ConfigMapStore } from '../kube/configMaps';
 import { describeError, type Logger } from '../log';
 import { ActionRunner } from './actionRunner';
 import { AgentObjects } from './agentObjects';
+import { autoscalerRefusal } from './autoscalers';
+import { disruptionRefusal } from './disruptionBudgets';
 import { cleanupRecord } from './cleanupRecord';
 import { activationIdOf, desiredState } from './desired';
 import { NamespaceDeletion } from './namespaceDeletion';
@@ -395,13 +397,16 @@ export class Coordinator {
     if (workload.metadata.deletionTimestamp) {
       return reject('WorkloadDeleting', 'The workload is being deleted; it cannot be split.');
     }
-    const hpa = await this.deps.workloads.autoscalerOf(this.kind, this.namespace, this.name);
-    if (hpa) {
-      return reject(
-        'AutoscalerManaged',
-        `HorizontalPodAutoscaler ${hpa} scales this workload; Queue Split must control replicas during a split. Split a workload without an HPA.`,
-      );
-    }
+    const refused = autoscalerRefusal(
+      await this.deps.workloads.autoscalersOf(this.kind, this.namespace, this.name),
+    );
+    if (refused) return reject(refused.reason, refused.message);
+    const undisruptable = disruptionRefusal(
+      await this.deps.workloads.disruptionBudgets(this.namespace),
+      workload.spec?.template.metadata?.labels ?? {},
+      workload.spec?.replicas ?? 1,
+    );
+    if (undisruptable) return reject(undisruptable.reason, undisruptable.message);
     const resolved = resolveWorkload(withOriginalEnv(workload) as WorkloadLike & Workload);
     if (!resolved.ok) {
       const detail = resolved.errors.map((e) => `${e.path}: ${e.problem} Fix: ${e.fix}`).join(' | ');

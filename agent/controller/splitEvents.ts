@@ -17,6 +17,7 @@ import { STEPS } from '../../core/state/phases';
 import type { SplitState } from '../../core/state/stateDocument';
 import type { Logger } from '../log';
 import type { AgentObjects } from './agentObjects';
+import { autoscalerNames } from './autoscalers';
 import { AGENT_STEPS, queueNames, storedCheckpoint } from './desired';
 import type { PhaseProgress } from './phaseProgress';
 import type { Verdict, WorkloadId } from './verdicts';
@@ -248,6 +249,7 @@ export class SplitEvents {
     const phase = state.phase;
     const manualScale = await this.manualScale(state, unfinished);
     if (manualScale) return [{ type: 'stepFailed', phase, reason: manualScale }];
+    await this.holdHandbackWindow(state, unfinished);
     const drift = this.envDrift(state, workload, resolved, unfinished);
     if (drift) return [{ type: 'faultReported', reason: drift }];
     if (phase === 'QUIESCING_APP' && state.preActivationReplicas !== null) {
@@ -290,6 +292,11 @@ export class SplitEvents {
    * chose (0, then the recorded count). Anyone else scaling it meanwhile — which the
    * resourceVersion precondition catches only at the moment of our own scale — aborts the
    * activation into the proved rollback instead of racing the pump for the source.
+   *
+   * An HPA does not scale a target held at zero; once the redirect scaled it up again its pods
+   * carry the override, so an HPA scaling it then is its own business, not a race. An HPA that
+   * did scale during the zero window (a reconcile in flight when we scaled: it retries a
+   * conflict with the count it computed before) is a race like any other, and is named.
    */
   private async manualScale(state: SplitState, unfinished: boolean): Promise<string | undefined> {
     if (state.preActivationReplicas === null || unfinished) return undefined;
@@ -304,7 +311,25 @@ export class SplitEvents {
     const workload = await this.deps.workloads.read(this.id.kind, this.id.namespace, this.id.name);
     const replicas = workload?.spec?.replicas ?? 1;
     if (!workload || workload.metadata?.deletionTimestamp || replicas === held) return undefined;
-    return `the workload was scaled to ${replicas} replicas by someone else during the cutover (Queue Split holds it at ${held} until the split is active); do not scale a workload while its split activates`;
+    const hpas = await this.deps.workloads.autoscalersOf(this.id.kind, this.id.namespace, this.id.name);
+    if (hpas.length > 0 && held > 0) return undefined;
+    const who = hpas.length > 0 ? `${autoscalerNames(hpas)} (or someone else)` : 'someone else';
+    return `the workload was scaled to ${replicas} replicas by ${who} during the cutover (Queue Split holds it at ${held} until the split is active); do not scale a workload while its split activates`;
+  }
+
+  /**
+   * The handback window holds the workload at zero from its scale-down until the restore. A
+   * scale-up meanwhile (an HPA reconcile that was in flight when we scaled) would attach the app
+   * to its shadow while the agent proves it drained: the window is put back, level-based, and
+   * the proof waits for the pods to go again.
+   */
+  private async holdHandbackWindow(state: SplitState, unfinished: boolean): Promise<void> {
+    const window = state.phase === 'QUIESCING_FOR_HANDBACK' || state.phase === 'COMMITTING_HANDOFF';
+    if (!window || state.handbackReplicas === null || unfinished) return;
+    const workload = await this.deps.workloads.read(this.id.kind, this.id.namespace, this.id.name);
+    if (!workload || workload.metadata?.deletionTimestamp || (workload.spec?.replicas ?? 1) === 0) return;
+    this.log.warn('handback.window_rescaled', { phase: state.phase, replicas: workload.spec?.replicas ?? 1 });
+    await this.deps.workloads.scale(this.id.kind, this.id.namespace, this.id.name, 0);
   }
 
   /**

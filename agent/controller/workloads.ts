@@ -10,6 +10,9 @@ import {
   type V1Deployment,
   type V1Pod,
   type V1StatefulSet,
+  type V1PodDisruptionBudget,
+  type V2HorizontalPodAutoscaler,
+  PolicyV1Api,
 } from '@kubernetes/client-node';
 import {
   applyEnv,
@@ -33,11 +36,13 @@ export class Workloads {
   private readonly apps: AppsV1Api;
   private readonly core: CoreV1Api;
   private readonly autoscaling: AutoscalingV2Api;
+  private readonly policy: PolicyV1Api;
 
   constructor(kc: KubeConfig) {
     this.apps = kc.makeApiClient(AppsV1Api);
     this.core = kc.makeApiClient(CoreV1Api);
     this.autoscaling = kc.makeApiClient(AutoscalingV2Api);
+    this.policy = kc.makeApiClient(PolicyV1Api);
   }
 
   async read(kind: WorkloadKind, namespace: string, name: string): Promise<Workload | undefined> {
@@ -59,11 +64,21 @@ export class Workloads {
       : this.apps.replaceNamespacedStatefulSet({ name, namespace, body: workload as V1StatefulSet });
   }
 
-  /** HPA-managed workloads are a non-goal: scaling would fight the autoscaler. */
-  async autoscalerOf(kind: WorkloadKind, namespace: string, name: string): Promise<string | undefined> {
+  /** The HorizontalPodAutoscalers whose target is this workload (docs/design.md, "Autoscaled workloads"). */
+  async autoscalersOf(
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+  ): Promise<V2HorizontalPodAutoscaler[]> {
     const hpas = await this.autoscaling.listNamespacedHorizontalPodAutoscaler({ namespace });
-    return hpas.items.find((h) => h.spec?.scaleTargetRef.kind === kind && h.spec.scaleTargetRef.name === name)
-      ?.metadata?.name;
+    return hpas.items.filter(
+      (h) => h.spec?.scaleTargetRef.kind === kind && h.spec.scaleTargetRef.name === name,
+    );
+  }
+
+  /** The namespace's PodDisruptionBudgets (docs/design.md, "Disruption budgets"). */
+  async disruptionBudgets(namespace: string): Promise<V1PodDisruptionBudget[]> {
+    return (await this.policy.listNamespacedPodDisruptionBudget({ namespace })).items;
   }
 
   /** Scales through the scale subresource; a resourceVersion makes it fail (409) if anyone changed the workload. */

@@ -10,6 +10,7 @@ import { kubernetesObjectNames } from '../../core/names';
 import { testInstall } from '../../deploy/install';
 import { AgentStartFailures } from '../support/agentStartFailure';
 import { clusterFixture } from '../support/clusterFixture';
+import { pollUntil } from '../support/poll';
 
 const fx = clusterFixture('qs-agent-refused', { rabbitmq: true });
 const failures = new AgentStartFailures(fx);
@@ -18,17 +19,39 @@ test('an agent pod the namespace refuses: Degraded at once with the admission me
   const { kc, namespace } = fx;
   const core = kc.makeApiClient(CoreV1Api);
   const limits = 'agent-too-big';
-  const s = await failures.startSplit('refused', () =>
-    core
-      .createNamespacedLimitRange({
-        namespace,
-        body: {
-          metadata: { name: limits },
-          spec: { limits: [{ type: 'Container', max: { memory: '256Mi' } }] },
-        },
-      })
-      .then(() => undefined),
-  );
+  const s = await failures.startSplit('refused', async () => {
+    await core.createNamespacedLimitRange({
+      namespace,
+      body: {
+        metadata: { name: limits },
+        spec: { limits: [{ type: 'Container', max: { memory: '256Mi' } }] },
+      },
+    });
+    // The LimitRange admission plugin reads LimitRanges from a cache: a pod created the moment
+    // after may still be admitted (one run saw an agent pod admitted, its sibling refused).
+    // The split starts once a dry-run pod over the limit is refused, as the agent's will be.
+    await pollUntil(
+      'the new LimitRange refuses a pod over its limit',
+      () =>
+        core
+          .createNamespacedPod({
+            namespace,
+            dryRun: 'All',
+            body: {
+              metadata: { name: 'limit-probe' },
+              spec: {
+                containers: [{ name: 'c', image: 'none', resources: { limits: { memory: '512Mi' } } }],
+              },
+            },
+          })
+          .then(
+            () => '',
+            (err: unknown) => String((err as { body?: unknown }).body ?? err),
+          ),
+      (refusal) => /maximum memory usage/.test(refusal),
+      30_000,
+    );
+  });
   await failures.assertDegradedKeepingMessages(
     s,
     /refused the queue-agent pod.*maximum memory usage/,

@@ -1,11 +1,19 @@
 // Workloads Queue Split must not split are refused up front with a reason a developer can act
-// on, and nothing is touched: an HPA-scaled Deployment (the autoscaler would fight the cutover),
+// on, and nothing is touched: a Deployment whose HPA scales it from zero (minReplicas 0, which
+// would start the app inside a handover window; test/cluster/autoscaled.test.ts splits one whose
+// HPA does not), one a PodDisruptionBudget keeps from any disruption (a split stops its pods),
 // and kinds other than Deployment/StatefulSet (a bare ReplicaSet, an Argo Rollout), which the
 // API server refuses by the CRD's schema before the controller ever sees them. The CRD's CEL
 // rules hold too (they and the enums were once dropped by a plain-object apply).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AppsV1Api, AutoscalingV2Api, CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  AutoscalingV2Api,
+  CoordinationV1Api,
+  CustomObjectsApi,
+  PolicyV1Api,
+} from '@kubernetes/client-node';
 import { mergePatch } from '../../agent/kube/client';
 import { leaseName } from '../../agent/controller/ownershipLeases';
 import { sourceOwnershipKey } from '../../core/sourceOwnership';
@@ -21,7 +29,7 @@ import { uniqueName } from '../support/services';
 
 const fx = clusterFixture('qs-refuse', { rabbitmq: true });
 
-test('an HPA-scaled workload is rejected naming the autoscaler; the workload is untouched', async () => {
+test('a workload whose HPA scales from zero (minReplicas 0) is rejected naming the autoscaler and the fix; the workload is untouched', async () => {
   const { kc, namespace } = fx;
   await rabbitApp(fx, 'scaled');
   await kc.makeApiClient(AutoscalingV2Api).createNamespacedHorizontalPodAutoscaler({
@@ -30,8 +38,15 @@ test('an HPA-scaled workload is rejected naming the autoscaler; the workload is 
       metadata: { name: 'scaled-hpa' },
       spec: {
         scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'scaled' },
-        minReplicas: 1,
+        // The HPAScaleToZero feature (on in this cluster) allows 0 with an External metric.
+        minReplicas: 0,
         maxReplicas: 3,
+        metrics: [
+          {
+            type: 'External',
+            external: { metric: { name: 'backlog' }, target: { type: 'AverageValue', averageValue: '1' } },
+          },
+        ],
       },
     },
   });
@@ -40,12 +55,36 @@ test('an HPA-scaled workload is rejected naming the autoscaler; the workload is 
   const split = await splitFor(kc, namespace, { workload: 'scaled', user: 'lee' });
   const rejected = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Rejected', 60_000);
   const condition = rejected.status?.conditions?.[0];
-  assert.equal(condition?.reason, 'AutoscalerManaged');
-  assert.match(condition?.message ?? '', /HorizontalPodAutoscaler scaled-hpa/);
-  assert.match(condition?.message ?? '', /without an HPA/, 'it says what to do');
+  assert.equal(condition?.reason, 'AutoscalerScalesFromZero');
+  assert.match(condition?.message ?? '', /HorizontalPodAutoscaler scaled-hpa has minReplicas 0/);
+  assert.match(condition?.message ?? '', /Set spec\.minReplicas to 1 or more/, 'it says what to do');
   const afterwards = await apps.readNamespacedDeployment({ name: 'scaled', namespace });
   assert.equal(afterwards.metadata?.generation, before.metadata?.generation, 'the spec was not changed');
   assert.ok(!(afterwards.metadata?.finalizers ?? []).includes('queuesplit.dev/handback'), 'no finalizer');
+  await removeSplit(kc, namespace, split.metadata.name, 60_000);
+});
+
+test('a workload a PodDisruptionBudget keeps from any disruption is rejected naming the budget; the workload is untouched', async () => {
+  const { kc, namespace } = fx;
+  await rabbitApp(fx, 'guarded', { replicas: 2 });
+  await kc.makeApiClient(PolicyV1Api).createNamespacedPodDisruptionBudget({
+    namespace,
+    body: {
+      metadata: { name: 'guarded-pdb' },
+      spec: { selector: { matchLabels: { app: 'guarded' } }, maxUnavailable: 0 },
+    },
+  });
+  const apps = kc.makeApiClient(AppsV1Api);
+  const before = await apps.readNamespacedDeployment({ name: 'guarded', namespace });
+  const split = await splitFor(kc, namespace, { workload: 'guarded', user: 'lee' });
+  const rejected = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Rejected', 60_000);
+  const condition = rejected.status?.conditions?.[0];
+  assert.equal(condition?.reason, 'DisruptionForbidden');
+  assert.match(condition?.message ?? '', /PodDisruptionBudget guarded-pdb \(maxUnavailable 0\)/);
+  assert.match(condition?.message ?? '', /relax it for the length of the split/, 'it says what to do');
+  const afterwards = await apps.readNamespacedDeployment({ name: 'guarded', namespace });
+  assert.equal(afterwards.metadata?.generation, before.metadata?.generation, 'the spec was not changed');
+  assert.equal(afterwards.spec?.replicas, 2, 'never scaled');
   await removeSplit(kc, namespace, split.metadata.name, 60_000);
 });
 

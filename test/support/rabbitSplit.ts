@@ -1,6 +1,6 @@
 // A RabbitMQ consumer workload, annotated for Queue Split, as the cluster suites use it.
 import * as amqp from 'amqplib';
-import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, type KubeConfig, type V1Deployment } from '@kubernetes/client-node';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import type { ClusterFixture } from './clusterFixture';
 import { waitForHandback } from './handback';
@@ -26,6 +26,7 @@ export async function deployRabbitApp(
   source: string,
   replicas = 1,
   kind: 'Deployment' | 'StatefulSet' = 'Deployment',
+  shape: (d: V1Deployment) => void = () => undefined,
 ): Promise<void> {
   await createSecret(kc, namespace, 'amqp', { url: services.inCluster.amqpUrl });
   const body = fixtureDeployment({
@@ -39,6 +40,7 @@ export async function deployRabbitApp(
       { name: 'SOURCE_QUEUE', value: source },
     ],
   });
+  shape(body);
   const apps = kc.makeApiClient(AppsV1Api);
   if (kind === 'Deployment') await apps.createNamespacedDeployment({ namespace, body });
   else await apps.createNamespacedStatefulSet({ namespace, body: asStatefulSet(body) });
@@ -52,11 +54,25 @@ export async function deployRabbitApp(
 export async function rabbitApp(
   fx: Pick<ClusterFixture, 'kc' | 'services' | 'namespace' | 'ch'>,
   workload: string,
-  options: { replicas?: number; kind?: 'Deployment' | 'StatefulSet' } = {},
+  options: {
+    replicas?: number;
+    kind?: 'Deployment' | 'StatefulSet';
+    /** Changes the Deployment before it is created (a StatefulSet is made from it). */
+    shape?: (d: V1Deployment) => void;
+  } = {},
 ): Promise<string> {
   const source = uniqueName(workload);
   await fx.ch.assertQueue(source, { durable: true });
-  await deployRabbitApp(fx.kc, fx.services, fx.namespace, workload, source, options.replicas, options.kind);
+  await deployRabbitApp(
+    fx.kc,
+    fx.services,
+    fx.namespace,
+    workload,
+    source,
+    options.replicas,
+    options.kind,
+    options.shape,
+  );
   return source;
 }
 

@@ -122,6 +122,11 @@ export async function startControlPlane(): Promise<Record<string, string>> {
         '--use-service-account-credentials=true',
         // No cloud, no node IPAM: pods run on loopback.
         '--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller',
+        // The HPA controller reconciles every second instead of every 15 so the autoscaled-workload
+        // suite sees it act inside each handover window; HPAScaleToZero lets a test create the
+        // minReplicas-0 HPA the controller refuses (test/cluster/autoscaled.test.ts).
+        '--horizontal-pod-autoscaler-sync-period=1s',
+        '--feature-gates=HPAScaleToZero=true',
       ],
       () => portOpen(ports.controllerManager),
       60_000,
@@ -194,6 +199,10 @@ export async function startEtcdAndApiServer(bin: string, layout: ApiServerLayout
       '--service-cluster-ip-range=10.96.0.0/16',
       '--allow-privileged=true',
       '--profiling=false',
+      // An aggregated API (the test's external-metrics server) is reached at its endpoint's
+      // address: this cluster runs no kube-proxy to route a Service's ClusterIP.
+      '--enable-aggregator-routing=true',
+      '--feature-gates=HPAScaleToZero=true',
       '--v=1',
     ],
     async () => (await get(`https://127.0.0.1:${ports.apiserver}/readyz`, pki)).status === 200,

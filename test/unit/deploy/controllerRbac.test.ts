@@ -119,6 +119,7 @@ test('the controller role grants exactly what the controller code calls', () => 
     'cluster networking.k8s.io/networkpolicies update',
     'cluster networking.k8s.io/networkpolicies delete',
     'cluster autoscaling/horizontalpodautoscalers list',
+    'cluster policy/poddisruptionbudgets list',
     'cluster core/events create',
     'cluster core/events list',
     'cluster core/namespaces get',

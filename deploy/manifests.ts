@@ -130,6 +130,8 @@ export const controllerRules = [
   // A split of an autoscaled workload, and one a disruption budget forbids (agent/controller/autoscalers.ts, disruptionBudgets.ts).
   { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] },
+  // KEDA ScaledObjects are paused through KEDA's annotation for a split (agent/controller/keda.ts).
+  { apiGroups: ['keda.sh'], resources: ['scaledobjects'], verbs: ['list', 'patch'] },
   // list: the kubelet's Warning events on a queue-agent pod name why it cannot start.
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'list'] },
   // Only to tell a namespace being deleted, where no handback can finish (README).

@@ -16,29 +16,27 @@ function minReplicas(hpa: V2HorizontalPodAutoscaler): number {
 }
 
 /** The KEDA ScaledObject that made this HPA (KEDA owns the HPAs it scales through). */
-function scaledObjectOf(hpa: V2HorizontalPodAutoscaler): string | undefined {
+export function scaledObjectOf(hpa: V2HorizontalPodAutoscaler): string | undefined {
   const owner = hpa.metadata?.ownerReferences?.find(
     (o) => o.kind === 'ScaledObject' && o.apiVersion.startsWith('keda.sh/'),
   );
   return owner?.name ?? hpa.metadata?.labels?.['scaledobject.keda.sh/name'];
 }
 
+/** Whether KEDA made this HPA; KEDA's are paused with their ScaledObject instead (keda.ts). */
+export function kedaOwned(hpa: V2HorizontalPodAutoscaler): boolean {
+  return scaledObjectOf(hpa) !== undefined;
+}
+
 /**
  * An HPA with minReplicas 0 (the HPAScaleToZero feature) keeps scaling a target held at zero, so
- * it could start the app beside the queue-agent in the middle of a window; so does KEDA, whose
- * operator scales its targets from zero itself whatever its HPA says. Both are refused by name.
+ * it could start the app beside the queue-agent in the middle of a window: refused by name. An
+ * HPA KEDA made goes away when the split pauses its ScaledObject (keda.ts), before any window.
  */
 export function autoscalerRefusal(hpas: readonly V2HorizontalPodAutoscaler[]): Refusal | undefined {
-  const keda = hpas.map(scaledObjectOf).filter((n): n is string => n !== undefined);
-  if (keda.length > 0) {
-    return {
-      reason: 'KedaManaged',
-      message:
-        `KEDA ScaledObject ${keda.join(', ')} scales this workload, from zero too, so it could start the app on its source beside the queue-agent while Queue Split holds it at zero for the handover. ` +
-        'Splitting a KEDA-scaled workload is not supported yet: pause the ScaledObject (annotation autoscaling.keda.sh/paused: "true") for the length of the split, start the split again, and remove the annotation after the handback.',
-    };
-  }
-  const fromZero = hpas.filter((h) => minReplicas(h) === 0).map((h) => h.metadata?.name ?? '?');
+  const fromZero = hpas
+    .filter((h) => !kedaOwned(h) && minReplicas(h) === 0)
+    .map((h) => h.metadata?.name ?? '?');
   if (fromZero.length === 0) return undefined;
   return {
     reason: 'AutoscalerScalesFromZero',

@@ -18,8 +18,9 @@ import { ConfigMapStore } from '../kube/configMaps';
 import { describeError, type Logger } from '../log';
 import { ActionRunner } from './actionRunner';
 import { AgentObjects } from './agentObjects';
-import { autoscalerRefusal } from './autoscalers';
+import { autoscalerRefusal, scaledObjectOf } from './autoscalers';
 import { disruptionRefusal } from './disruptionBudgets';
+import { KedaForbidden, KedaPauses, pauseState, type ScaledObject } from './keda';
 import { cleanupRecord } from './cleanupRecord';
 import { activationIdOf, desiredState } from './desired';
 import { NamespaceDeletion } from './namespaceDeletion';
@@ -34,6 +35,10 @@ import { StateStore } from './stateStore';
 import { ENDED_PHASES, type Verdict } from './verdicts';
 import { FINALIZER, Workloads, type Workload, type WorkloadKind } from './workloads';
 import { WorkloadStatusPublisher, workloadStatusFor } from './workloadStatus';
+
+/** How long a split waits for KEDA to confirm its pause, and how often it looks. */
+const KEDA_PAUSE_TIMEOUT_MS = 60_000;
+const KEDA_POLL_MS = 1_000;
 
 export interface CoordinatorSettings {
   installId: string;
@@ -75,6 +80,9 @@ export class Coordinator {
   /** The workload-level status: it outlives the last QueueSplit (core/workloadStatus.ts). */
   private readonly workloadStatus: WorkloadStatusPublisher;
   private readonly namespaceDeletion: NamespaceDeletion;
+  private readonly keda: KedaPauses;
+  /** Since when a split waits for KEDA to confirm its pause (docs/design.md, "KEDA-scaled workloads"). */
+  private kedaWaitSince: number | undefined;
 
   constructor(
     readonly namespace: string,
@@ -111,11 +119,12 @@ export class Coordinator {
     );
     this.workloadStatus = new WorkloadStatusPublisher(deps.kc, kind, namespace, name, this.log);
     this.namespaceDeletion = new NamespaceDeletion(deps.kc, settings.controllerNamespace, this.log);
+    this.keda = new KedaPauses(deps.kc);
   }
 
   /** True once nothing is split and nothing is left to do: the controller may forget us. */
   get finished(): boolean {
-    return this.state === undefined && this.recovered;
+    return this.state === undefined && this.recovered && this.kedaWaitSince === undefined;
   }
 
   /**
@@ -126,7 +135,7 @@ export class Coordinator {
    */
   nextPassInMs(quietMs: number): number {
     const state = this.state;
-    if (!state) return this.recovered ? quietMs : 0;
+    if (!state) return this.kedaWaitSince !== undefined ? KEDA_POLL_MS : this.recovered ? quietMs : 0;
     const moving =
       state.phase !== 'ACTIVE' ||
       state.workflow !== null ||
@@ -374,6 +383,9 @@ export class Coordinator {
       (s) => !s.metadata.deletionTimestamp && !ENDED_PHASES.includes(s.status?.phase ?? 'Pending'),
     );
     if (candidates.length === 0) {
+      // A split that ended before it started (refused, deleted while KEDA paused) resumes what it paused.
+      if (workload?.metadata?.uid) await this.resumeKeda(workload.metadata.uid);
+      this.kedaWaitSince = undefined;
       for (const s of splits) await this.deps.splits.removeFinalizer(s);
       return;
     }
@@ -387,6 +399,8 @@ export class Coordinator {
     if (live.length === 0) return;
     const reject = async (reason: string, message: string) => {
       for (const s of live) await this.setVerdict(s, { phase: 'Rejected', reason, message });
+      if (workload?.metadata?.uid) await this.resumeKeda(workload.metadata.uid);
+      this.kedaWaitSince = undefined;
     };
     if (!workload?.metadata?.uid) {
       return reject(
@@ -420,6 +434,7 @@ export class Coordinator {
       this.resolved,
     );
     if (conflict) return reject('SourceOwnedElsewhere', conflict);
+    if (!(await this.holdKeda(workload, live, reject))) return;
     this.names = kubernetesObjectNames({
       installId: this.settings.installId,
       workloadUid: workload.metadata.uid,
@@ -434,6 +449,67 @@ export class Coordinator {
     await this.deps.workloads.addFinalizer(this.kind, workload);
     await this.persist();
     this.log.info('state.created', { queues: this.resolved.map((q) => q.name).join(',') });
+  }
+
+  /**
+   * Pauses the workload's KEDA ScaledObjects for the split and answers whether all confirmed
+   * (agent/controller/keda.ts, invariants 1-3); until then the split waits, and a KEDA that does
+   * not confirm in time refuses it. The splits get their finalizer first, so deleting one while
+   * it waits still reaches the resume.
+   */
+  private async holdKeda(
+    workload: Workload,
+    live: readonly QueueSplit[],
+    reject: (reason: string, message: string) => Promise<void>,
+  ): Promise<boolean> {
+    let scaledObjects: ScaledObject[];
+    try {
+      scaledObjects = await this.keda.targeting(this.kind, this.namespace, this.name);
+    } catch (err) {
+      if (!(err instanceof KedaForbidden)) throw err; // transient: the pass is retried
+      await reject('KedaUnreadable', `${err.message}.`);
+      return false;
+    }
+    if (scaledObjects.length === 0) return true;
+    const uid = workload.metadata!.uid!;
+    for (const s of live) await this.deps.splits.addFinalizer(s);
+    const hpas = await this.deps.workloads.autoscalersOf(this.kind, this.namespace, this.name);
+    const waiting: string[] = [];
+    for (const so of scaledObjects) {
+      const state = pauseState(
+        so,
+        uid,
+        hpas.some((h) => scaledObjectOf(h) === so.metadata.name),
+      );
+      if (!state.asked) await this.keda.pause(this.namespace, so, uid);
+      if (!state.done) waiting.push(so.metadata.name);
+    }
+    if (waiting.length === 0) {
+      if (this.kedaWaitSince !== undefined)
+        this.log.info('keda.paused', { scaledObjects: scaledObjects.length });
+      this.kedaWaitSince = undefined;
+      // KEDA had scaled an idle app to zero: it runs one replica while split, so its shadow is
+      // read (and drained at the handback); the handback restores the count and KEDA takes over.
+      if ((workload.spec?.replicas ?? 1) === 0)
+        await this.deps.workloads.scale(this.kind, this.namespace, this.name, 1);
+      return true;
+    }
+    this.kedaWaitSince ??= Date.now();
+    if (Date.now() - this.kedaWaitSince > KEDA_PAUSE_TIMEOUT_MS) {
+      await reject(
+        'KedaNotPausing',
+        `KEDA did not confirm pausing ScaledObject ${waiting.join(', ')} within ${KEDA_PAUSE_TIMEOUT_MS / 1000}s (its Paused condition, or its HPA still there), so the split did not start: nothing was changed and the pause was removed. ` +
+          'Check that the KEDA operator runs (its logs name the ScaledObject), then start the split again.',
+      );
+      return false;
+    }
+    this.progress.blocking = `waiting for KEDA to pause ScaledObject ${waiting.join(', ')}`;
+    return false;
+  }
+
+  private async resumeKeda(workloadUid: string): Promise<void> {
+    const resumed = await this.keda.resume(this.namespace, workloadUid);
+    if (resumed.length > 0) this.log.info('keda.resumed', { scaledObjects: resumed.join(',') });
   }
 
   // ---- events -----------------------------------------------------------------------------
@@ -589,6 +665,8 @@ export class Coordinator {
       }),
     );
     if (!said) return true;
+    // Before the state goes: a crash in between resumes on the next pass (the state is its anchor).
+    await this.resumeKeda(state.workload.uid);
     await this.deps.workloads.removeFinalizer(this.kind, this.namespace, this.name);
     await this.states.remove(names);
     this.log.info('workload.handed_back', { cleanupPending: state.cleanupPending.length });

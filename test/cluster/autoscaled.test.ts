@@ -5,7 +5,10 @@
 // the HPA wants more pods: inside each handover window it wants three. Kubernetes' guarantee
 // (an HPA leaves a target at zero replicas alone) must hold the windows; once the app runs on its
 // shadow the HPA scales it there; after the handback the HPA is exactly as before and scales the
-// app on its source again.
+// app on its source again. A KEDA-scaled workload is split with its ScaledObject paused through
+// KEDA's annotation (KEDA's real CRD; its operator's contract played by test/support/kedaContract.ts).
+//
+// One file for both: the External metrics API is one cluster-wide APIService.
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
@@ -13,15 +16,19 @@ import {
   AppsV1Api,
   AutoscalingV2Api,
   CoreV1Api,
+  CustomObjectsApi,
   type KubeConfig,
+  type V1Deployment,
   type V1Pod,
   type V2HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
+import { isNotFound } from '../../agent/kube/client';
 import { restrictedKubeconfig } from '../env/k8s/kubeconfig';
 import { runDir } from '../env/paths';
 import { grantDeveloper } from '../../deploy/install';
 import { clusterFixture } from '../support/clusterFixture';
 import { serveExternalMetrics, type ExternalMetrics } from '../support/externalMetrics';
+import { installKedaCrd, playKeda } from '../support/kedaContract';
 import { records, waitForReadyPods } from '../support/kube';
 import { PhaseWatch } from '../support/phaseWatch';
 import { pollUntil } from '../support/poll';
@@ -33,7 +40,14 @@ import {
   waitForAppReceived,
   waitForRabbitHandback,
 } from '../support/rabbitSplit';
-import { createSplit, removeSplit, waitForSplitPhase } from '../support/splits';
+import {
+  createSplit,
+  deleteSplit,
+  getSplit,
+  removeSplit,
+  waitForSplitGone,
+  waitForSplitPhase,
+} from '../support/splits';
 
 const fx = clusterFixture('qs-hpa', { rabbitmq: true });
 let dev: KubeConfig;
@@ -60,6 +74,7 @@ interface Sample {
   replicas: number;
   /** Pods not being deleted, by the queue their SOURCE_QUEUE names. */
   pods: string[];
+  /** The HPA's ScalingActive condition ("status/reason"), or "gone". */
   scalingActive: string;
 }
 
@@ -76,17 +91,126 @@ const WINDOW = {
   handback: ['QUIESCING_FOR_HANDBACK', 'COMMITTING_HANDOFF'],
 };
 
-test('an HPA-scaled workload: the HPA that wants three pods inside each handover window scales nothing there, scales the app on its shadow while split, and is exactly as before after the handback', async () => {
-  const { kc, namespace, conn, ch } = fx;
+/** Samples `workload` (and the HPA named `hpa`) every 200 ms through a split's life. */
+function sample(
+  kc: KubeConfig,
+  namespace: string,
+  workload: string,
+  hpa: string,
+  onSample: (s: Sample) => void = () => undefined,
+) {
   const apps = kc.makeApiClient(AppsV1Api);
   const core = kc.makeApiClient(CoreV1Api);
   const autoscaling = kc.makeApiClient(AutoscalingV2Api);
-  // A pod takes 3 s to stop (a preStop pause), so each window lasts several HPA reconciles.
-  const source = await rabbitApp(fx, 'scaled-app', {
-    shape: (d) => {
-      d.spec!.template.spec!.containers[0]!.lifecycle = { preStop: { sleep: { seconds: 3 } } };
+  const watch = new PhaseWatch(kc, namespace, workload, async () => undefined);
+  watch.start();
+  const samples: Sample[] = [];
+  const started = Date.now();
+  let sampling = true;
+  const loop = (async () => {
+    while (sampling) {
+      const [deployment, pods, condition] = await Promise.all([
+        apps.readNamespacedDeployment({ name: workload, namespace }),
+        core.listNamespacedPod({ namespace, labelSelector: `app=${workload}` }),
+        autoscaling
+          .readNamespacedHorizontalPodAutoscaler({ name: hpa, namespace })
+          .then(scalingActive, (err: unknown) => (isNotFound(err) ? 'gone' : 'unread')),
+      ]);
+      const s: Sample = {
+        at: Date.now() - started,
+        phase: watch.phase,
+        replicas: deployment.spec?.replicas ?? 1,
+        pods: pods.items.filter((p) => !p.metadata?.deletionTimestamp).map(sourceOf),
+        scalingActive: condition,
+      };
+      samples.push(s);
+      onSample(s);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  return {
+    samples,
+    watch,
+    timeline: () =>
+      samples
+        .map(
+          (s) =>
+            `${(s.at / 1000).toFixed(1)}s ${s.phase || '-'} r=${s.replicas} pods=[${s.pods.join(',')}] ${s.scalingActive}`,
+        )
+        .join('\n'),
+    stop: async () => {
+      sampling = false;
+      await loop;
+      watch.stop();
     },
+  };
+}
+
+/** No app pod while the pump starts or the handoff commits; none on the source beside the pump. */
+function assertWindowsHeld(samples: readonly Sample[], source: string, timeline: () => string): void {
+  for (const s of samples.filter((x) => x.phase === 'STARTING_PUMP' || x.phase === 'COMMITTING_HANDOFF'))
+    assert.deepEqual(
+      [s.replicas, s.pods],
+      [0, []],
+      `no app pod while the pump starts or the handoff commits\n${timeline()}`,
+    );
+  for (const s of samples.filter((x) =>
+    ['STARTING_PUMP', 'REDIRECTING_APP', 'ACTIVE', 'STOPPING_SOURCE', 'DRAINING_APP'].includes(x.phase),
+  ))
+    assert.ok(!s.pods.includes(source), `no app pod reads the source beside the pump\n${timeline()}`);
+}
+
+const revision = async (kc: KubeConfig, namespace: string, name: string) =>
+  Number(
+    (await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name, namespace })).metadata?.annotations?.[
+      'deployment.kubernetes.io/revision'
+    ],
+  );
+
+/** A pod takes 3 s to stop (a preStop pause), so each window lasts several HPA reconciles. */
+const slowToStop = (d: V1Deployment) => {
+  d.spec!.template.spec!.containers[0]!.lifecycle = { preStop: { sleep: { seconds: 3 } } };
+};
+
+/** Alice's split of `workload`, Active; returns its name and her session shadow. */
+async function aliceSplit(workload: string): Promise<{ name: string; session: string }> {
+  const split = await createSplit(dev, fx.namespace, {
+    workload,
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'alice' },
+    owner: `system:serviceaccount:${fx.namespace}:alice`,
   });
+  const active = await waitForSplitPhase(dev, fx.namespace, split.metadata.name, 'Active', 180_000);
+  const session = active.status?.queues?.[0]?.shadow?.source;
+  assert.ok(session, 'the status names alice session shadow');
+  return { name: split.metadata.name, session };
+}
+
+/** Alice gets her 10, the app the other 10. */
+async function deliverBoth(source: string, session: string): Promise<void> {
+  const alice = ids(source, 'alice', 10);
+  const others = ids(source, 'bob', 10);
+  await publishTo(fx.ch, source, alice, 'alice');
+  await publishTo(fx.ch, source, others, 'bob');
+  const mine: string[] = [];
+  const local = await consumeQueueIds(fx.conn, session, mine);
+  await pollUntil(
+    'alice received her 10 messages',
+    async () => mine.length,
+    (n) => n >= 10,
+    60_000,
+  );
+  await waitForAppReceived('the app processed the rest', others, 60_000, source);
+  await local.close();
+  assert.deepEqual([...mine].sort(), [...alice].sort(), 'alice got exactly hers');
+}
+
+test('an HPA-scaled workload: the HPA that wants three pods inside each handover window scales nothing there, scales the app on its shadow while split, and is exactly as before after the handback', async () => {
+  const { kc, namespace, ch } = fx;
+  const apps = kc.makeApiClient(AppsV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+  const autoscaling = kc.makeApiClient(AutoscalingV2Api);
+  const source = await rabbitApp(fx, 'scaled-app', { shape: slowToStop });
   metrics.set(METRIC, 1);
   await autoscaling.createNamespacedHorizontalPodAutoscaler({
     namespace,
@@ -120,65 +244,26 @@ test('an HPA-scaled workload: the HPA that wants three pods inside each handover
     name: 'scaled-app',
     namespace,
   });
-  const revisionBefore = Number(
-    (await apps.readNamespacedDeployment({ name: 'scaled-app', namespace })).metadata?.annotations?.[
-      'deployment.kubernetes.io/revision'
-    ],
-  );
+  const revisionBefore = await revision(kc, namespace, 'scaled-app');
 
-  const watch = new PhaseWatch(kc, namespace, 'scaled-app', async () => undefined);
-  watch.start();
-  const samples: Sample[] = [];
-  const started = Date.now();
-  let sampling = true;
+  // From the moment the controller holds the app at zero, the HPA's metric asks for three.
   let wantsMore = false;
-  const sampler = (async () => {
-    while (sampling) {
-      const [deployment, pods, hpa] = await Promise.all([
-        apps.readNamespacedDeployment({ name: 'scaled-app', namespace }),
-        core.listNamespacedPod({ namespace, labelSelector: 'app=scaled-app' }),
-        autoscaling.readNamespacedHorizontalPodAutoscaler({ name: 'scaled-app', namespace }),
-      ]);
-      const sample: Sample = {
-        at: Date.now() - started,
-        phase: watch.phase,
-        replicas: deployment.spec?.replicas ?? 1,
-        pods: pods.items.filter((p) => !p.metadata?.deletionTimestamp).map(sourceOf),
-        scalingActive: scalingActive(hpa),
-      };
-      samples.push(sample);
-      // From the moment the controller holds the app at zero, the HPA's metric asks for three.
-      if (!wantsMore && sample.phase === 'QUIESCING_APP' && sample.replicas === 0) {
-        wantsMore = true;
-        metrics.set(METRIC, 3);
-      }
-      await new Promise((r) => setTimeout(r, 200));
+  const run = sample(kc, namespace, 'scaled-app', 'scaled-app', (s) => {
+    if (!wantsMore && s.phase === 'QUIESCING_APP' && s.replicas === 0) {
+      wantsMore = true;
+      metrics.set(METRIC, 3);
     }
-  })();
-  const timeline = () =>
-    samples
-      .map(
-        (s) =>
-          `${(s.at / 1000).toFixed(1)}s ${s.phase || '-'} r=${s.replicas} pods=[${s.pods.join(',')}] ${s.scalingActive}`,
-      )
-      .join('\n');
+  });
+  const { samples, timeline } = run;
 
   try {
-    const split = await createSplit(dev, namespace, {
-      workload: 'scaled-app',
-      queues: ['orders'],
-      filter: { 'x-queue-split-user': 'alice' },
-      owner: `system:serviceaccount:${namespace}:alice`,
-    });
-    const active = await waitForSplitPhase(dev, namespace, split.metadata.name, 'Active', 180_000);
-    const session = active.status?.queues?.[0]?.shadow?.source;
-    assert.ok(session, 'the status names alice session shadow');
+    const split = await aliceSplit('scaled-app');
     const redirected = await apps.readNamespacedDeployment({ name: 'scaled-app', namespace });
     const shadow = redirected.spec?.template.spec?.containers[0]?.env?.find(
       (e) => e.name === 'SOURCE_QUEUE',
     )?.value;
     assert.ok(
-      shadow && shadow !== source && shadow !== session,
+      shadow && shadow !== source && shadow !== split.session,
       'the app is pointed at its application shadow',
     );
 
@@ -190,30 +275,14 @@ test('an HPA-scaled workload: the HPA that wants three pods inside each handover
       [shadow],
       'every pod the HPA added reads the application shadow',
     );
+    await deliverBoth(source, split.session);
 
-    const alice = ids(source, 'alice', 10);
-    const others = ids(source, 'bob', 10);
-    await publishTo(ch, source, alice, 'alice');
-    await publishTo(ch, source, others, 'bob');
-    const mine: string[] = [];
-    const local = await consumeQueueIds(conn, session, mine);
-    await pollUntil(
-      'alice received her 10 messages',
-      async () => mine.length,
-      (n) => n >= 10,
-      60_000,
-    );
-    await waitForAppReceived('the app (three pods) processed the rest', others, 60_000, source);
-    await local.close();
-
-    await removeSplit(dev, namespace, split.metadata.name, 180_000);
+    await removeSplit(dev, namespace, split.name, 180_000);
     await waitForRabbitHandback(kc, namespace, 'scaled-app', source, { replicas: 3, timeoutMs: 180_000 });
   } finally {
-    sampling = false;
-    await sampler;
-    watch.stop();
+    await run.stop();
   }
-  console.log(`phases: ${watch.describe()}`);
+  console.log(`phases: ${run.watch.describe()}`);
 
   // The windows held: at zero while the HPA wanted three, and the HPA said why it did not act.
   for (const [name, phases] of Object.entries(WINDOW)) {
@@ -224,26 +293,12 @@ test('an HPA-scaled workload: the HPA that wants three pods inside each handover
       `inside the ${name} window the HPA reconciled and left the workload at zero (ScalingDisabled)\n${timeline()}`,
     );
   }
-  for (const s of samples.filter((x) => x.phase === 'STARTING_PUMP' || x.phase === 'COMMITTING_HANDOFF'))
-    assert.deepEqual(
-      [s.replicas, s.pods],
-      [0, []],
-      `no app pod while the pump starts or the handoff commits\n${timeline()}`,
-    );
-  // Never two live destinations: while the pump reads the source, no pod does.
-  for (const s of samples.filter((x) =>
-    ['STARTING_PUMP', 'REDIRECTING_APP', 'ACTIVE', 'STOPPING_SOURCE', 'DRAINING_APP'].includes(x.phase),
-  ))
-    assert.ok(!s.pods.includes(source), `no app pod reads the source beside the pump\n${timeline()}`);
+  assertWindowsHeld(samples, source, timeline);
 
   const hpaAfter = await autoscaling.readNamespacedHorizontalPodAutoscaler({ name: 'scaled-app', namespace });
   assert.deepEqual(hpaAfter.spec, hpaBefore.spec, 'the HPA spec is exactly as before');
   assert.deepEqual(hpaAfter.metadata?.annotations ?? {}, hpaBefore.metadata?.annotations ?? {});
-  const revisionAfter = Number(
-    (await apps.readNamespacedDeployment({ name: 'scaled-app', namespace })).metadata?.annotations?.[
-      'deployment.kubernetes.io/revision'
-    ],
-  );
+  const revisionAfter = await revision(kc, namespace, 'scaled-app');
   console.log(`rollouts of the app through the split: ${revisionAfter - revisionBefore}`);
   assert.equal(revisionAfter - revisionBefore, 2, 'two rollouts: to the shadow and back');
 
@@ -269,4 +324,186 @@ test('an HPA-scaled workload: the HPA that wants three pods inside each handover
   );
   for (const id of [...ids(source, 'bob', 10), ...after])
     assert.ok(delivered.has(id), `${id} reached the app`);
+});
+
+const KEDA_METRIC = 'keda_backlog';
+const scaledObjects = { group: 'keda.sh', version: 'v1alpha1', plural: 'scaledobjects' } as const;
+
+interface ScaledObjectSeen {
+  metadata: { annotations?: Record<string, string>; labels?: Record<string, string> };
+  spec: unknown;
+}
+
+/** Nothing of ours left on the ScaledObject: annotations, labels and spec as `before`. */
+function assertAsBefore(after: ScaledObjectSeen, before: ScaledObjectSeen): void {
+  assert.deepEqual(
+    after.metadata.annotations ?? {},
+    before.metadata.annotations ?? {},
+    'annotations as before',
+  );
+  assert.deepEqual(after.metadata.labels ?? {}, before.metadata.labels ?? {}, 'labels as before');
+  assert.deepEqual(after.spec, before.spec, 'spec as before');
+}
+
+async function kedaApp(workload: string): Promise<{ source: string; read: () => Promise<ScaledObjectSeen> }> {
+  const { kc, namespace } = fx;
+  await installKedaCrd(kc);
+  const source = await rabbitApp(fx, workload, { shape: slowToStop });
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  await custom.createNamespacedCustomObject({
+    ...scaledObjects,
+    namespace,
+    body: {
+      apiVersion: 'keda.sh/v1alpha1',
+      kind: 'ScaledObject',
+      metadata: { name: workload, annotations: { 'team.example/owner': 'payments' } },
+      spec: {
+        scaleTargetRef: { name: workload },
+        minReplicaCount: 0,
+        maxReplicaCount: 3,
+        triggers: [{ type: 'rabbitmq', metadata: { queueName: source, mode: 'QueueLength', value: '1' } }],
+      },
+    },
+  });
+  const read = async () =>
+    // CustomObjectsApi answers untyped JSON; a ScaledObject has this shape.
+    (await custom.getNamespacedCustomObject({
+      ...scaledObjects,
+      namespace,
+      name: workload,
+    })) as ScaledObjectSeen;
+  return { source, read };
+}
+
+test('a KEDA-scaled workload: its ScaledObject is paused through KEDA’s annotation for the split (its HPA gone, its scale-from-zero out of both windows) and resumed exactly as it was at the handback', async () => {
+  const { kc, namespace } = fx;
+  const apps = kc.makeApiClient(AppsV1Api);
+  const autoscaling = kc.makeApiClient(AutoscalingV2Api);
+  let load = 1;
+  metrics.set(KEDA_METRIC, load);
+  const { source, read } = await kedaApp('keda-app');
+  const keda = playKeda(kc, namespace, 'keda-app', { name: KEDA_METRIC, value: () => load });
+  try {
+    await pollUntil(
+      'KEDA’s HPA scales the app on its metric',
+      () => autoscaling.readNamespacedHorizontalPodAutoscaler({ name: 'keda-hpa-keda-app', namespace }),
+      (h) => scalingActive(h) === 'True/ValidMetricFound',
+      60_000,
+    );
+    const before = await read();
+    const revisionBefore = await revision(kc, namespace, 'keda-app');
+
+    // Inside the windows KEDA's trigger is active and asks for three: were it not paused, its
+    // scale loop would take the app from zero to one, and its HPA on to three.
+    const run = sample(kc, namespace, 'keda-app', 'keda-hpa-keda-app', (s) => {
+      if (load === 1 && s.phase === 'QUIESCING_APP') {
+        load = 3;
+        metrics.set(KEDA_METRIC, load);
+      }
+    });
+    try {
+      const split = await aliceSplit('keda-app');
+      const paused = await read();
+      assert.equal(
+        paused.metadata.annotations?.['autoscaling.keda.sh/paused'],
+        'true',
+        'paused by KEDA’s annotation',
+      );
+      assert.equal(paused.metadata.labels?.['queuesplit.dev/paused'], 'true');
+      assert.ok(keda.actions.includes('hpa deleted'), `KEDA deleted its HPA: ${keda.actions.join(', ')}`);
+      // While split KEDA is paused: the app keeps the replica count it had, on its shadow.
+      assert.equal((await apps.readNamespacedDeployment({ name: 'keda-app', namespace })).spec?.replicas, 1);
+      await deliverBoth(source, split.session);
+      await removeSplit(dev, namespace, split.name, 180_000);
+      await waitForRabbitHandback(kc, namespace, 'keda-app', source, { timeoutMs: 180_000 });
+    } finally {
+      await run.stop();
+    }
+    console.log(`phases: ${run.watch.describe()}; KEDA: ${keda.actions.join(', ')}`);
+    assertWindowsHeld(run.samples, source, run.timeline);
+    for (const [name, phases] of Object.entries(WINDOW)) {
+      const inWindow = run.samples.filter((s) => phases.includes(s.phase));
+      assert.ok(inWindow.length > 0, `the ${name} window was sampled\n${run.timeline()}`);
+      assert.ok(
+        inWindow.every((s) => s.scalingActive === 'gone'),
+        `no KEDA HPA inside the ${name} window\n${run.timeline()}`,
+      );
+    }
+    assert.ok(
+      !keda.actions.includes('activated from zero'),
+      `KEDA never scaled from zero: ${keda.actions.join(', ')}`,
+    );
+
+    // Resumed exactly: KEDA's annotations and labels as before, and KEDA scales the app again.
+    assertAsBefore(await read(), before);
+    assert.equal((await revision(kc, namespace, 'keda-app')) - revisionBefore, 2, 'two rollouts');
+    await pollUntil(
+      'KEDA, resumed, scales the app to its trigger’s three',
+      () => apps.readNamespacedDeployment({ name: 'keda-app', namespace }),
+      (d) => d.spec?.replicas === 3,
+      60_000,
+    );
+  } finally {
+    await keda.stop();
+  }
+});
+
+test('a split of a KEDA-scaled workload waits for KEDA to confirm its pause; deleted meanwhile, it leaves the ScaledObject and the workload as they were', async () => {
+  const { kc, namespace } = fx;
+  const apps = kc.makeApiClient(AppsV1Api);
+  metrics.set(KEDA_METRIC, 1);
+  const { read } = await kedaApp('keda-slow');
+  const keda = playKeda(kc, namespace, 'keda-slow', { name: KEDA_METRIC, value: () => 1 });
+  try {
+    await pollUntil(
+      'KEDA made its HPA',
+      async () => keda.actions,
+      (a) => a.includes('hpa made'),
+      30_000,
+    );
+    const before = await read();
+    const workloadBefore = await apps.readNamespacedDeployment({ name: 'keda-slow', namespace });
+    keda.hold = true; // a slow operator: it sees the annotation but has not paused yet
+    const split = await createSplit(dev, namespace, {
+      workload: 'keda-slow',
+      queues: ['orders'],
+      filter: { 'x-queue-split-user': 'alice' },
+      owner: `system:serviceaccount:${namespace}:alice`,
+    });
+    await pollUntil(
+      'the split asked KEDA to pause',
+      read,
+      (so) => so.metadata.annotations?.['autoscaling.keda.sh/paused'] === 'true',
+      30_000,
+    );
+    await new Promise((r) => setTimeout(r, 3_000));
+    const waiting = await getSplit(dev, namespace, split.metadata.name);
+    assert.ok(
+      !['Active', 'Activating'].includes(waiting?.status?.phase ?? ''),
+      `the split waits for KEDA: ${waiting?.status?.phase}`,
+    );
+    const workloadWaiting = await apps.readNamespacedDeployment({ name: 'keda-slow', namespace });
+    assert.equal(
+      workloadWaiting.metadata?.generation,
+      workloadBefore.metadata?.generation,
+      'the workload untouched',
+    );
+    assert.equal(workloadWaiting.spec?.replicas, 1, 'never quiesced while KEDA could still scale it');
+
+    await deleteSplit(dev, namespace, split.metadata.name);
+    await waitForSplitGone(dev, namespace, split.metadata.name, 60_000);
+    assertAsBefore(await read(), before);
+    const workloadAfter = await apps.readNamespacedDeployment({ name: 'keda-slow', namespace });
+    assert.equal(
+      workloadAfter.metadata?.generation,
+      workloadBefore.metadata?.generation,
+      'the workload untouched',
+    );
+    assert.ok(
+      !(workloadAfter.metadata?.finalizers ?? []).includes('queuesplit.dev/handback'),
+      'no finalizer',
+    );
+  } finally {
+    await keda.stop();
+  }
 });

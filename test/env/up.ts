@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { startElasticMq } from './elasticmq';
 import { startControlPlane } from './k8s/controlPlane';
 import { startKafka } from './kafka';
+import { ensureKedaCrd } from './keda';
 import { envFile, runDir } from './paths';
 import { startRabbitMq } from './rabbitmq';
 
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
     startKafka(),
     startRabbitMq(),
     startElasticMq(),
-    ...(brokersOnly ? [] : [startControlPlane()]),
+    ...(brokersOnly ? [] : [startControlPlane(), Promise.resolve().then(ensureKedaCrd)]),
   ]);
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failures.length > 0) {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { V2HorizontalPodAutoscaler } from '@kubernetes/client-node';
-import { autoscalerRefusal } from '../../../agent/controller/autoscalers';
+import { autoscalerRefusal, kedaOwned, scaledObjectOf } from '../../../agent/controller/autoscalers';
 
 const hpa = (name: string, minReplicas?: number): V2HorizontalPodAutoscaler => ({
   metadata: { name },
@@ -27,20 +27,20 @@ test('an HPA with minReplicas 0 is refused by name, with the fix', () => {
   assert.match(refusal?.message ?? '', /Set spec\.minReplicas to 1 or more/);
 });
 
-test('an HPA KEDA made for a ScaledObject is refused naming the ScaledObject and how to pause it', () => {
+test('an HPA KEDA made for a ScaledObject is no refusal, whatever its minReplicas: the split pauses the ScaledObject instead', () => {
   const keda: V2HorizontalPodAutoscaler = {
-    ...hpa('keda-hpa-orders', 1),
+    ...hpa('keda-hpa-orders', 0),
     metadata: {
       name: 'keda-hpa-orders',
       labels: { 'scaledobject.keda.sh/name': 'orders' },
       ownerReferences: [{ apiVersion: 'keda.sh/v1alpha1', kind: 'ScaledObject', name: 'orders', uid: 'u' }],
     },
   };
-  const refusal = autoscalerRefusal([keda]);
-  assert.equal(refusal?.reason, 'KedaManaged');
-  assert.match(refusal?.message ?? '', /KEDA ScaledObject orders scales this workload/);
-  assert.match(refusal?.message ?? '', /autoscaling\.keda\.sh\/paused: "true"/);
-  // Found by its label alone too (an HPA whose owner reference was dropped by a backup/restore).
+  assert.equal(kedaOwned(keda), true);
+  assert.equal(scaledObjectOf(keda), 'orders');
+  assert.equal(autoscalerRefusal([keda]), undefined);
+  // Known by its label alone too (an HPA whose owner reference a backup/restore dropped).
   const labelled = { ...keda, metadata: { ...keda.metadata, ownerReferences: [] } };
-  assert.equal(autoscalerRefusal([labelled])?.reason, 'KedaManaged');
+  assert.equal(scaledObjectOf(labelled), 'orders');
+  assert.equal(kedaOwned(hpa('plain', 1)), false);
 });

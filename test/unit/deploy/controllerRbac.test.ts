@@ -120,6 +120,8 @@ test('the controller role grants exactly what the controller code calls', () => 
     'cluster networking.k8s.io/networkpolicies delete',
     'cluster autoscaling/horizontalpodautoscalers list',
     'cluster policy/poddisruptionbudgets list',
+    'cluster keda.sh/scaledobjects list',
+    'cluster keda.sh/scaledobjects patch',
     'cluster core/events create',
     'cluster core/events list',
     'cluster core/namespaces get',

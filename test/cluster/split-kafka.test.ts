@@ -2,9 +2,13 @@
 // together: one queue-agent process runs both engines. alice's messages reach her session
 // shadows on both brokers, everything else reaches the app, the agent's metrics (published
 // counts, shadow lag, generations, time in phase; no route labels) and health endpoints tell
-// the truth, and the handback gives the app both sources back without a loss.
+// the truth, and the handback gives the app both sources back without a loss. The app runs three
+// replicas (one Kafka consumer group, three competing RabbitMQ consumers) under a
+// PodDisruptionBudget that allows one pod down: the split is not refused, leaves the budget as it
+// was, and the app goes through two rollouts (docs/design.md, "Disruption budgets").
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { AppsV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import type { Consumer } from 'kafkajs';
 import { clusterFixture } from '../support/clusterFixture';
 import { deployShop, waitForShopHandback } from '../support/shop';
@@ -29,6 +33,23 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   const { kc, namespace, conn, ch, kafka, producer, services } = fx;
   const sources = await deployShop(fx, 'shop', 3);
   const { topic, queue } = sources;
+  const policy = kc.makeApiClient(PolicyV1Api);
+  await policy.createNamespacedPodDisruptionBudget({
+    namespace,
+    body: {
+      metadata: { name: 'shop' },
+      spec: { selector: { matchLabels: { app: 'shop' } }, maxUnavailable: 1 },
+    },
+  });
+  const budget = await policy.readNamespacedPodDisruptionBudget({ name: 'shop', namespace });
+  const apps = kc.makeApiClient(AppsV1Api);
+  const revision = async () =>
+    Number(
+      (await apps.readNamespacedDeployment({ name: 'shop', namespace })).metadata?.annotations?.[
+        'deployment.kubernetes.io/revision'
+      ],
+    );
+  const revisionBefore = await revision();
   const preOrders = ids(topic, 'pre', 4);
   const preInvoices = ids(queue, 'pre', 4);
   await produceIds(producer, topic, preOrders);
@@ -198,6 +219,9 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
     `handback, Kafka + RabbitMQ (delete → app on its sources): ${((Date.now() - stopped) / 1000).toFixed(1)}s`,
   );
   await waitForNoAgent(kc, namespace, 'shop', 'the queue-agent is reaped');
+  const budgetAfter = await policy.readNamespacedPodDisruptionBudget({ name: 'shop', namespace });
+  assert.deepEqual(budgetAfter.spec, budget.spec, 'the disruption budget is as it was');
+  assert.equal((await revision()) - revisionBefore, 2, 'two rollouts of the app: to its shadows and back');
 
   const afterIds = { orders: ids(topic, 'after', 4), invoices: ids(queue, 'after', 4) };
   await produceIds(producer, topic, afterIds.orders, 'alice');

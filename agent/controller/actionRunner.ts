@@ -29,9 +29,14 @@ export interface RunnerHost {
   persist(): Promise<void>;
 }
 
+/** How many times in a row a quiesce scale may be re-read after an autoscaler raced it. */
+const MAX_AUTOSCALER_RACES = 3;
+
 export class ActionRunner {
   /** Actions a failure interrupted, retried on the next pass while the phase is unchanged. */
   unfinished: { phase: string; actions: readonly SplitAction[] } | undefined;
+  /** Quiesce scales an autoscaler raced since the last one that landed. */
+  private races = 0;
 
   constructor(
     private readonly id: WorkloadId,
@@ -76,7 +81,14 @@ export class ActionRunner {
         // Every action is idempotent: the rest of the list is retried on the next pass.
         this.unfinished = { phase: this.host.state().phase, actions: actions.slice(index) };
         const phase = this.host.state().phase;
-        if (isConflict(err) && action.type === 'scaleWorkload') {
+        if (
+          isConflict(err) &&
+          action.type === 'scaleWorkload' &&
+          (await this.autoscalerRaced(action, phase))
+        ) {
+          this.unfinished = undefined;
+          await this.apply({ type: 'scaleRaced' });
+        } else if (isConflict(err) && action.type === 'scaleWorkload') {
           // Someone scaled the workload during cutover: take the proved abort/degraded path.
           await this.apply({
             type: 'stepFailed',
@@ -89,6 +101,23 @@ export class ActionRunner {
         return;
       }
     }
+  }
+
+  /**
+   * Whether a quiesce scale's conflict was the workload's autoscaler scaling it between our read
+   * and our write (an HPA targets it): then nothing was scaled by us, and the count is read again
+   * — a few times at most, after which it is a race like any other (docs/design.md,
+   * "Autoscaled workloads").
+   */
+  private async autoscalerRaced(action: SplitAction, phase: string): Promise<boolean> {
+    if (action.type !== 'scaleWorkload' || action.resourceVersion === undefined) return false;
+    if (phase !== 'QUIESCING_APP' && phase !== 'QUIESCING_FOR_HANDBACK') return false;
+    if (this.races >= MAX_AUTOSCALER_RACES) return false;
+    const hpas = await this.deps.workloads.autoscalersOf(this.id.kind, this.id.namespace, this.id.name);
+    if (hpas.length === 0) return false;
+    this.races += 1;
+    this.log.info('scale.autoscaler_raced', { phase, hpa: hpas.map((h) => h.metadata?.name).join(',') });
+    return true;
   }
 
   private async run(action: SplitAction): Promise<void> {
@@ -110,7 +139,9 @@ export class ActionRunner {
         });
       }
       case 'scaleWorkload':
-        return this.deps.workloads.scale(kind, namespace, name, action.replicas, action.resourceVersion);
+        await this.deps.workloads.scale(kind, namespace, name, action.replicas, action.resourceVersion);
+        this.races = 0;
+        return;
       case 'applyOverrides':
       case 'removeOverrides': {
         const keep =

@@ -40,6 +40,9 @@ export type SplitEvent =
   | { type: 'routeTimedOut'; routeId: string }
   // workload steps
   | { type: 'workloadObserved'; replicas: number; resourceVersion: string }
+  /** The quiesce's scale met a resourceVersion conflict written by the workload's autoscaler
+   * (docs/design.md, "Autoscaled workloads"): nothing was scaled, so the count is read again. */
+  | { type: 'scaleRaced' }
   | { type: 'stepSucceeded'; phase: WorkloadPhase; queue?: string; checkpoint?: unknown }
   | {
       type: 'proofReported';
@@ -74,6 +77,7 @@ export const SPLIT_EVENT_TYPES = [
   'routeStepFailed',
   'routeTimedOut',
   'workloadObserved',
+  'scaleRaced',
   'stepSucceeded',
   'proofReported',
   'stepFailed',

@@ -225,3 +225,28 @@ export function workloadObserved(
   }
   return ignored(state, `no replica count is awaited in ${state.phase}`);
 }
+
+/**
+ * The quiesce's scale to zero was refused (resourceVersion conflict) because the workload's
+ * autoscaler scaled it after we read it: nothing was scaled by us, so the recorded count is
+ * dropped and read again, instead of rolling back an activation that changed nothing.
+ */
+export function scaleRaced(state: SplitState): TransitionResult {
+  if (state.phase === 'QUIESCING_APP' && state.preActivationReplicas !== null) {
+    const next = { ...state, preActivationReplicas: null, preActivationResourceVersion: null };
+    return result(
+      state,
+      enterPhase(next, 'QUIESCING_APP'),
+      'an autoscaler scaled first; reading the replicas again',
+    );
+  }
+  if (state.phase === 'QUIESCING_FOR_HANDBACK' && state.handbackReplicas !== null) {
+    const next = { ...state, handbackReplicas: null, handbackResourceVersion: null };
+    return result(
+      state,
+      enterPhase(next, 'QUIESCING_FOR_HANDBACK'),
+      'an autoscaler scaled first; reading the replicas again',
+    );
+  }
+  return ignored(state, `no quiesce scale is pending in ${state.phase}`);
+}

@@ -24,7 +24,7 @@ import {
   routeShadowsReady,
 } from './routeTransitions';
 import type { SplitState } from './stateDocument';
-import { stepFailure, stepReport, workloadObserved } from './stepReports';
+import { scaleRaced, stepFailure, stepReport, workloadObserved } from './stepReports';
 import {
   failWorkflow,
   ignored,
@@ -59,6 +59,8 @@ export function transition(state: SplitState, event: SplitEvent): TransitionResu
       return routeFailed(state, event.routeId, 'timed out (longer than a step may take)');
     case 'workloadObserved':
       return workloadObserved(state, event.replicas, event.resourceVersion);
+    case 'scaleRaced':
+      return scaleRaced(state);
     case 'stepSucceeded':
       return stepReport(state, event.phase, event.queue, { kind: 'success', checkpoint: event.checkpoint });
     case 'proofReported':

@@ -57,6 +57,8 @@ function eventsOfType(type: SplitEventType, state: SplitState): SplitEvent[] {
         { type, replicas: 2, resourceVersion: 'rv' },
         { type, replicas: -1, resourceVersion: 'rv' },
       ];
+    case 'scaleRaced':
+      return [{ type }];
     case 'stepSucceeded':
       return [
         { type, phase: state.phase, ...scoped },

@@ -42,6 +42,33 @@ describe('activation', () => {
     ]);
   });
 
+  test('a quiesce scale an autoscaler raced reads the replicas again instead of failing; elsewhere it is ignored', () => {
+    const observed = at('QUIESCING_APP_OBSERVED');
+    assert.notEqual(observed.preActivationReplicas, null);
+    const raced = transition(observed, { type: 'scaleRaced' });
+    assert.equal(raced.outcome, 'applied');
+    assert.equal(raced.state.phase, 'QUIESCING_APP');
+    assert.equal(raced.state.preActivationReplicas, null);
+    assert.equal(raced.state.preActivationResourceVersion, null);
+    assert.deepEqual(raced.actions, [{ type: 'persistState' }, { type: 'observeWorkload' }]);
+    const again = transition(raced.state, { type: 'workloadObserved', replicas: 4, resourceVersion: 'rv2' });
+    assert.deepEqual(again.actions.slice(1, 2), [
+      { type: 'scaleWorkload', replicas: 0, resourceVersion: 'rv2' },
+    ]);
+
+    const handback = transition(at('QUIESCING_FOR_HANDBACK'), {
+      type: 'workloadObserved',
+      replicas: 5,
+      resourceVersion: 'rv9',
+    }).state;
+    const racedBack = transition(handback, { type: 'scaleRaced' });
+    assert.equal(racedBack.state.handbackReplicas, null);
+    assert.deepEqual(racedBack.actions, [{ type: 'persistState' }, { type: 'observeWorkload' }]);
+
+    assert.equal(transition(at('QUIESCING_APP'), { type: 'scaleRaced' }).outcome, 'ignored');
+    assert.equal(transition(at('REDIRECTING_APP'), { type: 'scaleRaced' }).outcome, 'ignored');
+  });
+
   test('proof-gated steps refuse a bare success report', () => {
     const state = at('QUIESCING_APP_OBSERVED');
     const result = transition(state, { type: 'stepSucceeded', phase: 'QUIESCING_APP' });

@@ -571,7 +571,12 @@ export class Coordinator {
     if (state.phase === 'QUIESCING_FOR_HANDBACK' && state.handbackReplicas === null) return false;
     if (!needsZero || !workload) return true;
     const pods = await this.deps.workloads.pods(workload);
-    if (pods.length > 0) this.progress.blocking = `waiting for ${pods.length} application pod(s) to stop`;
+    const replicas = workload.spec?.replicas ?? 1;
+    if (pods.length > 0)
+      this.progress.blocking =
+        replicas > 0 && state.phase === 'ABORTING_ACTIVATION'
+          ? `the workload was scaled back to ${replicas} replica(s) by someone else (a GitOps sync? an autoscaler?) while the rollback needs it at zero; nothing is lost meanwhile. Stop whoever scales it (pause the sync); the rollback then finishes by itself`
+          : `waiting for ${pods.length} application pod(s) to stop`;
     return pods.length === 0;
   }
 

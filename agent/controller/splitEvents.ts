@@ -250,6 +250,8 @@ export class SplitEvents {
     const manualScale = await this.manualScale(state, unfinished);
     if (manualScale) return [{ type: 'stepFailed', phase, reason: manualScale }];
     await this.holdHandbackWindow(state, unfinished);
+    const reverted = this.redirectReverted(state, workload, resolved, unfinished);
+    if (reverted) return [{ type: 'stepFailed', phase, reason: reverted }];
     const drift = this.envDrift(state, workload, resolved, unfinished);
     if (drift) return [{ type: 'faultReported', reason: drift }];
     if (phase === 'QUIESCING_APP' && state.preActivationReplicas !== null) {
@@ -354,6 +356,31 @@ export class SplitEvents {
       `drift: the env override of ${changed.join(', ')} was changed by someone else while split, so the app reads its source beside the split and messages meant for a split can reach it (none is lost: the application shadow keeps what the app no longer reads). ` +
       `Make whoever changed it (a GitOps sync?) leave these env values alone while the workload is split, then retry: the retry puts the override back`
     );
+  }
+
+  /**
+   * The redirect's override put back by someone else before the split is active (a GitOps sync
+   * re-applying the manifest): the rollout would never bring pods of the wanted env, so the
+   * activation rolls back now, naming it, instead of after the step timeout.
+   */
+  private redirectReverted(
+    state: SplitState,
+    workload: Workload,
+    resolved: readonly ResolvedQueue[],
+    unfinished: boolean,
+  ): string | undefined {
+    if (state.phase !== 'REDIRECTING_APP' || unfinished || workload.metadata?.deletionTimestamp)
+      return undefined;
+    const wanted = new Set([...state.activeQueues, ...(state.workflow?.queues ?? [])]);
+    const changed = overrideDrift(
+      workload,
+      overridesFor(
+        resolved.filter((q) => wanted.has(q.name)),
+        (q) => queueNames(state, q),
+      ),
+    );
+    if (changed.length === 0) return undefined;
+    return `the env override of ${changed.join(', ')} was changed back by someone else during the redirect (a GitOps sync re-applying the manifest?); make it leave these env values alone while the workload is split (README, "The workloads it splits")`;
   }
 
   /** An operator's retry annotation on the workload: acted on once, then removed. */

@@ -16,7 +16,6 @@ import {
   AppsV1Api,
   AutoscalingV2Api,
   CoreV1Api,
-  CustomObjectsApi,
   type KubeConfig,
   type V1Deployment,
   type V1Pod,
@@ -28,7 +27,7 @@ import { runDir } from '../env/paths';
 import { grantDeveloper } from '../../deploy/install';
 import { clusterFixture } from '../support/clusterFixture';
 import { serveExternalMetrics, type ExternalMetrics } from '../support/externalMetrics';
-import { installKedaCrd, playKeda } from '../support/kedaContract';
+import { assertScaledObjectAsBefore, kedaScaledApp, playKeda } from '../support/kedaContract';
 import { records, waitForReadyPods } from '../support/kube';
 import { PhaseWatch } from '../support/phaseWatch';
 import { pollUntil } from '../support/poll';
@@ -327,61 +326,13 @@ test('an HPA-scaled workload: the HPA that wants three pods inside each handover
 });
 
 const KEDA_METRIC = 'keda_backlog';
-const scaledObjects = { group: 'keda.sh', version: 'v1alpha1', plural: 'scaledobjects' } as const;
-
-interface ScaledObjectSeen {
-  metadata: { annotations?: Record<string, string>; labels?: Record<string, string> };
-  spec: unknown;
-}
-
-/** Nothing of ours left on the ScaledObject: annotations, labels and spec as `before`. */
-function assertAsBefore(after: ScaledObjectSeen, before: ScaledObjectSeen): void {
-  assert.deepEqual(
-    after.metadata.annotations ?? {},
-    before.metadata.annotations ?? {},
-    'annotations as before',
-  );
-  assert.deepEqual(after.metadata.labels ?? {}, before.metadata.labels ?? {}, 'labels as before');
-  assert.deepEqual(after.spec, before.spec, 'spec as before');
-}
-
-async function kedaApp(workload: string): Promise<{ source: string; read: () => Promise<ScaledObjectSeen> }> {
-  const { kc, namespace } = fx;
-  await installKedaCrd(kc);
-  const source = await rabbitApp(fx, workload, { shape: slowToStop });
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  await custom.createNamespacedCustomObject({
-    ...scaledObjects,
-    namespace,
-    body: {
-      apiVersion: 'keda.sh/v1alpha1',
-      kind: 'ScaledObject',
-      metadata: { name: workload, annotations: { 'team.example/owner': 'payments' } },
-      spec: {
-        scaleTargetRef: { name: workload },
-        minReplicaCount: 0,
-        maxReplicaCount: 3,
-        triggers: [{ type: 'rabbitmq', metadata: { queueName: source, mode: 'QueueLength', value: '1' } }],
-      },
-    },
-  });
-  const read = async () =>
-    // CustomObjectsApi answers untyped JSON; a ScaledObject has this shape.
-    (await custom.getNamespacedCustomObject({
-      ...scaledObjects,
-      namespace,
-      name: workload,
-    })) as ScaledObjectSeen;
-  return { source, read };
-}
-
 test('a KEDA-scaled workload: its ScaledObject is paused through KEDA’s annotation for the split (its HPA gone, its scale-from-zero out of both windows) and resumed exactly as it was at the handback', async () => {
   const { kc, namespace } = fx;
   const apps = kc.makeApiClient(AppsV1Api);
   const autoscaling = kc.makeApiClient(AutoscalingV2Api);
   let load = 1;
   metrics.set(KEDA_METRIC, load);
-  const { source, read } = await kedaApp('keda-app');
+  const { source, read } = await kedaScaledApp(fx, 'keda-app');
   const keda = playKeda(kc, namespace, 'keda-app', { name: KEDA_METRIC, value: () => load });
   try {
     await pollUntil(
@@ -435,7 +386,7 @@ test('a KEDA-scaled workload: its ScaledObject is paused through KEDA’s annota
     );
 
     // Resumed exactly: KEDA's annotations and labels as before, and KEDA scales the app again.
-    assertAsBefore(await read(), before);
+    assertScaledObjectAsBefore(await read(), before);
     assert.equal((await revision(kc, namespace, 'keda-app')) - revisionBefore, 2, 'two rollouts');
     await pollUntil(
       'KEDA, resumed, scales the app to its trigger’s three',
@@ -452,7 +403,7 @@ test('a split of a KEDA-scaled workload waits for KEDA to confirm its pause; del
   const { kc, namespace } = fx;
   const apps = kc.makeApiClient(AppsV1Api);
   metrics.set(KEDA_METRIC, 1);
-  const { read } = await kedaApp('keda-slow');
+  const { read } = await kedaScaledApp(fx, 'keda-slow');
   const keda = playKeda(kc, namespace, 'keda-slow', { name: KEDA_METRIC, value: () => 1 });
   try {
     await pollUntil(
@@ -492,7 +443,7 @@ test('a split of a KEDA-scaled workload waits for KEDA to confirm its pause; del
 
     await deleteSplit(dev, namespace, split.metadata.name);
     await waitForSplitGone(dev, namespace, split.metadata.name, 60_000);
-    assertAsBefore(await read(), before);
+    assertScaledObjectAsBefore(await read(), before);
     const workloadAfter = await apps.readNamespacedDeployment({ name: 'keda-slow', namespace });
     assert.equal(
       workloadAfter.metadata?.generation,

@@ -10,6 +10,7 @@
 //    scale loop stopped, HPA deleted, replicas left alone;
 //  - unpaused again: Paused condition False, the HPA made again.
 // The ScaledObject itself is KEDA's real CRD, from the kedacore/keda module (test/env/keda.ts).
+import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import {
   ApiextensionsV1Api,
@@ -23,7 +24,9 @@ import { parse } from 'yaml';
 import { isConflict, isNotFound, mergePatch } from '../../agent/kube/client';
 import { applyObjects } from '../../deploy/install';
 import { kedaScaledObjectCrd } from '../env/keda';
+import type { ClusterFixture } from './clusterFixture';
 import { pollUntil } from './poll';
+import { rabbitApp } from './rabbitSplit';
 
 const API = { group: 'keda.sh', version: 'v1alpha1', plural: 'scaledobjects' } as const;
 
@@ -185,4 +188,58 @@ export function playKeda(
     await loop;
   };
   return contract;
+}
+
+export interface ScaledObjectSeen {
+  metadata: { annotations?: Record<string, string>; labels?: Record<string, string> };
+  spec: unknown;
+}
+
+/** Nothing of ours left on the ScaledObject: annotations, labels and spec as `before`. */
+export function assertScaledObjectAsBefore(after: ScaledObjectSeen, before: ScaledObjectSeen): void {
+  assert.deepEqual(
+    after.metadata.annotations ?? {},
+    before.metadata.annotations ?? {},
+    'annotations as before',
+  );
+  assert.deepEqual(after.metadata.labels ?? {}, before.metadata.labels ?? {}, 'labels as before');
+  assert.deepEqual(after.spec, before.spec, 'spec as before');
+}
+
+/**
+ * A RabbitMQ app `workload` (pods that take 3 s to stop) with a KEDA ScaledObject on it, in the
+ * fixture's namespace; KEDA's CRD installed first. Returns the source and a reader of the
+ * ScaledObject.
+ */
+export async function kedaScaledApp(
+  fx: Pick<ClusterFixture, 'kc' | 'services' | 'namespace' | 'ch'>,
+  workload: string,
+): Promise<{ source: string; read: () => Promise<ScaledObjectSeen> }> {
+  const { kc, namespace } = fx;
+  await installKedaCrd(kc);
+  const source = await rabbitApp(fx, workload, {
+    shape: (d) => {
+      d.spec!.template.spec!.containers[0]!.lifecycle = { preStop: { sleep: { seconds: 3 } } };
+    },
+  });
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  await custom.createNamespacedCustomObject({
+    ...API,
+    namespace,
+    body: {
+      apiVersion: 'keda.sh/v1alpha1',
+      kind: 'ScaledObject',
+      metadata: { name: workload, annotations: { 'team.example/owner': 'payments' } },
+      spec: {
+        scaleTargetRef: { name: workload },
+        minReplicaCount: 0,
+        maxReplicaCount: 3,
+        triggers: [{ type: 'rabbitmq', metadata: { queueName: source, mode: 'QueueLength', value: '1' } }],
+      },
+    },
+  });
+  // CustomObjectsApi answers untyped JSON; a ScaledObject has this shape.
+  const read = async () =>
+    (await custom.getNamespacedCustomObject({ ...API, namespace, name: workload })) as ScaledObjectSeen;
+  return { source, read };
 }

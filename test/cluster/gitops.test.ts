@@ -1,4 +1,4 @@
-// A workload a GitOps tool keeps in sync (docs/design.md, "GitOps-managed workloads"): every five
+// A workload a GitOps tool keeps in sync (docs/design.md, "GitOps-managed workloads"): every few
 // seconds the manifest from "Git" is server-side applied with force, under the tool's own field
 // manager, as Argo CD's self-heal and Flux's kustomize-controller do. Without the ignore rules the
 // README asks for, the split fails closed: the sync puts back the replicas or the env the split
@@ -23,10 +23,9 @@ import { activeSplit, getSplit, removeSplit, splitFor, waitForSplitPhase } from 
 
 const fx = clusterFixture('qs-gitops', { rabbitmq: true });
 const serverSideApply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-const SYNC_MS = 5_000;
 
-/** A GitOps tool's self-heal: applies `manifest` every five seconds until stopped. */
-function syncLoop(name: string, manifest: () => V1Deployment) {
+/** A GitOps tool's self-heal: applies `manifest` every `everyMs` until stopped. */
+function syncLoop(name: string, manifest: () => V1Deployment, everyMs: number) {
   const apps = fx.kc.makeApiClient(AppsV1Api);
   let running = true;
   let syncs = 0;
@@ -42,7 +41,7 @@ function syncLoop(name: string, manifest: () => V1Deployment) {
       } catch (err) {
         errors.push(String(err));
       }
-      await new Promise((r) => setTimeout(r, SYNC_MS));
+      await new Promise((r) => setTimeout(r, everyMs));
     }
   })();
   return {
@@ -71,7 +70,9 @@ const revision = async (name: string) =>
 test('a self-healing sync without ignore rules: the activation rolls back naming what the sync changed, waits (saying why) while the sync scales the app up, and loses nothing', async () => {
   const { kc, namespace, ch } = fx;
   const { source, git } = await gitApp('synced');
-  const sync = syncLoop('synced', () => git);
+  // Every 3 s: shorter than the activation's windows (about 7 s from the quiesce to Active), so
+  // a sync always lands in one of them.
+  const sync = syncLoop('synced', () => git, 3_000);
   try {
     const before = ids(source, 'before', 5);
     await publishTo(ch, source, before, 'lee');
@@ -118,7 +119,7 @@ test('a self-healing sync with the README’s ignore rules: the split lives thro
   delete ignoring.spec!.replicas;
   for (const e of ignoring.spec!.template.spec!.containers[0]!.env ?? [])
     if (e.name === 'SOURCE_QUEUE') delete e.value;
-  const sync = syncLoop('ignored', () => ignoring);
+  const sync = syncLoop('ignored', () => ignoring, 5_000);
   try {
     await pollUntil(
       'the sync applied once',

@@ -571,11 +571,16 @@ export class Coordinator {
     if (state.phase === 'QUIESCING_FOR_HANDBACK' && state.handbackReplicas === null) return false;
     if (!needsZero || !workload) return true;
     const pods = await this.deps.workloads.pods(workload);
-    const replicas = workload.spec?.replicas ?? 1;
+    // Fresh: this pass may have scaled it to zero after its first read.
+    const replicas =
+      pods.length > 0
+        ? ((await this.deps.workloads.read(this.kind, this.namespace, this.name))?.spec?.replicas ?? 0)
+        : 0;
+    const step = state.phase === 'ABORTING_ACTIVATION' ? 'the rollback' : 'the handback';
     if (pods.length > 0)
       this.progress.blocking =
-        replicas > 0 && state.phase === 'ABORTING_ACTIVATION'
-          ? `the workload was scaled back to ${replicas} replica(s) by someone else (a GitOps sync? an autoscaler?) while the rollback needs it at zero; nothing is lost meanwhile. Stop whoever scales it (pause the sync); the rollback then finishes by itself`
+        replicas > 0
+          ? `the workload was scaled back to ${replicas} replica(s) by someone else (a GitOps sync? an autoscaler?) while ${step} needs it at zero; nothing is lost meanwhile. Stop whoever scales it (pause the sync); ${step} then finishes by itself`
           : `waiting for ${pods.length} application pod(s) to stop`;
     return pods.length === 0;
   }

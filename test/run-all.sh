@@ -66,18 +66,26 @@ echo
 echo "=== summary (suite passed failed exit seconds)"
 column -t "$results"
 read -r passed failed < <(awk '{p+=$2; f+=$3} END {print p+0, f+0}' "$results")
-for log in "$logs"/*.log; do
-  # Node's spec reporter repeats every failure with its error under "failing tests:".
-  if grep -q '^✖ failing tests:' "$log"; then
-    echo
-    echo "=== failures in $(basename "$log" .log) (whole output: $log)"
-    sed -n '/^✖ failing tests:/,$p' "$log" | head -n 150
-  fi
-done
 # Where the time went, across suites: the slowest files (each suite's log has its whole table).
 find test-results/timing -name '*.jsonl' ! -name all.jsonl -exec cat {} + >test-results/timing/all.jsonl 2>/dev/null || true
 npx --no-install tsx test/support/timingTable.ts test-results/timing/all.jsonl "all suites, slowest files" --top 25 || true
 # No suite retries a failed test (README "How the suites run"): a failure here is a failure.
 echo "retries: none (a test that fails once fails the run)"
+# The failures come last, after the timing tables: the end of a CI log is often all a reader gets,
+# so it must say which tests failed and why, not only how many.
+for log in "$logs"/*.log; do
+  # Node's spec reporter repeats every failure with its error under "failing tests:".
+  if grep -q '^✖ failing tests:' "$log"; then
+    echo
+    echo "=== failures in $(basename "$log" .log) (whole output: $log)"
+    sed -n '/^✖ failing tests:/,$p' "$log" | head -n 80
+  fi
+done
+for log in "$logs"/*.log; do
+  grep -q '^✖ failing tests:' "$log" || continue
+  sed -n '/^✖ failing tests:/,$p' "$log" | grep -E '^\s*✖ ' | grep -v 'failing tests:' | sed "s|^ *|failed ($(basename "$log" .log)): |"
+done
+# The e2e suite's workbench tests report through mocha: its numbered failures and phase verdicts.
+[ -f "$logs/e2e.log" ] && grep -E '^(FAIL |e2e FAILED|\[host [0-9]+\] +[0-9]+\) )' "$logs/e2e.log" | sed 's|^|failed (e2e): |' | head -n 20
 echo "$passed passed, $failed failed"
 exit "$status"

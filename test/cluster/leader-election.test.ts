@@ -124,10 +124,15 @@ test('API server paused for 20 s with two controller replicas: the leader stops 
     server!.resume();
   }
 
+  // Its log line is read from a pipe: it can arrive after the Lease already names it.
   await pollUntil(
-    'the second replica holds the Lease and the first has exited',
-    async () => ({ holder: await holder(), firstExited: first.exitedAt !== undefined }),
-    (s) => s.holder === second.identity && s.firstExited,
+    'the second replica holds the Lease (and has logged so) and the first has exited',
+    async () => ({
+      holder: await holder(),
+      firstExited: first.exitedAt !== undefined,
+      logged: eventAt(second, 'leader.acquired') !== undefined,
+    }),
+    (s) => s.holder === second.identity && s.firstExited && s.logged,
     60_000,
   );
   const takenOver = eventAt(second, 'leader.acquired');

@@ -103,6 +103,9 @@ export type WarningCode =
   | 'filter-mismatch'
   /** Two queues need different values for one env var (env mode); the first one wins. */
   | 'env-conflict'
+  /** env mode: a queue the workload names in a mounted config file, which no env var sets; the
+   * message names the keys and values the debugged process must read instead. */
+  | 'file-settings'
   /** An --env override names a variable no selected queue uses. */
   | 'unused-override'
   /** The route did not finish draining within --detach-timeout; the controller finishes it. */

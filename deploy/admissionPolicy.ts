@@ -12,11 +12,16 @@
 //    that runs another image than the one it was installed with or another ServiceAccount
 //    than its qs-sa-* one;
 //  - on a workload it does not own, any change but the cutover fields: literal env values of
-//    existing env entries, replicas, its handback finalizer and its own annotations.
+//    existing env entries, the ConfigMap a configMap volume names when either name is one of its
+//    qs-cfg-* copies, replicas, its handback finalizer and its own annotations.
 // The image is a literal rendered at install, so no parameter object has to be trusted.
 import type { Manifest } from './manifests';
 import { AGENT_POD_LABEL } from '../core/names';
-import { ORIGINAL_ENV_ANNOTATION, OVERRIDE_GENERATION_ANNOTATION } from '../core/queueConfig/originalEnv';
+import {
+  ORIGINAL_CONFIG_ANNOTATION,
+  ORIGINAL_ENV_ANNOTATION,
+  OVERRIDE_GENERATION_ANNOTATION,
+} from '../core/queueConfig/originalEnv';
 import { RETRY_ANNOTATION } from '../core/state/operatorRetry';
 import { WORKLOAD_STATUS_ANNOTATION } from '../core/workloadStatus';
 
@@ -40,7 +45,12 @@ export function controllerAdmissionPolicy(options: {
 }): Manifest[] {
   const { namespace, image, labels } = options;
   const username = `system:serviceaccount:${namespace}:queuesplit-controller`;
-  const managedAnnotations = [WORKLOAD_STATUS_ANNOTATION, ORIGINAL_ENV_ANNOTATION, RETRY_ANNOTATION];
+  const managedAnnotations = [
+    WORKLOAD_STATUS_ANNOTATION,
+    ORIGINAL_ENV_ANNOTATION,
+    ORIGINAL_CONFIG_ANNOTATION,
+    RETRY_ANNOTATION,
+  ];
   const operations = ['CREATE', 'UPDATE', 'DELETE'];
   const env = (c: string) => `${c}.?env.orValue([])`;
   const containerCutover =
@@ -48,6 +58,14 @@ export function controllerAdmissionPolicy(options: {
     'object.spec.template.spec.containers.all(c, oldObject.spec.template.spec.containers.exists(o, ' +
     `o.name == c.name && ${equalExcept('c', 'o', ['env'])} && ${env('c')}.size() == ${env('o')}.size() && ` +
     `${env('c')}.all(e, ${env('o')}.exists(p, p.name == e.name && e.?valueFrom == p.?valueFrom))))`;
+  // A configMap volume may name another ConfigMap only when one of the two is a copy of ours.
+  const volumes = (o: string) => `${o}.spec.template.spec.?volumes.orValue([])`;
+  const volumeCutover =
+    `${volumes('object')}.size() == ${volumes('oldObject')}.size() && ` +
+    `${volumes('object')}.all(v, ${volumes('oldObject')}.exists(o, o.name == v.name && (v == o || ` +
+    `(has(v.configMap) && has(o.configMap) && ${equalExcept('v', 'o', ['configMap'])} && ` +
+    `${equalExcept('v.configMap', 'o.configMap', ['name'])} && ` +
+    `(v.configMap.?name.orValue('').startsWith('qs-cfg-') || o.configMap.?name.orValue('').startsWith('qs-cfg-'))))))`;
   const annotations = (o: string) => `${o}.metadata.?annotations.orValue({})`;
   const finalizers = (o: string) =>
     `${o}.metadata.?finalizers.orValue([]).filter(f, f != ${cel(HANDBACK_FINALIZER)})`;
@@ -61,7 +79,8 @@ export function controllerAdmissionPolicy(options: {
     equalExcept(annotations('object.spec.template'), annotations('oldObject.spec.template'), [
       OVERRIDE_GENERATION_ANNOTATION,
     ]),
-    equalExcept('object.spec.template.spec', 'oldObject.spec.template.spec', ['containers']),
+    equalExcept('object.spec.template.spec', 'oldObject.spec.template.spec', ['containers', 'volumes']),
+    volumeCutover,
     containerCutover,
     'object.metadata.?labels == oldObject.metadata.?labels',
     'object.metadata.?ownerReferences == oldObject.metadata.?ownerReferences',

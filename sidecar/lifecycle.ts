@@ -11,6 +11,8 @@ import { DEFAULT_FILTER_KEY, type HeaderFilter } from '../core/filter';
 import type { WorkloadLike } from '../core/queueConfig/podTemplate';
 import type { ResolvedQueue } from '../core/queueConfig/resolveQueues';
 import { resolveWorkload, type ResolvedWorkload } from '../core/queueConfig/resolveWorkload';
+import { withOriginalEnv } from '../core/queueConfig/originalEnv';
+import { declaredConfigMaps } from '../laptop/declaredConfigMaps';
 import { QUEUE_CONFIG_ANNOTATION } from '../core/queueConfig/schema';
 import { formatFieldError } from '../core/result';
 import { newSessionSecret, secretFits } from '../core/sessionSecret';
@@ -690,6 +692,19 @@ export class Session {
       if (warning !== undefined && !warnings.has(warning.code)) warnings.set(warning.code, warning);
     }
     for (const warning of warnings.values()) reporter.emit({ type: 'warning', ...warning });
+    // A queue whose workload reads its source from a mounted file: no env var can point the
+    // debugged process at its session shadow; the user sets the same key in their local config.
+    for (const q of split.status?.queues ?? []) {
+      if (!q.fileOverrides?.length) continue;
+      const keys = q.fileOverrides.map((f) => `${f.key}=${f.value}`).join(', ');
+      reporter.emit({
+        type: 'warning',
+        code: 'file-settings',
+        queue: q.name,
+        message: `Queue "${q.name}" is named in a config file (${q.fileOverrides.map((f) => `${f.key} in ${f.path}`).join(', ')}), which no env var sets: until your process reads ${keys}, it consumes the real source beside the split.`,
+        suggestedAction: `Set ${keys} in the config your debugged process reads (Spring Boot: or the matching env var), or use http delivery, where the sidecar consumes the session shadow for it.`,
+      });
+    }
     const visible = Object.fromEntries(Object.entries(env.all).filter(([name]) => !env.secret.has(name)));
     reporter.emit({
       type: 'ready',
@@ -811,7 +826,11 @@ async function readWorkload(kube: KubeTarget, ref: WorkloadRef): Promise<Resolve
       kube.context,
     );
   }
-  const resolved = resolveWorkload(object);
+  // A queue named in a mounted file is read from the ConfigMap the volume named before any split
+  // (a split points it at a copy holding the application shadow).
+  const declared = withOriginalEnv(object);
+  const configMaps = await declaredConfigMaps(kube, declared);
+  const resolved = configMaps.size > 0 ? resolveWorkload(declared, configMaps) : resolveWorkload(object);
   if (!resolved.ok) {
     throw new SidecarError(
       'declaration-invalid',

@@ -153,7 +153,12 @@ export class ActionRunner {
         if (action.type === 'applyOverrides' && state.phase !== 'REDIRECTING_APP') {
           // A retry's re-apply: only where someone changed them, so a retry does not roll the app for nothing.
           const current = await this.deps.workloads.read(kind, namespace, name);
-          if (current && overrideDrift(current, overrides).length === 0) return;
+          if (
+            current &&
+            overrideDrift(current, overrides).length === 0 &&
+            (await this.deps.workloads.fileDrift(kind, current, overrides)).length === 0
+          )
+            return;
         }
         return this.deps.workloads.setOverrides(kind, namespace, name, overrides, action.generation);
       }

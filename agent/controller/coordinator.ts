@@ -170,7 +170,7 @@ export class Coordinator {
     // From here on, one object per routeId: a copy of another split's routeId is refused.
     const splits = await this.bind(all);
     const state = this.state!;
-    if (workload) this.resolve(workload);
+    if (workload) await this.resolve(workload);
     if (!this.recovered) {
       this.recovered = true;
       await this.actions.execute(recover(state).actions);
@@ -369,8 +369,9 @@ export class Coordinator {
     }
   }
 
-  private resolve(workload: Workload): ResolvedQueue[] | undefined {
-    const resolved = resolveWorkload(withOriginalEnv(workload) as WorkloadLike & Workload);
+  private async resolve(workload: Workload): Promise<ResolvedQueue[] | undefined> {
+    const declared = withOriginalEnv(workload) as WorkloadLike & Workload;
+    const resolved = resolveWorkload(declared, await this.deps.workloads.configMaps(declared));
     if (!resolved.ok) return undefined;
     this.resolved = resolved.value.queues;
     return this.resolved;
@@ -421,7 +422,8 @@ export class Coordinator {
       workload.spec?.replicas ?? 1,
     );
     if (undisruptable) return reject(undisruptable.reason, undisruptable.message);
-    const resolved = resolveWorkload(withOriginalEnv(workload) as WorkloadLike & Workload);
+    const declared = withOriginalEnv(workload) as WorkloadLike & Workload;
+    const resolved = resolveWorkload(declared, await this.deps.workloads.configMaps(declared));
     if (!resolved.ok) {
       const detail = resolved.errors.map((e) => `${e.path}: ${e.problem} Fix: ${e.fix}`).join(' | ');
       return reject('InvalidDeclaration', detail);

@@ -252,7 +252,7 @@ export class SplitEvents {
     await this.holdHandbackWindow(state, unfinished);
     const reverted = this.redirectReverted(state, workload, resolved, unfinished);
     if (reverted) return [{ type: 'stepFailed', phase, reason: reverted }];
-    const drift = this.envDrift(state, workload, resolved, unfinished);
+    const drift = await this.envDrift(state, workload, resolved, unfinished);
     if (drift) return [{ type: 'faultReported', reason: drift }];
     if (phase === 'QUIESCING_APP' && state.preActivationReplicas !== null) {
       const pods = await this.deps.workloads.pods(workload);
@@ -337,21 +337,29 @@ export class SplitEvents {
   /**
    * While ACTIVE the app must read its application shadows: an env override changed back (a
    * GitOps sync, a person) makes it read the source beside the split, so messages meant for a
-   * split can reach it. Reported DEGRADED and not re-applied (docs/design.md, "Drift").
+   * split can reach it; so does a volume that names its ConfigMap again instead of the split's
+   * copy. A copy deleted or edited, or its original changed (the app reads an old copy of its
+   * configuration), is drift too. Reported DEGRADED and not re-applied (docs/design.md, "Drift").
    */
-  private envDrift(
+  private async envDrift(
     state: SplitState,
     workload: Workload,
     resolved: readonly ResolvedQueue[],
     unfinished: boolean,
-  ): string | undefined {
+  ): Promise<string | undefined> {
     if (state.phase !== 'ACTIVE' || unfinished || workload.metadata?.deletionTimestamp) return undefined;
     const queues = resolved.filter((q) => state.activeQueues.includes(q.name));
-    const changed = overrideDrift(
-      workload,
-      overridesFor(queues, (q) => queueNames(state, q)),
-    );
-    if (changed.length === 0) return undefined;
+    const overrides = overridesFor(queues, (q) => queueNames(state, q));
+    const changed = overrideDrift(workload, overrides);
+    if (changed.length === 0) {
+      const files = await this.deps.workloads.fileDrift(this.id.kind, workload, overrides);
+      if (files.length === 0) return undefined;
+      return (
+        `drift: the ConfigMap copy the split serves the app no longer holds: ${files.join('; ')}. ` +
+        `The app may read its source beside the split or an outdated configuration (no message is lost: the application shadow keeps what the app no longer reads). ` +
+        `Leave the ConfigMap alone while the workload is split (or stop the split first), then retry: the retry copies it again`
+      );
+    }
     return (
       `drift: the env override of ${changed.join(', ')} was changed by someone else while split, so the app reads its source beside the split and messages meant for a split can reach it (none is lost: the application shadow keeps what the app no longer reads). ` +
       `Make whoever changed it (a GitOps sync?) leave these env values alone while the workload is split, then retry: the retry puts the override back`

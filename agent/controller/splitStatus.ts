@@ -9,7 +9,7 @@ import type {
   QueueSplitPhase,
   QueueSplitStatus,
 } from '../../core/crd/queueSplitSchema';
-import { consumerOverrides } from '../../core/queueConfig/consumerOverrides';
+import { consumerOverrides, envValues } from '../../core/queueConfig/consumerOverrides';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { routePhaseForStatus } from '../../core/state/routeStatus';
 import type { SplitState } from '../../core/state/stateDocument';
@@ -36,10 +36,12 @@ export function splitStatus(split: QueueSplit, inputs: StatusInputs): QueueSplit
   const queues = split.spec.queues.map((name) => {
     const plan = resolved.find((q) => q.name === name);
     const shadow = state && route ? routeShadow(state, name, routeId) : undefined;
-    const envOverrides: Record<string, string> =
-      plan && shadow
-        ? Object.fromEntries(consumerOverrides(plan, { source: shadow.shadow, group: shadow.sessionGroup }))
-        : {};
+    const settings =
+      plan && shadow ? consumerOverrides(plan, { source: shadow.shadow, group: shadow.sessionGroup }) : [];
+    const envOverrides = envValues(settings);
+    const fileOverrides = settings.flatMap((s) =>
+      s.at.kind === 'file' ? [{ path: s.at.path, key: s.at.key, value: s.value }] : [],
+    );
     const delivered = observed?.queues[name]?.published[routeId];
     return {
       name,
@@ -50,6 +52,7 @@ export function splitStatus(split: QueueSplit, inputs: StatusInputs): QueueSplit
           }
         : {}),
       ...(Object.keys(envOverrides).length > 0 ? { envOverrides } : {}),
+      ...(fileOverrides.length > 0 ? { fileOverrides } : {}),
       ...(delivered !== undefined ? { delivered } : {}),
     };
   });

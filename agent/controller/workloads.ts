@@ -1,6 +1,7 @@
 // What the controller does to a split workload (docs/design.md §6): read it, scale it with a
-// resourceVersion precondition, point its consumer env at the application shadow (recording the
-// original values on the workload itself) and back, guard it with a finalizer, and check its
+// resourceVersion precondition, point its consumer settings at the application shadow (env
+// values, or a configMap volume at a copy of its ConfigMap: configCopies.ts; the originals
+// recorded on the workload itself) and back, guard it with a finalizer, and check its
 // pods: gone (quiesced) or rolled out with the wanted override generation.
 import {
   AppsV1Api,
@@ -15,12 +16,19 @@ import {
   PolicyV1Api,
 } from '@kubernetes/client-node';
 import {
+  applyConfigVolumes,
   applyEnv,
+  originalConfig,
   originalEnvEntries,
+  ORIGINAL_CONFIG_ANNOTATION,
   ORIGINAL_ENV_ANNOTATION,
   OVERRIDE_GENERATION_ANNOTATION,
   type EnvOverride,
 } from '../../core/queueConfig/originalEnv';
+import type { SettingRef } from '../../core/queueConfig/settingRef';
+import type { ConfigMapData, ConfigMapLookup } from '../../core/queueConfig/fileResolution';
+import { configMapsToRead } from '../../core/queueConfig/resolveWorkload';
+import { ConfigCopies, copyName, type CopyOwner, type FileOverride } from './configCopies';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import { consumerOverrides } from '../../core/queueConfig/consumerOverrides';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
@@ -37,8 +45,10 @@ export class Workloads {
   private readonly core: CoreV1Api;
   private readonly autoscaling: AutoscalingV2Api;
   private readonly policy: PolicyV1Api;
+  private readonly copies: ConfigCopies;
 
   constructor(kc: KubeConfig) {
+    this.copies = new ConfigCopies(kc);
     this.apps = kc.makeApiClient(AppsV1Api);
     this.core = kc.makeApiClient(CoreV1Api);
     this.autoscaling = kc.makeApiClient(AutoscalingV2Api);
@@ -62,6 +72,26 @@ export class Workloads {
     return kind === 'Deployment'
       ? this.apps.replaceNamespacedDeployment({ name, namespace, body: workload as V1Deployment })
       : this.apps.replaceNamespacedStatefulSet({ name, namespace, body: workload as V1StatefulSet });
+  }
+
+  /** The ConfigMaps resolving `declared` (the workload with its originals) reads: those of a
+   * declaration with settings in mounted files (core/queueConfig/fileResolution.ts). */
+  async configMaps(declared: Workload): Promise<ConfigMapLookup> {
+    const namespace = declared.metadata!.namespace!;
+    const out = new Map<string, ConfigMapData | undefined>();
+    for (const name of configMapsToRead(declared as WorkloadLike)) {
+      try {
+        const cm = await this.core.readNamespacedConfigMap({ name, namespace });
+        out.set(name, {
+          ...(cm.data ? { data: cm.data } : {}),
+          ...(cm.binaryData ? { binaryData: cm.binaryData } : {}),
+        });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        out.set(name, undefined);
+      }
+    }
+    return out;
   }
 
   /** The HorizontalPodAutoscalers whose target is this workload (docs/design.md, "Autoscaled workloads"). */
@@ -147,20 +177,33 @@ export class Workloads {
   }
 
   /**
-   * Sets `overrides` (and only them) on the pod template, recording each original literal the
-   * first time it is replaced, and marks the template with `generation`.
+   * Sets `overrides` (and only them) on the pod template, recording each original literal (and
+   * each volume's original ConfigMap) the first time it is replaced, and marks the template with
+   * `generation`. Copies no volume names any more are deleted after the template is written.
    */
   async setOverrides(
     kind: WorkloadKind,
     namespace: string,
     name: string,
-    overrides: EnvOverride[],
+    settings: SettingOverride[],
     generation: number,
   ) {
     const workload = await this.read(kind, namespace, name);
     if (!workload) throw new Error(`${kind} ${namespace}/${name} is gone`);
+    const overrides = envOverrides(settings);
+    const files = fileOverrides(settings);
     // Restore everything first, so a queue leaving the override set gets its original back.
     applyEnv(workload as WorkloadLike, originalEnvEntries(workload as WorkloadLike));
+    applyConfigVolumes(workload as WorkloadLike, originalConfig(workload as WorkloadLike));
+    const copies =
+      files.length > 0 ? await this.copies.ensure(namespace, ownerOf(kind, workload), files) : {};
+    const nextConfig: Record<string, string> = {};
+    for (const volume of Object.keys(copies)) {
+      const original = workload.spec?.template.spec?.volumes?.find((v) => v.name === volume)?.configMap?.name;
+      if (original === undefined) throw new Error(`volume ${volume} is no configMap volume any more`);
+      nextConfig[volume] = original;
+    }
+    applyConfigVolumes(workload as WorkloadLike, copies);
     const nextOriginals: Record<string, string> = {};
     for (const o of overrides) {
       const current = findEnv(workload, o.container, o.name);
@@ -170,17 +213,31 @@ export class Workloads {
     applyEnv(workload as WorkloadLike, overrides);
     const meta = (workload.metadata ??= {});
     const template = (workload.spec!.template.metadata ??= {});
-    if (overrides.length > 0) {
-      meta.annotations = { ...meta.annotations, [ORIGINAL_ENV_ANNOTATION]: JSON.stringify(nextOriginals) };
-      template.annotations = {
-        ...template.annotations,
-        [OVERRIDE_GENERATION_ANNOTATION]: String(generation),
-      };
-    } else {
-      meta.annotations = without(meta.annotations, ORIGINAL_ENV_ANNOTATION);
-      template.annotations = without(template.annotations, OVERRIDE_GENERATION_ANNOTATION);
-    }
+    meta.annotations =
+      overrides.length > 0
+        ? { ...meta.annotations, [ORIGINAL_ENV_ANNOTATION]: JSON.stringify(nextOriginals) }
+        : without(meta.annotations, ORIGINAL_ENV_ANNOTATION);
+    meta.annotations =
+      files.length > 0
+        ? { ...meta.annotations, [ORIGINAL_CONFIG_ANNOTATION]: JSON.stringify(nextConfig) }
+        : without(meta.annotations, ORIGINAL_CONFIG_ANNOTATION);
+    template.annotations =
+      settings.length > 0
+        ? { ...template.annotations, [OVERRIDE_GENERATION_ANNOTATION]: String(generation) }
+        : without(template.annotations, OVERRIDE_GENERATION_ANNOTATION);
     await this.replace(kind, workload);
+    await this.copies.prune(namespace, name, Object.values(copies));
+  }
+
+  /** Drift of the ConfigMap copies the file overrides need (configCopies.ts). */
+  async fileDrift(
+    kind: WorkloadKind,
+    workload: Workload,
+    settings: readonly SettingOverride[],
+  ): Promise<string[]> {
+    const files = fileOverrides(settings);
+    if (files.length === 0) return [];
+    return this.copies.drift(workload.metadata!.namespace!, ownerOf(kind, workload), files);
   }
 
   async pods(workload: Workload): Promise<V1Pod[]> {
@@ -244,27 +301,60 @@ function findEnv(workload: Workload, container: string, name: string): string | 
   return c?.env?.find((e) => e.name === name && e.valueFrom === undefined)?.value;
 }
 
+/** A setting of a container and the value the split gives it. */
+export interface SettingOverride {
+  container: string;
+  at: SettingRef;
+  value: string;
+}
+
+function envOverrides(settings: readonly SettingOverride[]): EnvOverride[] {
+  return settings.flatMap((s) =>
+    s.at.kind === 'env' ? [{ container: s.container, name: s.at.name, value: s.value }] : [],
+  );
+}
+
+function fileOverrides(settings: readonly SettingOverride[]): FileOverride[] {
+  return settings.flatMap((s) =>
+    s.at.kind === 'file' ? [{ container: s.container, at: s.at, value: s.value }] : [],
+  );
+}
+
+function ownerOf(kind: WorkloadKind, workload: Workload): CopyOwner {
+  return { apiVersion: 'apps/v1', kind, name: workload.metadata!.name!, uid: workload.metadata!.uid! };
+}
+
 /**
- * The overrides that are not in the workload's pod template any more ("<container>/<ENV>"):
- * someone (a person, a GitOps sync) changed them back while the split holds them.
+ * The overrides that are not in the workload's pod template any more ("<container>/<ENV>", or
+ * "<container>/<volume>" for a volume that no longer names its copy): someone (a person, a
+ * GitOps sync) changed them back while the split holds them.
  */
-export function overrideDrift(workload: Workload, overrides: readonly EnvOverride[]): string[] {
-  return overrides
+export function overrideDrift(workload: Workload, settings: readonly SettingOverride[]): string[] {
+  const env = envOverrides(settings)
     .filter((o) => findEnv(workload, o.container, o.name) !== o.value)
     .map((o) => `${o.container}/${o.name}`);
+  const uid = workload.metadata?.uid ?? '';
+  const volumes = [...new Set(fileOverrides(settings).map((o) => `${o.container}/${o.at.volume}`))].filter(
+    (key) => {
+      const volume = key.slice(key.indexOf('/') + 1);
+      const named = workload.spec?.template.spec?.volumes?.find((v) => v.name === volume)?.configMap?.name;
+      return named !== copyName(uid, volume);
+    },
+  );
+  return [...env, ...volumes.map((v) => `${v} (its ConfigMap)`)];
 }
 
 /** The overrides that point `queues`' consumers at their application shadows. */
 export function overridesFor(
   queues: readonly ResolvedQueue[],
   names: (queue: ResolvedQueue) => { appShadow: string; appShadowGroup?: string },
-): EnvOverride[] {
+): SettingOverride[] {
   return queues.flatMap((q) => {
     const n = names(q);
-    return consumerOverrides(q, { source: n.appShadow, group: n.appShadowGroup }).map(([name, value]) => ({
+    return consumerOverrides(q, { source: n.appShadow, group: n.appShadowGroup }).map((s) => ({
       container: q.container,
-      name,
-      value,
+      at: s.at,
+      value: s.value,
     }));
   });
 }

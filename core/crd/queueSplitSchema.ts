@@ -161,6 +161,19 @@ export const queueStatusSchema = z.object({
     .record(z.string(), z.string())
     .optional()
     .describe('Non-secret env vars a local consumer needs (source → session shadow, group → session group).'),
+  fileOverrides: z
+    .array(
+      z.object({
+        path: z.string().describe('The file as the workload container reads it.'),
+        key: z.string().describe('The key in it.'),
+        value: z.string().describe('What a local consumer needs it set to.'),
+      }),
+    )
+    .max(8)
+    .optional()
+    .describe(
+      'Keys of mounted config files a local consumer needs set, where the workload reads its source or group from a file (source → session shadow, group → session group).',
+    ),
   delivered: count().optional().describe('Messages routed to this split on this queue.'),
   lag: count().optional().describe('Messages in the session shadow not yet consumed.'),
 });

@@ -13,6 +13,7 @@ import type { QueueIdentity, RouteIdentity } from '../nameScheme';
 import type { Provider } from '../providers';
 import type { ResolveContext } from '../queueConfig/resolveContext';
 import type { ResolvedQueueBase } from '../queueConfig/resolvedTypes';
+import type { SettingRef } from '../queueConfig/settingRef';
 import type { FieldError, Result } from '../result';
 import type { ShadowMessage } from '../shadowMessage';
 
@@ -123,9 +124,9 @@ export interface CoreProvider<T extends ProviderTypes> {
   resolve(name: string, block: T['block'], ctx: ResolveContext): T['resolved'] | undefined;
   /** How an error names the source a queue consumes: `queue "orders"`. */
   describeSource(queue: T['resolved']): string;
-  /** The env var of the consumer group the controller overrides besides sourceEnv, with its
-   * field in the block; undefined where consumers of a source share no group. */
-  groupEnv(queue: T['resolved']): { env: string; field: string } | undefined;
+  /** Where the container reads the consumer group the controller overrides besides its source,
+   * with the block's fields for it; undefined where consumers of a source share no group. */
+  groupSetting(queue: T['resolved']): { at: SettingRef; fields: { env: string; file: string } } | undefined;
   /** The value its source env takes to point a consumer at the shadow named `shadow`; absent:
    * the name itself. SQS applications name a queue by its URL (core/providers/sqs). */
   shadowSource?(queue: T['resolved'], shadow: string): string;

@@ -1,8 +1,9 @@
 // What every provider's declaration block is made of (core/providers/<provider>/declaration.ts):
-// the patterns of names with the words an error uses for them, env var name fields, and the
-// `tls` block with its pairing rule.
+// the patterns of names with the words an error uses for them, env var name fields, the settings
+// that may instead live in a mounted file (`sourceFile`), and the `tls` block with its pairing rule.
 import { z } from 'zod';
 import { fieldError, type FieldError } from '../result';
+import { CONFIG_FILE_FORMATS } from './configFile';
 
 /** Patterns with the words an error uses for them; zod reports only the pattern that failed. */
 export const PATTERNS = {
@@ -30,6 +31,18 @@ export const PATTERNS = {
     what: 'a Secret name',
     fix: 'Use the name of a Secret in the workload namespace (lowercase letters, digits, "-", ".").',
   },
+  filePath: {
+    regex: /^\/[^\0]*[^/\0]$/,
+    what: 'an absolute file path',
+    fields: ['path'],
+    fix: 'Give the path the container reads the file at, e.g. /config/application.yml.',
+  },
+  fileKey: {
+    regex: /^(\$\.)?[^.\s]+(\.[^.\s]+)*$/,
+    what: 'a key path',
+    fields: ['key'],
+    fix: 'Give the key as dotted parts, e.g. app.orders.topic (JSON: $.app.orders.topic also works).',
+  },
   secretKey: {
     regex: /^[-._a-zA-Z0-9]+$/,
     what: 'a Secret key',
@@ -45,6 +58,54 @@ export function patterned(name: PatternName, max: number, description: string) {
 
 /** A field naming an env var of the container. */
 export const envName = (description: string) => patterned('envName', 253, description);
+
+/** A setting the container reads from a file of a ConfigMap volume instead of an env var. */
+export const fileSettingSchema = z
+  .strictObject({
+    path: patterned(
+      'filePath',
+      4096,
+      'The file as the container reads it: an absolute path under a configMap volume mount, e.g. /config/application.properties.',
+    ),
+    key: patterned(
+      'fileKey',
+      512,
+      'The key in the file, dotted: app.orders.topic matches nested keys (YAML, JSON) and dotted keys (.properties, YAML) alike.',
+    ),
+    format: z
+      .enum(CONFIG_FILE_FORMATS)
+      .describe('How the file is written; by default from its extension (.properties, .yml/.yaml, .json).')
+      .optional(),
+  })
+  .describe(
+    'A key in a file the container reads from a ConfigMap volume (Spring Boot application.yml, .properties, JSON).',
+  );
+
+export type FileSettingDecl = z.infer<typeof fileSettingSchema>;
+
+/** A setting named by exactly one of its env field and its file field; `path` is the block's. */
+export function oneSettingErrors(
+  env: string | undefined,
+  file: FileSettingDecl | undefined,
+  path: string,
+  fields: { env: string; file: string },
+  what: string,
+): FieldError[] {
+  if ((env === undefined) !== (file === undefined)) return [];
+  return [
+    env === undefined
+      ? fieldError(
+          `${path}.${fields.env}`,
+          `is required: the ${what} must be named by ${fields.env} or ${fields.file}.`,
+          `Give ${fields.env}: <env var> when the container reads the ${what} from its env, or ${fields.file}: {path, key} when it reads it from a mounted file.`,
+        )
+      : fieldError(
+          `${path}.${fields.file}`,
+          `is set together with ${fields.env}; the ${what} is read from one place.`,
+          `Keep ${fields.env} if the container reads the ${what} from its env, else keep ${fields.file}.`,
+        ),
+  ];
+}
 
 export const tlsSchema = z
   .strictObject({

@@ -32,6 +32,9 @@ export interface EnvFromSource {
 export interface VolumeMount {
   name: string;
   mountPath?: string;
+  subPath?: string;
+  /** Read only to reject it: the file it names depends on the pod. */
+  subPathExpr?: string;
 }
 
 export interface Container {
@@ -43,6 +46,7 @@ export interface Container {
 
 export interface Volume {
   name: string;
+  configMap?: { name?: string; items?: readonly { key: string; path: string }[]; optional?: boolean };
   secret?: { secretName?: string };
   projected?: { sources?: readonly { secret?: { name?: string } }[] };
 }

@@ -6,6 +6,7 @@
 import { coreProvider } from '../providers/registry';
 import { fail, fieldError, ok, type FieldError, type Result } from '../result';
 import { ContainerEnv } from './containerEnv';
+import type { ConfigMapLookup } from './fileResolution';
 import type { Container, PodTemplateSpec } from './podTemplate';
 import type { ResolveContext } from './resolveContext';
 import type { ResolvedQueue } from './resolvedTypes';
@@ -18,6 +19,7 @@ export type { CopiedEnv, EnvRole, ResolvedQueue, ResolvedQueueOf } from './resol
 export function resolveQueues(
   config: QueueConfig,
   template: PodTemplateSpec | undefined,
+  configMaps?: ConfigMapLookup,
 ): Result<ResolvedQueue[]> {
   const containers = Array.isArray(template?.spec?.containers) ? template.spec.containers : [];
   const errors: FieldError[] = [];
@@ -27,7 +29,7 @@ export function resolveQueues(
     const container = pickContainer(queue, containers, path, errors);
     if (!container) return;
     const env = new ContainerEnv(container);
-    const context: ResolveContext = { env, template, path, errors };
+    const context: ResolveContext = { env, template, path, errors, configMaps };
     const before = errors.length;
     const declared = declaredBlock(queue);
     const queueResolved = resolveDeclared(queue.name, declared, context);

@@ -6,7 +6,8 @@ import { fail, fieldError, guarded, ok, type Result } from '../result';
 import { parseQueueConfig } from './parseQueueConfig';
 import type { WorkloadLike } from './podTemplate';
 import { resolveQueues, type ResolvedQueue } from './resolveQueues';
-import { QUEUE_CONFIG_ANNOTATION } from './schema';
+import { configMapVolumeNames, type ConfigMapLookup } from './fileResolution';
+import { declaredBlock, QUEUE_CONFIG_ANNOTATION } from './schema';
 
 export const SUPPORTED_WORKLOAD_KINDS = ['Deployment', 'StatefulSet'] as const;
 export type WorkloadKind = (typeof SUPPORTED_WORKLOAD_KINDS)[number];
@@ -21,11 +22,30 @@ export interface ResolvedWorkload {
 
 const ANNOTATION_PATH = joinPath('metadata.annotations', QUEUE_CONFIG_ANNOTATION);
 
-export function resolveWorkload(workload: WorkloadLike): Result<ResolvedWorkload> {
-  return guarded('', () => resolve(workload));
+/** `configMaps`: those configMapsToRead() names, as the caller read them (settings in mounted files). */
+export function resolveWorkload(
+  workload: WorkloadLike,
+  configMaps?: ConfigMapLookup,
+): Result<ResolvedWorkload> {
+  return guarded('', () => resolve(workload, configMaps));
 }
 
-function resolve(workload: WorkloadLike): Result<ResolvedWorkload> {
+/**
+ * The ConfigMaps a caller must read before resolving `workload`: those of its configMap volumes,
+ * when its declaration names a setting in a mounted file; none otherwise (a caller without
+ * access to ConfigMaps resolves env-only declarations as before).
+ */
+export function configMapsToRead(workload: WorkloadLike): string[] {
+  const config = parseQueueConfig(workload.metadata?.annotations?.[QUEUE_CONFIG_ANNOTATION]);
+  if (!config.ok) return [];
+  const usesFiles = config.value.queues.some((q) => {
+    const { block } = declaredBlock(q);
+    return Object.entries(block).some(([field, value]) => field.endsWith('File') && value !== undefined);
+  });
+  return usesFiles ? configMapVolumeNames(workload.spec?.template) : [];
+}
+
+function resolve(workload: WorkloadLike, configMaps: ConfigMapLookup | undefined): Result<ResolvedWorkload> {
   const kind = workload.kind;
   if (kind !== 'Deployment' && kind !== 'StatefulSet') {
     return fail([
@@ -49,7 +69,7 @@ function resolve(workload: WorkloadLike): Result<ResolvedWorkload> {
   }
   const config = parseQueueConfig(annotation);
   if (!config.ok) return config;
-  const queues = resolveQueues(config.value, workload.spec?.template);
+  const queues = resolveQueues(config.value, workload.spec?.template, configMaps);
   if (!queues.ok) return queues;
   return ok({
     kind,

@@ -6,6 +6,7 @@ import type { Provider } from '../providers';
 import type { ProviderTypesOf } from '../providers/registry';
 import type { TlsBlock } from './blocks';
 import type { EnvSource } from './containerEnv';
+import type { SettingRef } from './settingRef';
 
 /** Why the agent pod copies a variable: one of its provider's connection roles (the provider's
  * `envRoles`), or `dependency`: named by another's `$(NAME)` expansion. */
@@ -21,8 +22,9 @@ export interface CopiedEnv<R extends string = EnvRole> {
 export interface ResolvedQueueBase<R extends string> {
   name: string;
   container: string;
-  /** The env var the controller overrides with the application shadow's name. */
-  sourceEnv: string;
+  /** Where the container reads its source: what the controller overrides with the application
+   * shadow's name. */
+  sourceAt: SettingRef;
   /** The literal topic or queue the container consumes. */
   source: string;
   /** Env entries the queue-agent pod copies, in an order where expansions resolve. */

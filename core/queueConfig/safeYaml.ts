@@ -4,7 +4,7 @@
 // Node 20 a later parse in the same process can then die with a fatal (uncatchable) OOM. So
 // the text is first parsed to a CST (iterative, cheap), its depth is measured with an explicit
 // stack, and only bounded input reaches the recursive composer.
-import { Composer, CST, LineCounter, Parser } from 'yaml';
+import { Composer, CST, type Document, LineCounter, Parser } from 'yaml';
 import { fail, fieldError, ok, type FieldError, type Result } from '../result';
 
 export const MAX_YAML_BYTES = 64 * 1024;
@@ -42,36 +42,46 @@ export function parseYamlSafely(text: unknown, path = ''): Result<unknown> {
 }
 
 function composeBounded(text: string, path: string): Result<unknown> {
+  const composed = composeDocuments(
+    text,
+    path,
+    'A queue declaration is a few levels deep: check the indentation and brackets.',
+  );
+  if (!composed.ok) return composed;
+  if (composed.value.length > 1) {
+    return fail([fieldError(path, 'contains several YAML documents ("---").', 'Keep one document.')]);
+  }
+  const document = composed.value[0];
+  if (document === undefined) return ok(null);
+  return ok(document.toJS({ maxAliasCount: MAX_YAML_ALIASES }));
+}
+
+/**
+ * Every document of `text` with its source ranges, composed only when its nesting is bounded;
+ * syntax errors are reported with line and column. The caller bounds the text's size.
+ */
+export function composeDocuments(text: string, path: string, deepFix: string): Result<Document.Parsed[]> {
   const lines = new LineCounter();
   const tokens = [...new Parser(lines.addNewLine).parse(text)];
   const depth = cstDepth(tokens, MAX_YAML_DEPTH);
   if (depth > MAX_YAML_DEPTH) {
-    return fail([
-      fieldError(
-        path,
-        `nests deeper than ${MAX_YAML_DEPTH} levels.`,
-        'A queue declaration is a few levels deep: check the indentation and brackets.',
-      ),
-    ]);
+    return fail([fieldError(path, `nests deeper than ${MAX_YAML_DEPTH} levels.`, deepFix)]);
   }
   // Silent: yaml would otherwise print process warnings about what users wrote.
   const composer = new Composer({ uniqueKeys: true, merge: false, prettyErrors: false, logLevel: 'silent' });
   const documents = [...composer.compose(tokens, true, text.length)];
-  if (documents.length > 1) {
-    return fail([fieldError(path, 'contains several YAML documents ("---").', 'Keep one document.')]);
-  }
-  const document = documents[0];
-  if (document === undefined) return ok(null);
-  const errors: FieldError[] = document.errors.slice(0, MAX_REPORTED).map((error) => {
-    const at = lines.linePos(error.pos[0]);
-    return fieldError(
-      path,
-      `is not valid YAML: ${firstLine(error.message)} (line ${at.line}, column ${at.col}).`,
-      'Fix the YAML syntax there; indentation must use spaces and every "key:" needs a space after the colon.',
-    );
-  });
-  if (errors.length > 0) return fail(errors);
-  return ok(document.toJS({ maxAliasCount: MAX_YAML_ALIASES }));
+  const errors: FieldError[] = documents
+    .flatMap((d) => d.errors)
+    .slice(0, MAX_REPORTED)
+    .map((error) => {
+      const at = lines.linePos(error.pos[0]);
+      return fieldError(
+        path,
+        `is not valid YAML: ${firstLine(error.message)} (line ${at.line}, column ${at.col}).`,
+        'Fix the YAML syntax there; indentation must use spaces and every "key:" needs a space after the colon.',
+      );
+    });
+  return errors.length > 0 ? fail(errors) : ok(documents);
 }
 
 /** The deepest collection nesting in the CST, counting no further than `limit + 1`. */

@@ -4,14 +4,22 @@
 import { coreProvider } from '../providers/registry';
 import { fieldError, type FieldError } from '../result';
 import { sourceOwnershipKey } from '../sourceOwnership';
-import { groupEnv } from './consumerOverrides';
+import { groupSetting } from './consumerOverrides';
+import { describeSetting, settingField, settingIdentity, type SettingRef } from './settingRef';
 import type { ResolvedQueue } from './resolvedTypes';
 import type { QueueDeclaration } from './schema';
 
 /**
- * The controller overrides sourceEnv (and a consumer group's env) per queue; two queues sharing
- * one of those variables in a container would need two values in one variable.
+ * The controller overrides each queue's source (and consumer group) setting; two queues sharing
+ * one env var or file key in a container would need two values in one place.
  */
+/** The block's fields that name a queue's source. */
+const SOURCE_FIELDS: Record<ResolvedQueue['provider'], { env: string; file: string }> = {
+  kafka: { env: 'sourceEnv', file: 'sourceFile' },
+  rabbitmq: { env: 'sourceEnv', file: 'sourceFile' },
+  sqs: { env: 'queueUrlEnv', file: 'queueUrlFile' },
+};
+
 export function overrideCollisions(
   queues: readonly QueueDeclaration[],
   resolved: readonly ResolvedQueue[],
@@ -20,18 +28,21 @@ export function overrideCollisions(
   const owners = new Map<string, string>();
   for (const queue of resolved) {
     const index = queues.findIndex((q) => q.name === queue.name);
-    const overrides: [string, string][] = [[`queues[${index}].${queue.provider}.sourceEnv`, queue.sourceEnv]];
-    const group = groupEnv(queue);
-    if (group) overrides.push([`queues[${index}].${queue.provider}.${group.field}`, group.env]);
-    for (const [path, name] of overrides) {
-      const key = `${queue.container}\u0000${name}`;
+    const at = `queues[${index}].${queue.provider}`;
+    const overrides: [string, SettingRef][] = [
+      [`${at}.${settingField(queue.sourceAt, SOURCE_FIELDS[queue.provider])}`, queue.sourceAt],
+    ];
+    const group = groupSetting(queue);
+    if (group) overrides.push([`${at}.${settingField(group.at, group.fields)}`, group.at]);
+    for (const [path, setting] of overrides) {
+      const key = `${queue.container}\u0000${settingIdentity(setting)}`;
       const owner = owners.get(key);
       if (owner !== undefined) {
         errors.push(
           fieldError(
             path,
-            `${name} in container "${queue.container}" is also ${owner}; the split overrides it per queue, so one variable cannot serve two queues.`,
-            'Give each queue its own source and group env vars in the container.',
+            `${describeSetting(setting)} in container "${queue.container}" is also ${owner}; the split overrides it per queue, so one setting cannot serve two queues.`,
+            'Give each queue its own source and group settings in the container.',
           ),
         );
       } else {
@@ -66,8 +77,8 @@ export function duplicateSources(
     const what = coreProvider(queue.provider).describeSource(queue);
     errors.push(
       fieldError(
-        `queues[${index}].${queue.provider}.sourceEnv`,
-        `${queue.sourceEnv} makes "${queue.name}" the same source as queues[${earlier.index}] ("${earlier.queue.name}"): the ${what} on the same broker. Each entry would copy every message of it.`,
+        `queues[${index}].${queue.provider}.${settingField(queue.sourceAt, SOURCE_FIELDS[queue.provider])}`,
+        `${describeSetting(queue.sourceAt)} makes "${queue.name}" the same source as queues[${earlier.index}] ("${earlier.queue.name}"): the ${what} on the same broker. Each entry would copy every message of it.`,
         `Declare the source once: remove one of "${earlier.queue.name}" and "${queue.name}", or point it at its own topic/queue.`,
       ),
     );

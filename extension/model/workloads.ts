@@ -2,7 +2,8 @@
 // (both validation stages of core/queueConfig) or the problems that keep it from being split.
 import { parseQueueConfig } from '../../core/queueConfig/parseQueueConfig';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
-import { resolveWorkload } from '../../core/queueConfig/resolveWorkload';
+import { configMapsToRead, resolveWorkload } from '../../core/queueConfig/resolveWorkload';
+import { declaredBlock } from '../../core/queueConfig/schema';
 import { providerOf, QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { formatFieldError } from '../../core/result';
 import { withOriginalEnv } from '../../core/queueConfig/originalEnv';
@@ -38,6 +39,7 @@ export function summarizeWorkload(kind: WorkloadKind, live: WorkloadLike): Workl
     ...(meta.uid !== undefined ? { uid: meta.uid } : {}),
     ...splitStatusOf(live),
   };
+  if (configMapsToRead(workload).length > 0) return { ...base, queues: declaredQueues(workload), errors: [] };
   const resolved = resolveWorkload({ ...workload, kind });
   if (resolved.ok) {
     const queues: DeclaredQueue[] = resolved.value.queues.map((q) => ({
@@ -60,6 +62,26 @@ export function summarizeWorkload(kind: WorkloadKind, live: WorkloadLike): Workl
       }))
     : [];
   return { ...base, queues, errors: resolved.errors.map(formatFieldError) };
+}
+
+/**
+ * A declaration that names its queue in a mounted file lists its queues as declared: the tree
+ * does not read ConfigMaps (the developer role may not list them); the sidecar and the
+ * controller resolve the file when a split starts, and say what is wrong there.
+ */
+function declaredQueues(workload: WorkloadLike): DeclaredQueue[] {
+  const config = parseQueueConfig(workload.metadata?.annotations?.[QUEUE_CONFIG_ANNOTATION]);
+  if (!config.ok) return [];
+  return config.value.queues.map((q) => {
+    const { provider, block } = declaredBlock(q);
+    const file = 'sourceFile' in block ? block.sourceFile : undefined;
+    return {
+      name: q.name,
+      provider,
+      source: file ? `${file.key} in ${file.path}` : '?',
+      container: q.container ?? '',
+    };
+  });
 }
 
 export { splittable } from './splittable';

@@ -9,6 +9,7 @@ import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import { resolveWorkload } from '../../core/queueConfig/resolveWorkload';
 import { formatFieldError } from '../../core/result';
 import { AddressMap } from '../../laptop/addressMap';
+import { declaredConfigMaps } from '../../laptop/declaredConfigMaps';
 import { resolveConnections } from '../../laptop/brokerConnection';
 import { laptopProvider } from '../../laptop/providers/registry';
 import type { OutgoingTestMessage } from '../../laptop/testMessage';
@@ -38,8 +39,14 @@ export async function sendTestMessage(
   local: { env: Readonly<Record<string, string>>; addressMap: Readonly<Record<string, string>> },
   log: (line: string) => void,
 ): Promise<SentMessage> {
-  // The declared source, not the application shadow the live env names during a split.
-  const resolved = resolveWorkload(declaredWorkload(workload));
+  // The declared source, not the application shadow the live env (or config file) names during a split.
+  const declared = declaredWorkload(workload);
+  const kube = {
+    kc: connection.kc,
+    context: connection.target.context,
+    namespace: connection.target.namespace,
+  };
+  const resolved = resolveWorkload(declared, await declaredConfigMaps(kube, declared));
   if (!resolved.ok)
     throw new KubeProblem(
       `The workload's queue declaration is invalid: ${resolved.errors.map(formatFieldError).join(' | ')}`,
@@ -55,7 +62,7 @@ export async function sendTestMessage(
     );
   const redactor = new Redactor();
   const [resolvedConnection] = await resolveConnections([queue], {
-    kube: { kc: connection.kc, context: connection.target.context, namespace: connection.target.namespace },
+    kube,
     overrides: new Map(Object.entries(local.env)),
     addressMap: AddressMap.parse(local.addressMap, 'queueSplit.addressMap'),
     redactor,

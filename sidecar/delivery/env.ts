@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { QueueSplitQueueStatus } from '../../core/crd/queueSplitSchema';
-import { consumerOverrides } from '../../core/queueConfig/consumerOverrides';
+import { consumerOverrides, envValues } from '../../core/queueConfig/consumerOverrides';
 import type { QueueConnection } from '../../laptop/brokerConnection';
 import type { Reporter } from '../output';
 
@@ -24,7 +24,7 @@ export function queueOverrides(
 ): Record<string, string> {
   if (status?.envOverrides !== undefined && Object.keys(status.envOverrides).length > 0)
     return { ...status.envOverrides };
-  return Object.fromEntries(consumerOverrides(connection.queue, status?.shadow ?? {}));
+  return envValues(consumerOverrides(connection.queue, status?.shadow ?? {}));
 }
 
 export function sessionEnv(

@@ -1,7 +1,13 @@
 // Kafka's block of the `telepresence.io/queue-config` annotation (docs/design.md §3): its schema
 // and the rules across its fields.
 import { z } from 'zod';
-import { envName, tlsPairingErrors, tlsSchema } from '../../queueConfig/blocks';
+import {
+  envName,
+  fileSettingSchema,
+  oneSettingErrors,
+  tlsPairingErrors,
+  tlsSchema,
+} from '../../queueConfig/blocks';
 import type { FieldError } from '../../result';
 
 export const KAFKA_SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
@@ -19,8 +25,22 @@ const saslSchema = z
 export const kafkaBlockSchema = z
   .strictObject({
     brokersEnv: envName('Env var with the bootstrap brokers, host:port[,host:port].'),
-    sourceEnv: envName('Env var whose literal value is the topic the container consumes.'),
-    groupEnv: envName('Env var whose literal value is the consumer group id.'),
+    sourceEnv: envName(
+      'Env var whose literal value is the topic the container consumes. Or sourceFile, when it reads the topic from a mounted file.',
+    ).optional(),
+    sourceFile: fileSettingSchema
+      .describe(
+        'The key of a mounted config file whose literal value is the topic the container consumes (instead of sourceEnv).',
+      )
+      .optional(),
+    groupEnv: envName(
+      'Env var whose literal value is the consumer group id. Or groupFile, when it reads the group from a mounted file.',
+    ).optional(),
+    groupFile: fileSettingSchema
+      .describe(
+        'The key of a mounted config file whose literal value is the consumer group id (instead of groupEnv).',
+      )
+      .optional(),
     offsetReset: z
       .enum(OFFSET_RESETS)
       .describe('Where a partition without a committed offset starts (the consumer auto.offset.reset).'),
@@ -41,8 +61,8 @@ export type KafkaBlock = z.infer<typeof kafkaBlockSchema>;
 export function kafkaEnvSettings(k: KafkaBlock): [string, string][] {
   return [
     ['brokersEnv', k.brokersEnv],
-    ['sourceEnv', k.sourceEnv],
-    ['groupEnv', k.groupEnv],
+    ...(k.sourceEnv !== undefined ? ([['sourceEnv', k.sourceEnv]] as [string, string][]) : []),
+    ...(k.groupEnv !== undefined ? ([['groupEnv', k.groupEnv]] as [string, string][]) : []),
     ...(k.sasl
       ? ([
           ['sasl.usernameEnv', k.sasl.usernameEnv],
@@ -53,5 +73,15 @@ export function kafkaEnvSettings(k: KafkaBlock): [string, string][] {
 }
 
 export function kafkaBlockErrors(k: KafkaBlock, path: string): FieldError[] {
-  return tlsPairingErrors(k.tls, `${path}.tls`);
+  return [
+    ...oneSettingErrors(k.sourceEnv, k.sourceFile, path, { env: 'sourceEnv', file: 'sourceFile' }, 'topic'),
+    ...oneSettingErrors(
+      k.groupEnv,
+      k.groupFile,
+      path,
+      { env: 'groupEnv', file: 'groupFile' },
+      'consumer group',
+    ),
+    ...tlsPairingErrors(k.tls, `${path}.tls`),
+  ];
 }

@@ -33,7 +33,7 @@ export const kafkaCore: CoreProvider<KafkaTypes> = {
   envRoles: KAFKA_ENV_ROLES,
   resolve: resolveKafka,
   describeSource: (queue) => `topic "${queue.source}" read by group "${queue.group}"`,
-  groupEnv: (queue) => ({ env: queue.groupEnv, field: 'groupEnv' }),
+  groupSetting: (queue) => ({ at: queue.groupAt, fields: { env: 'groupEnv', file: 'groupFile' } }),
   ownership: (queue) => ({
     role: 'brokers',
     literalKey: (brokers) => kafkaOwnershipKey({ brokers, topic: queue.source, group: queue.group }),

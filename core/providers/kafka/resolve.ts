@@ -1,8 +1,10 @@
 // A Kafka queue resolved against the pod template (docs/design.md §3, workload stage): the literal
 // topic and group the controller overrides, and the connection env the queue-agent copies.
-import { copied, dedupe, literal, literalOf } from '../../queueConfig/envResolution';
+import { copied, dedupe, literalOf } from '../../queueConfig/envResolution';
 import type { ResolveContext } from '../../queueConfig/resolveContext';
 import type { CopiedEnv, ResolvedQueueBase } from '../../queueConfig/resolvedTypes';
+import { literalSetting } from '../../queueConfig/settingResolution';
+import { describeSetting, settingField, type SettingRef } from '../../queueConfig/settingRef';
 import { checkTlsSecret } from '../../queueConfig/tlsSecret';
 import { fieldError } from '../../result';
 import type { KafkaBlock } from './declaration';
@@ -18,8 +20,9 @@ export type KafkaRole = keyof typeof KAFKA_ENV_ROLES;
 
 export interface ResolvedKafkaQueue extends ResolvedQueueBase<KafkaRole> {
   provider: 'kafka';
-  /** The env var the controller overrides with the application shadow group. */
-  groupEnv: string;
+  /** Where the container reads its group: what the controller overrides with the application
+   * shadow group. */
+  groupAt: SettingRef;
   group: string;
   offsetReset: KafkaBlock['offsetReset'];
   /** Declared only; absent means read_committed. */
@@ -35,17 +38,26 @@ export function resolveKafka(
   ctx: ResolveContext,
 ): ResolvedKafkaQueue | undefined {
   const base = `${ctx.path}.kafka`;
-  const source = literal(block.sourceEnv, `${base}.sourceEnv`, 'topic', ctx);
-  if (source !== undefined && !(KAFKA_TOPIC.test(source) && source !== '.' && source !== '..')) {
+  const sourceFields = { env: 'sourceEnv', file: 'sourceFile' };
+  const resolvedSource = literalSetting(block.sourceEnv, block.sourceFile, sourceFields, base, 'topic', ctx);
+  const source = resolvedSource?.value;
+  if (resolvedSource && !(KAFKA_TOPIC.test(resolvedSource.value) && source !== '.' && source !== '..')) {
     ctx.errors.push(
       fieldError(
-        `${base}.sourceEnv`,
-        `${block.sourceEnv} is "${source}", which is not a valid Kafka topic name.`,
+        `${base}.${settingField(resolvedSource.at, sourceFields)}`,
+        `${describeSetting(resolvedSource.at)} is "${resolvedSource.value}", which is not a valid Kafka topic name.`,
         'Use the topic name: up to 249 of a-z A-Z 0-9 . _ -.',
       ),
     );
   }
-  const group = literal(block.groupEnv, `${base}.groupEnv`, 'consumer group', ctx);
+  const group = literalSetting(
+    block.groupEnv,
+    block.groupFile,
+    { env: 'groupEnv', file: 'groupFile' },
+    base,
+    'consumer group',
+    ctx,
+  );
   const env = [
     ...copied(block.brokersEnv, 'brokers', `${base}.brokersEnv`, ctx),
     ...(block.sasl ? copied(block.sasl.usernameEnv, 'username', `${base}.sasl.usernameEnv`, ctx) : []),
@@ -53,15 +65,15 @@ export function resolveKafka(
   ];
   checkLiteralBrokers(env, block.brokersEnv, `${base}.brokersEnv`, ctx);
   checkTlsSecret(block.tls, `${base}.tls.caSecret`, ctx);
-  if (source === undefined || group === undefined) return undefined;
+  if (resolvedSource === undefined || group === undefined) return undefined;
   return {
     provider: 'kafka',
     name,
     container: ctx.env.container.name,
-    sourceEnv: block.sourceEnv,
-    source,
-    groupEnv: block.groupEnv,
-    group,
+    sourceAt: resolvedSource.at,
+    source: resolvedSource.value,
+    groupAt: group.at,
+    group: group.value,
     offsetReset: block.offsetReset,
     ...(block.isolationLevel ? { isolationLevel: block.isolationLevel } : {}),
     env: dedupe(env),

@@ -41,7 +41,7 @@ export const rabbitCore: CoreProvider<RabbitTypes> = {
   resolve: resolveRabbit,
   describeSource: (queue) => `queue "${queue.source}"`,
   // Consumers of a RabbitMQ queue share no group.
-  groupEnv: () => undefined,
+  groupSetting: () => undefined,
   ownership: (queue) => ({
     role: 'url',
     literalKey: (url) => rabbitOwnershipKey({ url, queue: queue.source }),

@@ -1,9 +1,11 @@
 // A RabbitMQ queue resolved against the pod template (docs/design.md §3, workload stage): the
 // literal queue the controller overrides, and the connection env the queue-agent copies.
-import { copied, dedupe, literal, literalOf } from '../../queueConfig/envResolution';
+import { copied, dedupe, literalOf } from '../../queueConfig/envResolution';
 import { plainHttpManagement, plainHttpManagementError } from './managementTransport';
 import type { ResolveContext } from '../../queueConfig/resolveContext';
 import type { CopiedEnv, ResolvedQueueBase } from '../../queueConfig/resolvedTypes';
+import { literalSetting } from '../../queueConfig/settingResolution';
+import { describeSetting, settingField } from '../../queueConfig/settingRef';
 import { checkTlsSecret } from '../../queueConfig/tlsSecret';
 import { fieldError } from '../../result';
 import type { RabbitBlock } from './declaration';
@@ -29,12 +31,14 @@ export function resolveRabbit(
   ctx: ResolveContext,
 ): ResolvedRabbitQueue | undefined {
   const base = `${ctx.path}.rabbitmq`;
-  const source = literal(block.sourceEnv, `${base}.sourceEnv`, 'queue', ctx);
-  if (source !== undefined && (Buffer.byteLength(source) > 255 || source.startsWith('amq.'))) {
+  const sourceFields = { env: 'sourceEnv', file: 'sourceFile' };
+  const resolved = literalSetting(block.sourceEnv, block.sourceFile, sourceFields, base, 'queue', ctx);
+  const source = resolved?.value;
+  if (resolved && source !== undefined && (Buffer.byteLength(source) > 255 || source.startsWith('amq.'))) {
     ctx.errors.push(
       fieldError(
-        `${base}.sourceEnv`,
-        `${block.sourceEnv} is "${source}", which is not a usable RabbitMQ queue name.`,
+        `${base}.${settingField(resolved.at, sourceFields)}`,
+        `${describeSetting(resolved.at)} is "${source}", which is not a usable RabbitMQ queue name.`,
         'Use a queue name of at most 255 bytes that does not start with "amq.".',
       ),
     );
@@ -58,13 +62,13 @@ export function resolveRabbit(
   ) {
     ctx.errors.push(plainHttpManagementError(base, block.urlEnv, block.managementUrlEnv));
   }
-  if (source === undefined) return undefined;
+  if (resolved === undefined) return undefined;
   return {
     provider: 'rabbitmq',
     name,
     container: ctx.env.container.name,
-    sourceEnv: block.sourceEnv,
-    source,
+    sourceAt: resolved.at,
+    source: resolved.value,
     env: dedupe(env),
     ...(block.tls ? { tls: block.tls } : {}),
     ...(block.allowPlainHttpManagement ? { allowPlainHttpManagement: true as const } : {}),

@@ -32,7 +32,7 @@ export const sqsCore: CoreProvider<SqsTypes> = {
   resolve: resolveSqs,
   describeSource: (queue) => `queue ${queue.source}`,
   // Consumers of an SQS queue share no group.
-  groupEnv: () => undefined,
+  groupSetting: () => undefined,
   // The application names its queue by URL: a shadow is the queue of that name beside the source.
   shadowSource: (queue, shadow) => siblingQueueUrl(queue.source, shadowQueueName(queue.source, shadow)),
   ownership: () => ({ role: 'queueUrl', literalKey: sqsOwnershipKey, group: '' }),

@@ -78,7 +78,7 @@ export function resolveSqs(name: string, block: SqsBlock, ctx: ResolveContext): 
     provider: 'sqs',
     name,
     container: ctx.env.container.name,
-    sourceEnv: block.queueUrlEnv,
+    sourceAt: { kind: 'env', name: block.queueUrlEnv },
     source,
     env: dedupe(env),
     ...(block.snsEnvelope === 'off' ? { snsEnvelope: 'off' as const } : {}),

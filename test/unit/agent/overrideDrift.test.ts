@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { V1Deployment } from '@kubernetes/client-node';
-import { overrideDrift } from '../../../agent/controller/workloads';
+import { copyName } from '../../../agent/controller/configCopies';
+import { overrideDrift, type SettingOverride } from '../../../agent/controller/workloads';
 
 const workload = (env: Record<string, string>): V1Deployment => ({
   spec: {
@@ -16,9 +17,9 @@ const workload = (env: Record<string, string>): V1Deployment => ({
   },
 });
 
-const overrides = [
-  { container: 'app', name: 'SOURCE_TOPIC', value: 'qs-app-shadow' },
-  { container: 'app', name: 'GROUP_ID', value: 'qs-app-group' },
+const overrides: SettingOverride[] = [
+  { container: 'app', at: { kind: 'env', name: 'SOURCE_TOPIC' }, value: 'qs-app-shadow' },
+  { container: 'app', at: { kind: 'env', name: 'GROUP_ID' }, value: 'qs-app-group' },
 ];
 
 test('overrides in place are no drift', () => {
@@ -33,4 +34,28 @@ test('an override changed back to the original, or removed, is drift', () => {
     'app/SOURCE_TOPIC',
   ]);
   assert.deepEqual(overrideDrift(workload({ SOURCE_TOPIC: 'qs-app-shadow' }), overrides), ['app/GROUP_ID']);
+});
+
+test('a volume that names its ConfigMap again instead of the split copy is drift', () => {
+  const file: SettingOverride = {
+    container: 'app',
+    at: {
+      kind: 'file',
+      path: '/config/application.yml',
+      key: 'app.topic',
+      format: 'yaml',
+      volume: 'config',
+      configMap: 'orders-config',
+      configMapKey: 'application.yml',
+    },
+    value: 'qs-app-shadow',
+  };
+  const withVolume = (configMap: string): V1Deployment => {
+    const w = workload({});
+    w.metadata = { uid: 'uid-1' };
+    w.spec!.template.spec!.volumes = [{ name: 'config', configMap: { name: configMap } }];
+    return w;
+  };
+  assert.deepEqual(overrideDrift(withVolume(copyName('uid-1', 'config')), [file]), []);
+  assert.deepEqual(overrideDrift(withVolume('orders-config'), [file]), ['app/config (its ConfigMap)']);
 });

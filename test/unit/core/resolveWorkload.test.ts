@@ -269,7 +269,7 @@ describe('workload stage', () => {
       }),
     );
     const error = errorAt(list, 'queues[2].kafka.groupEnv', /also queues\[0\]\.kafka\.groupEnv/);
-    assert.match(error.fix, /its own source and group env vars/);
+    assert.match(error.fix, /its own source and group settings/);
   });
 
   test('the same source declared twice is refused, naming both entries', () => {

@@ -131,7 +131,7 @@ describe('resolving an sqs queue', () => {
       ],
     );
     assert.equal(q.source, AWS_URL);
-    assert.equal(q.sourceEnv, 'QUEUE_URL');
+    assert.deepEqual(q.sourceAt, { kind: 'env', name: 'QUEUE_URL' });
     assert.deepEqual(
       q.env.map((e) => [e.name, e.role, e.source.kind]),
       [
@@ -237,7 +237,7 @@ const queueOf = (source: string, extra: Partial<ResolvedSqsQueue> = {}): Resolve
   provider: 'sqs',
   name: 'orders',
   container: 'app',
-  sourceEnv: 'QUEUE_URL',
+  sourceAt: { kind: 'env', name: 'QUEUE_URL' },
   source,
   env: [
     { name: 'QUEUE_URL', role: 'queueUrl', source: { kind: 'value', value: source } },
@@ -279,14 +279,17 @@ describe('the sqs plan', () => {
       [
         {
           container: 'app',
-          name: 'QUEUE_URL',
+          at: { kind: 'env', name: 'QUEUE_URL' },
           value: 'http://elasticmq.infra:9324/000000000000/qs-sapp-orders-x',
         },
       ],
     );
     const fifo = queueOf('https://sqs.us-east-1.amazonaws.com/1/orders.fifo');
     assert.deepEqual(consumerOverrides(fifo, { source: 'qs-sses-orders-y' }), [
-      ['QUEUE_URL', 'https://sqs.us-east-1.amazonaws.com/1/qs-sses-orders-y.fifo'],
+      {
+        at: { kind: 'env', name: 'QUEUE_URL' },
+        value: 'https://sqs.us-east-1.amazonaws.com/1/qs-sses-orders-y.fifo',
+      },
     ]);
   });
 });

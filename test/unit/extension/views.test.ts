@@ -144,6 +144,25 @@ describe('workload summaries (both validation stages of core/queueConfig)', () =
     assert.ok(info.errors.length > 0);
     assert.match(info.errors.join(' '), /SOURCE_QUEUE/);
   });
+  test('a queue named in a mounted file is listed as declared (the tree reads no ConfigMap)', () => {
+    const fromFile =
+      'queues:\n  - name: orders\n    rabbitmq: {urlEnv: AMQP_URL, managementUrlEnv: MGMT_URL, sourceFile: {path: /config/application.properties, key: app.orders.queue}}';
+    const object = deploymentObject('orders-app', fromFile, [
+      { name: 'AMQP_URL', value: 'amqp://127.0.0.1' },
+    ]);
+    const spec = object.spec.template.spec as { volumes?: unknown[] };
+    spec.volumes = [{ name: 'config', configMap: { name: 'orders-config' } }];
+    const info = summarizeWorkload('Deployment', object);
+    assert.deepEqual(info.errors, []);
+    assert.deepEqual(info.queues, [
+      {
+        name: 'orders',
+        provider: 'rabbitmq',
+        source: 'app.orders.queue in /config/application.properties',
+        container: '',
+      },
+    ]);
+  });
 });
 
 describe('install', () => {

@@ -14,7 +14,7 @@ const queue = (source: string, env: ResolvedSqsQueue['env']): ResolvedSqsQueue =
   provider: 'sqs',
   name: 'orders',
   container: 'app',
-  sourceEnv: 'QUEUE_URL',
+  sourceAt: { kind: 'env', name: 'QUEUE_URL' },
   source,
   env: [{ name: 'QUEUE_URL', role: 'queueUrl', source: { kind: 'value', value: source } }, ...env],
 });

@@ -74,7 +74,8 @@ function declaredQueues(workload: WorkloadLike): DeclaredQueue[] {
   if (!config.ok) return [];
   return config.value.queues.map((q) => {
     const { provider, block } = declaredBlock(q);
-    const file = 'sourceFile' in block ? block.sourceFile : undefined;
+    const file =
+      'sourceFile' in block ? block.sourceFile : 'queueUrlFile' in block ? block.queueUrlFile : undefined;
     return {
       name: q.name,
       provider,

@@ -3,12 +3,13 @@
 // developer identity creates the QueueSplit, the queue-agent copies each message to the app's
 // shadow or the developer's, the fixture app's records prove where each went, and the handback
 // gives the app its queue back without losing a message. A FIFO queue keeps each message
-// group's order into both, through shadows named `.fifo`.
+// group's order into both, through shadows named `.fifo`. An app that reads its queue URL from a
+// mounted application.properties is split through a copy of its ConfigMap.
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { grantDeveloper } from '../../deploy/install';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { shadowQueueName } from '../../core/providers/sqs/queueUrl';
@@ -279,5 +280,98 @@ test('split a FIFO SQS queue: each message group keeps its order to alice and to
     async () => appOrder(),
     (got) => got.includes(after),
     90_000,
+  );
+});
+
+test('split an SQS queue whose URL the app reads from a mounted application.properties: the queue-agent gets the URL from the declaration, the app a ConfigMap copy with only that URL changed, and everything back at the end', async () => {
+  const { kc: admin, namespace } = fx;
+  const core = admin.makeApiClient(CoreV1Api);
+  const source = uniqueName('files');
+  await sqs.send(new CreateQueueCommand({ QueueName: source, Attributes: { VisibilityTimeout: '5' } }));
+  await createSecret(admin, namespace, 'aws', { id: 'qs-sqs-test-key-id', secret: 'qs-sqs-test-secret-key' });
+
+  const properties = `# orders service\napp.orders.queue-url=${podUrl(source)}\n`;
+  await core.createNamespacedConfigMap({
+    namespace,
+    body: { metadata: { name: 'files-config' }, data: { 'application.properties': properties } },
+  });
+  const body = appDeployment('files-app', source, 1);
+  body.metadata!.annotations![QUEUE_CONFIG_ANNOTATION] = declaration.replace(
+    'queueUrlEnv: QUEUE_URL',
+    'queueUrlFile: {path: /config/application.properties, key: app.orders.queue-url}',
+  );
+  const spec = body.spec!.template.spec!;
+  spec.containers[0]!.env = [
+    ...spec.containers[0]!.env!.filter((e) => e.name !== 'QUEUE_URL'),
+    { name: 'SOURCE_FROM_FILE', value: '/config/application.properties#app.orders.queue-url' },
+  ];
+  spec.containers[0]!.volumeMounts = [{ name: 'config', mountPath: '/config', readOnly: true }];
+  spec.volumes = [{ name: 'config', configMap: { name: 'files-config' } }];
+  const apps = admin.makeApiClient(AppsV1Api);
+  await apps.createNamespacedDeployment({ namespace, body });
+  await waitForReadyPods(admin, namespace, 'files-app', 1);
+  const before = await apps.readNamespacedDeployment({ name: 'files-app', namespace });
+
+  const split = await createSplit(dev, namespace, {
+    workload: 'files-app',
+    queues: ['orders'],
+    filter: { 'x-queue-split-user': 'alice' },
+    owner: `system:serviceaccount:${namespace}:alice`,
+  });
+  const active = await waitForSplitPhase(dev, namespace, split.metadata.name, 'Active', 300_000);
+  const session = active.status?.queues?.[0]?.shadow?.source;
+  assert.ok(session);
+  assert.deepEqual(active.status?.queues?.[0]?.fileOverrides, [
+    { path: '/config/application.properties', key: 'app.orders.queue-url', value: podUrl(session) },
+  ]);
+  const alice = ids(source, 'alice', 5);
+  const plain = ids(source, 'plain', 5);
+  await send(source, alice, 'alice');
+  await send(source, plain);
+  const mine: string[] = [];
+  const stopMine = consumeSqsIds(sqs, hostUrl(session), mine);
+  await pollUntil(
+    'alice received her 5 messages',
+    async () => mine.length,
+    (n) => n >= 5,
+    90_000,
+  ).finally(stopMine);
+  await pollUntil(
+    'the app (reading the copy) processed the rest',
+    async () => appReceived(source),
+    (got) => plain.every((id) => got.has(id)),
+    90_000,
+  );
+  assert.deepEqual([...mine].sort(), [...alice].sort(), 'alice got exactly her messages');
+
+  await removeSplit(dev, namespace, split.metadata.name, 300_000);
+  const after = await pollUntil(
+    'handed back: the volume names its ConfigMap again, no finalizer',
+    () => apps.readNamespacedDeployment({ name: 'files-app', namespace }),
+    (d) =>
+      d.spec?.template.spec?.volumes?.[0]?.configMap?.name === 'files-config' &&
+      !(d.metadata?.finalizers ?? []).includes('queuesplit.dev/handback'),
+    300_000,
+  );
+  assert.deepEqual(after.spec?.template.spec, before.spec?.template.spec, 'the pod spec is as before');
+  await waitForReadyPods(admin, namespace, 'files-app', 1);
+  const later = ids(source, 'later', 3);
+  await send(source, later, 'alice');
+  await pollUntil(
+    'after handback the app reads its source from the file again',
+    async () => appReceived(`${source}-later`, podUrl(source)),
+    (got) => later.every((id) => got.has(id)),
+    90_000,
+  );
+  const copies = await core.listNamespacedConfigMap({
+    namespace,
+    labelSelector: 'queuesplit.dev/config-copy=true',
+  });
+  assert.equal(copies.items.length, 0, 'the copy is deleted');
+  assert.equal(
+    (await core.readNamespacedConfigMap({ name: 'files-config', namespace })).data?.[
+      'application.properties'
+    ],
+    properties,
   );
 });

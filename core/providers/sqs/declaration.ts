@@ -4,7 +4,7 @@
 // workload's credentials, and how the filter reads SNS envelopes. Its schema and the rules
 // across its fields.
 import { z } from 'zod';
-import { envName } from '../../queueConfig/blocks';
+import { envName, fileSettingSchema, oneSettingErrors } from '../../queueConfig/blocks';
 import { fieldError, type FieldError } from '../../result';
 
 /** How the workload authenticates to SQS: `static` keys from env vars (each a literal or a
@@ -17,8 +17,13 @@ export const SNS_ENVELOPES = ['auto', 'off'] as const;
 export const sqsBlockSchema = z
   .strictObject({
     queueUrlEnv: envName(
-      'Env var whose literal value is the URL of the queue the container consumes (https://sqs.<region>.amazonaws.com/<account>/<name>).',
-    ),
+      'Env var whose literal value is the URL of the queue the container consumes (https://sqs.<region>.amazonaws.com/<account>/<name>). Or queueUrlFile, when it reads the URL from a mounted file.',
+    ).optional(),
+    queueUrlFile: fileSettingSchema
+      .describe(
+        'The key of a mounted config file whose literal value is the URL of the queue the container consumes (instead of queueUrlEnv).',
+      )
+      .optional(),
     regionEnv: envName(
       'Env var with the AWS region. Required when the queue URL does not name one (an endpoint override).',
     ).optional(),
@@ -52,8 +57,9 @@ export const credentialsOf = (s: SqsBlock): SqsCredentialsKind => s.credentials 
 
 /** The block's env var settings as [path below the block, env var name]. */
 export function sqsEnvSettings(s: SqsBlock): [string, string][] {
-  const settings: [string, string][] = [['queueUrlEnv', s.queueUrlEnv]];
+  const settings: [string, string][] = [];
   const optional = [
+    'queueUrlEnv',
     'regionEnv',
     'endpointEnv',
     'accessKeyIdEnv',
@@ -70,7 +76,13 @@ export function sqsEnvSettings(s: SqsBlock): [string, string][] {
 const KEY_FIELDS = ['accessKeyIdEnv', 'secretAccessKeyEnv', 'sessionTokenEnv'] as const;
 
 export function sqsBlockErrors(s: SqsBlock, path: string): FieldError[] {
-  const errors: FieldError[] = [];
+  const errors: FieldError[] = oneSettingErrors(
+    s.queueUrlEnv,
+    s.queueUrlFile,
+    path,
+    { env: 'queueUrlEnv', file: 'queueUrlFile' },
+    'queue URL',
+  );
   if (credentialsOf(s) === 'static') {
     for (const key of ['accessKeyIdEnv', 'secretAccessKeyEnv'] as const) {
       if (s[key] === undefined)

@@ -1,7 +1,9 @@
 // An SQS queue resolved against the pod template (docs/design.md §3, workload stage): the literal
 // queue URL the controller overrides with a shadow's URL, and the connection env the queue-agent
 // copies (region, endpoint, static keys — secretKeyRefs stay references).
-import { copied, dedupe, literal, literalOf } from '../../queueConfig/envResolution';
+import { copied, dedupe, literalOf } from '../../queueConfig/envResolution';
+import { literalSetting } from '../../queueConfig/settingResolution';
+import { describeSetting, settingField } from '../../queueConfig/settingRef';
 import type { ResolveContext } from '../../queueConfig/resolveContext';
 import type { ResolvedQueueBase } from '../../queueConfig/resolvedTypes';
 import { fieldError } from '../../result';
@@ -20,6 +22,9 @@ export const SQS_ENV_ROLES = {
 } as const;
 export type SqsRole = keyof typeof SQS_ENV_ROLES;
 
+/** The queue-agent's env var for a queue URL the workload reads from a mounted file. */
+export const FILE_QUEUE_URL_ENV = 'QS_SQS_QUEUE_URL';
+
 export interface ResolvedSqsQueue extends ResolvedQueueBase<SqsRole> {
   provider: 'sqs';
   /** Declared `off` only; absent means auto. */
@@ -28,15 +33,31 @@ export interface ResolvedSqsQueue extends ResolvedQueueBase<SqsRole> {
 
 export function resolveSqs(name: string, block: SqsBlock, ctx: ResolveContext): ResolvedSqsQueue | undefined {
   const base = `${ctx.path}.sqs`;
-  const source = literal(block.queueUrlEnv, `${base}.queueUrlEnv`, 'queue URL', ctx);
-  const url = source === undefined ? undefined : parseQueueUrl(source, `${base}.queueUrlEnv`);
+  const fields = { env: 'queueUrlEnv', file: 'queueUrlFile' };
+  const resolved = literalSetting(block.queueUrlEnv, block.queueUrlFile, fields, base, 'queue URL', ctx);
+  const source = resolved?.value;
+  const field = `${base}.${resolved ? settingField(resolved.at, fields) : 'queueUrlEnv'}`;
+  const named = resolved ? describeSetting(resolved.at) : (block.queueUrlEnv ?? 'queueUrlFile');
+  const url = source === undefined ? undefined : parseQueueUrl(source, field);
   if (url && !url.ok) {
-    // The path's problem names the field; the env var and its value say which.
+    // The path's problem names the field; the setting and its value say which.
     for (const e of url.errors)
-      ctx.errors.push(fieldError(e.path, `${block.queueUrlEnv} ("${source}") ${e.problem}`, e.fix));
+      ctx.errors.push(fieldError(e.path, `${named} ("${source}") ${e.problem}`, e.fix));
   }
   const env = [
-    ...copied(block.queueUrlEnv, 'queueUrl', `${base}.queueUrlEnv`, ctx),
+    // The queue-agent and the ownership key read the URL by its role: from the container's env
+    // var, or — named in a file — as a literal the queue-agent's pod carries itself.
+    ...(block.queueUrlEnv !== undefined
+      ? copied(block.queueUrlEnv, 'queueUrl', `${base}.queueUrlEnv`, ctx)
+      : source !== undefined
+        ? [
+            {
+              name: FILE_QUEUE_URL_ENV,
+              role: 'queueUrl' as const,
+              source: { kind: 'value' as const, value: source },
+            },
+          ]
+        : []),
     ...(block.regionEnv ? copied(block.regionEnv, 'region', `${base}.regionEnv`, ctx) : []),
     ...(block.endpointEnv ? copied(block.endpointEnv, 'endpoint', `${base}.endpointEnv`, ctx) : []),
     ...(credentialsOf(block) === 'static' && block.accessKeyIdEnv
@@ -56,7 +77,7 @@ export function resolveSqs(name: string, block: SqsBlock, ctx: ResolveContext): 
       ctx.errors.push(
         fieldError(
           `${base}.endpointEnv`,
-          `is required: ${block.queueUrlEnv} names host "${url.value.host}", which is not an AWS SQS endpoint.`,
+          `is required: ${named} names host "${url.value.host}", which is not an AWS SQS endpoint.`,
           'Name the env var with the endpoint the application uses (e.g. AWS_ENDPOINT_URL_SQS for LocalStack or ElasticMQ).',
         ),
       );
@@ -65,7 +86,7 @@ export function resolveSqs(name: string, block: SqsBlock, ctx: ResolveContext): 
       ctx.errors.push(
         fieldError(
           `${base}.regionEnv`,
-          `is required: ${block.queueUrlEnv} names no region (host "${url.value.host}").`,
+          `is required: ${named} names no region (host "${url.value.host}").`,
           'Name the env var with the AWS region the application uses (e.g. AWS_REGION).',
         ),
       );
@@ -73,13 +94,13 @@ export function resolveSqs(name: string, block: SqsBlock, ctx: ResolveContext): 
   }
   if (block.endpointEnv)
     checkLiteralEndpoint(literalOf(env, block.endpointEnv), block.endpointEnv, `${base}.endpointEnv`, ctx);
-  if (source === undefined || !url?.ok) return undefined;
+  if (resolved === undefined || !url?.ok) return undefined;
   return {
     provider: 'sqs',
     name,
     container: ctx.env.container.name,
-    sourceAt: { kind: 'env', name: block.queueUrlEnv },
-    source,
+    sourceAt: resolved.at,
+    source: resolved.value,
     env: dedupe(env),
     ...(block.snsEnvelope === 'off' ? { snsEnvelope: 'off' as const } : {}),
   };

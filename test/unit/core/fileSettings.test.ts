@@ -4,11 +4,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ResolvedKafkaQueue } from '../../../core/providers/kafka/resolve';
+import type { ResolvedSqsQueue } from '../../../core/providers/sqs/resolve';
 import type { ConfigMapData } from '../../../core/queueConfig/fileResolution';
 import { withOriginalEnv, ORIGINAL_CONFIG_ANNOTATION } from '../../../core/queueConfig/originalEnv';
 import { parseQueueConfig } from '../../../core/queueConfig/parseQueueConfig';
 import type { Container, Volume, WorkloadLike } from '../../../core/queueConfig/podTemplate';
 import { configMapsToRead, resolveWorkload } from '../../../core/queueConfig/resolveWorkload';
+import { sourceOwnershipKey } from '../../../core/sourceOwnership';
 
 const PROPERTIES = 'app.orders.topic=orders\nspring.kafka.consumer.group-id=orders-app\n';
 const kafka = (file: string) =>
@@ -169,6 +171,45 @@ describe('sourceFile and groupFile', () => {
     assert.match(
       errors,
       /app\.orders\.topic in \/config\/application\.properties in container "app" is also queues\[0\]/,
+    );
+  });
+});
+
+describe('queueUrlFile (SQS)', () => {
+  const URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/orders';
+  const declaration = `queues:
+  - name: orders
+    sqs: {queueUrlFile: {path: /config/application.yml, key: app.orders.queue-url}}`;
+  const yaml = `app:\n  orders:\n    queue-url: ${URL}\n`;
+  const lookup = maps({ 'orders-config': { data: { 'application.yml': yaml } } });
+
+  test('resolves the URL from the file; the queue-agent carries it as a literal of its own', () => {
+    const r = resolveWorkload(workload({ annotation: declaration }), lookup);
+    assert.ok(r.ok, JSON.stringify(r));
+    const q = r.value.queues[0] as ResolvedSqsQueue;
+    assert.equal(q.source, URL);
+    assert.equal(q.sourceAt.kind, 'file');
+    assert.deepEqual(q.env, [
+      { name: 'QS_SQS_QUEUE_URL', role: 'queueUrl', source: { kind: 'value', value: URL } },
+    ]);
+    // The same queue declared by env has the same ownership key: two workloads, one source.
+    assert.equal(
+      sourceOwnershipKey('team-a', q),
+      sourceOwnershipKey('team-a', {
+        ...q,
+        env: [{ name: 'QUEUE_URL', role: 'queueUrl', source: { kind: 'value', value: URL } }],
+      }),
+    );
+  });
+
+  test('a name where the URL belongs is refused naming the file key', () => {
+    const named = maps({
+      'orders-config': { data: { 'application.yml': 'app:\n  orders:\n    queue-url: orders\n' } },
+    });
+    const [error] = errorsOf(workload({ annotation: declaration }), named);
+    assert.match(
+      error!,
+      /^queues\[0\]\.sqs\.queueUrlFile: app\.orders\.queue-url in \/config\/application\.yml \("orders"\)/,
     );
   });
 });

@@ -30,14 +30,17 @@ const lazyBundles = {
   'extension/model/manifests.ts': 'extension-manifests.js',
   'extension/model/details.ts': 'extension-details.js',
   'extension/model/launchEdit.ts': 'extension-launch.js',
+  // Required on first use (core/filter/loadAutomata.ts), not imported: the filter automata.
+  'core/filter/automata.ts': 'extension-automata.js',
 };
 const lazyImports = {
   name: 'lazy-extension-bundles',
   setup(b) {
     b.onResolve({ filter: /^\.{1,2}\// }, (args) => {
-      if (args.kind !== 'dynamic-import') return undefined;
+      if (args.kind !== 'dynamic-import' && args.kind !== 'require-call') return undefined;
       const target = path.relative(process.cwd(), path.resolve(args.resolveDir, args.path));
       const file = lazyBundles[`${target}.ts`] ?? lazyBundles[path.join(target, 'index.ts')];
+      if (file === undefined && args.kind === 'require-call') return undefined;
       if (file === undefined)
         throw new Error(`${args.importer}: import('${args.path}') is not a lazy bundle`);
       return { path: `./${file}`, external: true };
@@ -56,7 +59,12 @@ const jsoncParserEsm = {
   },
 };
 // The extension bundles are minified (parse time at startup); the executables stay readable.
-const extensionBuild = { ...common, external: ['vscode'], minify: true, plugins: [jsoncParserEsm] };
+const extensionBuild = {
+  ...common,
+  external: ['vscode'],
+  minify: true,
+  plugins: [lazyImports, jsoncParserEsm],
+};
 
 const results = await Promise.all([
   // `vscode` is provided by the editor at run time.

@@ -14,6 +14,7 @@ import {
   type RouteShadow,
 } from './agentProtocol';
 import { parseFilter } from './filter';
+import { routeFilterSchema } from './filter/schema';
 import { planName } from './planSchema';
 import { PROVIDER_NAMES, type Provider } from './providers';
 import { coreProvider } from './providers/registry';
@@ -68,7 +69,7 @@ const queuePlanSchema = z.discriminatedUnion(
 const routeSchema = z.object({
   routeId: z.string().min(1).max(64),
   // Only the shape here: the raw filter is checked by parseFilter below (zod drops "__proto__").
-  filter: z.record(z.string(), z.string()),
+  filter: routeFilterSchema,
   queues: z.array(z.string().min(1)).min(1),
   phase: z.enum(['ATTACHING', 'ACTIVE', 'DRAINING']),
   generation: count(),

@@ -34,7 +34,7 @@ export interface ShadowMessage {
   time: Date;
   contentType?: string;
   headers: CarriedHeader[];
-  /** Headers as the filter sees them (core/filter.ts MessageHeaders). */
+  /** Headers as the filter sees them (core/filter/model.ts MessageHeaders). */
   filterHeaders: MessageHeaders;
   broker: BrokerPart;
 }

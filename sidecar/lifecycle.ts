@@ -55,6 +55,7 @@ import {
 } from './split';
 import { sidecarProvider } from './providers/registry';
 import { defaultStateFile, removeState, stateDirectory } from './state';
+import { specFilter } from '../core/crd/validateQueueSplit';
 
 export class Session {
   private readonly stopController = new AbortController();
@@ -202,7 +203,7 @@ export class Session {
         return SIDECAR_EXIT_CODES.ok;
       }
 
-      const filter: HeaderFilter = adoptTarget?.spec.filter ??
+      const filter: HeaderFilter = (adoptTarget ? specFilter(adoptTarget.spec) : undefined) ??
         options.filter ?? { [DEFAULT_FILTER_KEY]: owner };
       const request: SplitRequest = {
         workload: workloadRef,
@@ -425,7 +426,7 @@ export class Session {
     const handlers = new Map(
       queues.map((q) => [
         q.name,
-        this.pipeline(q.name, q.provider, split.spec.filter, deliverer, () =>
+        this.pipeline(q.name, q.provider, specFilter(split.spec), deliverer, () =>
           this.stream?.rejectUnavailable(),
         ),
       ]),
@@ -631,7 +632,7 @@ export class Session {
       const pipeline = this.pipeline(
         c.queue.name,
         c.queue.provider,
-        split.spec.filter,
+        specFilter(split.spec),
         deliverer,
         () => undefined,
       );

@@ -54,7 +54,10 @@ const program = new Command('queue-split-sidecar')
     'logical queue from the workload declaration; repeatable or comma-separated (default: all declared)',
     collect(true),
   )
-  .option('-f, --filter <k=v,...>', 'header filter, pairs AND-ed (default: x-queue-split-user=<owner>)')
+  .option(
+    '-f, --filter <filter>',
+    'route filter (default: x-queue-split-user=<owner>): k=v terms AND-ed with ",", alternatives joined by " or "; also k!=v, k^=prefix, k~=regex, "k in (a, b)", has(k), baggage:<member>=v, body:$.field=v, or the JSON form',
+  )
   .option(
     '--owner <name>',
     'who the split is for (default: your Kubernetes user name; another name only for members of queuesplit:admins)',
@@ -173,6 +176,10 @@ Examples:
     queue-split-sidecar -w orders -q orders -m env --owner alice --env-out .queuesplit.env
   env    a statefulset, filtered on a tenant header instead of the user:
     queue-split-sidecar -w statefulset/billing -m env --owner alice -f x-tenant=acme-test
+  http   your tenants by prefix, or your OpenTelemetry baggage member:
+    queue-split-sidecar -w orders --owner alice -f 'x-tenant^=alice- or baggage:user=alice' --target http://127.0.0.1:8080/
+  http   orders of one customer, read from the JSON body:
+    queue-split-sidecar -w orders --owner alice -f 'body:$.customer.id=C-42' --target http://127.0.0.1:8080/
   relay  republish into a local Kafka under another topic name:
     queue-split-sidecar -w orders -m relay --owner alice -f x-queue-split-user=alice --relay-kafka-brokers 127.0.0.1:9092 --relay-to orders=orders-local
   relay  a RabbitMQ queue into a local RabbitMQ:

@@ -7,7 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type QueueSplit, type QueueSplitSpec, type WorkloadRef } from '../core/crd/queueSplitSchema';
 import { queueSplitObject } from '../core/crd/queueSplitObject';
 import { leaseExpiry } from '../core/crd/validateQueueSplit';
-import { formatFilter, parseFilter, type HeaderFilter } from '../core/filter';
+import { formatFilter, parseFilter, sameFilter, type HeaderFilter } from '../core/filter';
+import { specFilter } from '../core/crd/validateQueueSplit';
 import { queueSplitName, routeIdFromRandomBytes } from '../core/names';
 import { sessionPublicKey } from '../core/sessionSecret';
 import { SidecarError, errorText } from '../laptop/errors';
@@ -110,9 +111,9 @@ function specDifferences(existing: QueueSplitSpec, request: SplitRequest): strin
     existing.queues.length === request.queues.length &&
     existing.queues.every((q) => request.queues.includes(q));
   if (!sameQueues) out.push(`queues ${existing.queues.join(',')}`);
-  const existingFilter = parseFilter(existing.filter);
-  if (!existingFilter.ok || formatFilter(existingFilter.value) !== formatFilter(request.filter))
-    out.push(`filter "${formatFilter(existing.filter)}"`);
+  const existingFilter = parseFilter(specFilter(existing));
+  if (!existingFilter.ok || !sameFilter(existingFilter.value, request.filter))
+    out.push(`filter "${formatFilter(specFilter(existing))}"`);
   if (existing.owner !== request.owner) out.push(`owner ${existing.owner}`);
   return out;
 }

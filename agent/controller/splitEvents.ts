@@ -23,6 +23,7 @@ import type { PhaseProgress } from './phaseProgress';
 import type { Verdict, WorkloadId } from './verdicts';
 import { ENDED_PHASES } from './verdicts';
 import { overrideDrift, overridesFor, type Workload, type Workloads } from './workloads';
+import { specFilter } from '../../core/crd/validateQueueSplit';
 
 export interface EventSettings {
   /** A step the agent reports pending for longer than this times out (→ abort or DEGRADED). */
@@ -90,7 +91,7 @@ export class SplitEvents {
         continue;
       }
       if (Date.parse(leaseExpiry(split)) < Date.now()) continue; // its owner is gone
-      const filter = parseFilter(split.spec.filter, 'spec.filter');
+      const filter = parseFilter(specFilter(split.spec), 'spec.filter');
       if (!filter.ok) {
         this.verdicts.set(routeId, {
           phase: 'Rejected',
@@ -426,7 +427,7 @@ export function workloadRefusal(
   workload: Workload,
   id: WorkloadId,
 ): AdmissionRefusal | undefined {
-  const filter = parseFilter(split.spec.filter, 'spec.filter');
+  const filter = parseFilter(specFilter(split.spec), 'spec.filter');
   if (!filter.ok) return undefined; // reported as InvalidFilter by routeEvents
   return wholeQueueRefusal(filter.value, {
     kind: id.kind,

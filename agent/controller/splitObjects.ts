@@ -9,7 +9,7 @@ import {
   type QueueSplit,
   type QueueSplitStatus,
 } from '../../core/crd/queueSplitSchema';
-import { validateQueueSplitSpec } from '../../core/crd/validateQueueSplit';
+import { filterSpecFields, validateQueueSplitSpec } from '../../core/crd/validateQueueSplit';
 import { formatFieldError } from '../../core/result';
 import { isNotFound, mergePatch } from '../kube/client';
 
@@ -83,8 +83,10 @@ export function classifySplits(items: readonly QueueSplit[]): ClassifiedSplits {
   const result: ClassifiedSplits = { valid: [], invalid: [] };
   for (const item of items) {
     const parsed = validateQueueSplitSpec(item.spec);
-    if (parsed.ok) result.valid.push({ ...item, spec: parsed.value });
-    else
+    if (parsed.ok) {
+      const { filter, ...rest } = parsed.value;
+      result.valid.push({ ...item, spec: { ...rest, ...filterSpecFields(filter) } });
+    } else
       result.invalid.push({
         split: item,
         problem: parsed.errors.map(formatFieldError).join(' | '),

@@ -7,7 +7,7 @@ import { ENGINE_PHASES, type Checkpoint } from './contract';
 
 export const phaseSchema = z.enum(ENGINE_PHASES);
 
-export const filterSchema = z.record(z.string(), z.string());
+export { routeFilterSchema as filterSchema } from '../../core/filter/schema';
 
 export const retainedSchema = z.array(
   z.object({

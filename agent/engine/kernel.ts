@@ -79,9 +79,9 @@ export class EngineKernel<R extends RemovedRoute, S extends KernelState<R>> impl
         return kernel.retained;
       },
       barrier: this.barrier,
-      select: (headers) => {
+      select: (message) => {
         const table = this.table;
-        const { routeId, destination } = table.select(headers);
+        const { routeId, destination } = table.select(message);
         return { routeId, destination, generation: table.generation };
       },
       countPublished: (routeId) =>

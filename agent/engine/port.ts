@@ -2,7 +2,7 @@
 // of the phase discipline. The kernel decides whether a step may run, keeps the route table, the
 // removed and retained routes, the publish barrier and the published counts, and calls the port
 // only for what needs the broker. A port never changes the phase.
-import type { MessageHeaders } from '../../core/filter';
+import type { MessageView } from '../../core/filter';
 import type { FieldError } from '../../core/result';
 import type {
   AbortResult,
@@ -62,8 +62,8 @@ export interface EngineView<R extends RemovedRoute> {
   readonly removed: ReadonlyMap<string, R>;
   readonly retained: readonly RetainedResource[];
   readonly barrier: PublishBarrier;
-  /** The destination of a message with these headers under the table in force. */
-  select(headers: MessageHeaders): PumpSelection;
+  /** The destination of this message under the table in force. */
+  select(message: MessageView): PumpSelection;
   /** One publish to the route's shadow (undefined: the application shadow) was acknowledged. */
   countPublished(routeId: string | undefined): void;
   /** A shadow's removal kept these resources: they replace what was recorded for it. */

@@ -2,7 +2,7 @@
 // is the core RouteIndex (O(1)-ish in the number of routes); this adds the generation, the
 // application shadow for unmatched messages, and the checks a table must pass before it
 // replaces the running one.
-import { formatFilter, type MessageHeaders } from '../../core/filter';
+import { filterIdentity, type MessageView } from '../../core/filter';
 import type { FieldError, Result } from '../../core/result';
 import { RouteIndex } from '../../core/routeIndex';
 import type { RouteSpec } from './contract';
@@ -64,8 +64,8 @@ export class RouteTable {
     return table.value;
   }
 
-  select(headers: MessageHeaders): Selection {
-    const routeId = this.index.match(headers);
+  select(message: MessageView): Selection {
+    const routeId = this.index.match(message);
     const route = routeId === undefined ? undefined : this.byId.get(routeId);
     return route
       ? { routeId: route.routeId, destination: route.shadow }
@@ -84,7 +84,7 @@ export class RouteTable {
 
 function routesKey(routes: readonly RouteSpec[]): string {
   return routes
-    .map((r) => `${r.routeId}\u0000${r.shadow}\u0000${formatFilter(r.filter)}`)
+    .map((r) => `${r.routeId}\u0000${r.shadow}\u0000${filterIdentity(r.filter)}`)
     .sort()
     .join('\u0001');
 }

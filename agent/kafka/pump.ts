@@ -46,7 +46,7 @@ export interface PumpDeps {
   readonly barrier: PublishBarrier;
   readonly hooks: EngineHooks;
   readonly log: Logger;
-  select(headers: RecordHeaders): PumpSelection;
+  select(headers: RecordHeaders, value: Buffer | null): PumpSelection;
   onPublished(routeId: string | undefined): void;
   onFenced(reason: string): void;
   /** Grows every shadow to `partitions`; a problem string keeps the new partitions unread. */
@@ -234,7 +234,7 @@ export class Pump {
       // A destination gone since holds no copy anyone reads: select afresh then.
       sent?.release();
       this.sentTo.delete(key);
-      const selection = this.deps.select(record.headers);
+      const selection = this.deps.select(record.headers, record.value);
       return { record, selection, parked, release: this.deps.barrier.track(selection.generation) };
     };
     // Parked records go first: they are older than anything read now for their destination.

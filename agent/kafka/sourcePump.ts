@@ -7,6 +7,7 @@ import type { Logger } from '../log';
 import { pending } from '../engine/outcome';
 import type { Blocked, EngineView, Step } from '../engine/port';
 import { kafkaHeaders } from '../../core/providers/kafka/message';
+import { MessageView } from '../../core/filter';
 import type { RemovedRoute } from './checkpoint';
 import {
   DEFAULT_MESSAGE_ID_HEADER,
@@ -53,7 +54,7 @@ export class SourcePump {
       barrier: view.barrier,
       hooks,
       log,
-      select: (headers) => view.select(kafkaHeaders(headers)),
+      select: (headers, value) => view.select(new MessageView(kafkaHeaders(headers), value ?? undefined)),
       onPublished: (routeId) => view.countPublished(routeId),
       onFenced: (reason) => fence.fenced(reason),
       grow: (partitions) => shadows.grow(partitions),

@@ -6,6 +6,7 @@
 // (connection and fence).
 import { randomUUID } from 'node:crypto';
 import { amqpHeaders } from '../../core/providers/rabbitmq/message';
+import { MessageView } from '../../core/filter';
 import type {
   AbortResult,
   CleanupReadyResult,
@@ -154,7 +155,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
       barrier: view.barrier,
       hooks: deps.hooks ?? {},
       logger: log,
-      select: (msg) => view.select(amqpHeaders(msg.properties.headers)),
+      select: (msg) => view.select(new MessageView(amqpHeaders(msg.properties.headers), msg.content)),
       onRouted: ({ routeId }) => view.countPublished(routeId),
       currentLink: () => this.connection.current(),
       dropLink: (reason) => this.connection.drop(reason),

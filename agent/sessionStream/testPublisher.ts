@@ -7,7 +7,7 @@
 // agent's life.
 import { randomUUID } from 'node:crypto';
 import type { AgentQueuePlan } from '../../core/agentProtocol';
-import { matches, type HeaderFilter } from '../../core/filter';
+import { filterKeys, matches, MessageView, parseFilterKey, type HeaderFilter } from '../../core/filter';
 import type { Provider } from '../../core/providers';
 import type { TestMessage, TestMessageSender } from '../providers/contract';
 import { testMessageSenders, type PlanFor } from '../providers/registry';
@@ -17,9 +17,12 @@ export type { TestMessage } from '../providers/contract';
 /** A published test message carries this id (Kafka: the `message-id` header; AMQP: message-id). */
 export type PublishOutcome = { ok: true; messageId: string } | { ok: false; reason: string };
 
-/** Keys of the filter the published message lacks or carries with another value (no values: they may be secret). */
-function unmatchedKeys(filter: HeaderFilter, published: ReadonlyMap<string, string>): string[] {
-  return Object.keys(filter).filter((key) => published.get(key) !== filter[key]);
+/** Header keys the filter reads (no values: they may be secret). */
+function headerKeys(filter: HeaderFilter): string[] {
+  return filterKeys(filter).filter((key) => {
+    const parsed = parseFilterKey(key);
+    return 'key' in parsed && parsed.key.kind === 'header';
+  });
 }
 
 export class TestPublisher {
@@ -30,15 +33,15 @@ export class TestPublisher {
     const messageId = `qs-test-${randomUUID()}`;
     // What the engine will read, as published.
     const published = this.sender(plan.provider).published(message, messageId);
-    if (!matches(filter, published.headers)) {
-      const unmatched = unmatchedKeys(filter, published.headers);
-      const own = unmatched.filter((k) => published.ownKeys.includes(k));
+    if (!matches(filter, new MessageView(published.headers, body))) {
+      const unmatched = filterKeys(filter);
+      const own = headerKeys(filter).filter((k) => published.ownKeys.includes(k));
       return {
         ok: false,
         reason:
           own.length > 0
             ? `your split's filter is on ${own.join(', ')}, which the agent sets on every test message itself (message-id: a new qs-test-… id; content-type: the one you chose), so no test message can match it: a test message must come back to you`
-            : `its headers do not match your split's filter (${unmatched.join(', ')}): a test message must come back to you`,
+            : `it does not match your split's filter (on ${unmatched.join(', ')}): a test message must come back to you`,
       };
     }
     try {

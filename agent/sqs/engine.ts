@@ -54,7 +54,7 @@ import {
 import { describeSqsError, errorName, isNetworkError, isQueueMissing } from './errors';
 import { deniedOnSource } from './rights';
 import { LockFence } from './fence';
-import { filterHeaders } from './messages';
+import { filterView } from './messages';
 import { moveAll } from './mover';
 import { describeCounts, isEmpty, NO_QUEUE, proveStable, readCounts } from './proofs';
 import { SourcePump } from './pump';
@@ -190,8 +190,7 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
       hooks: deps.hooks ?? {},
       log,
       messageIdAttribute: deps.hooks ? HOOK_ID_ATTRIBUTE : undefined,
-      headers: (message) => filterHeaders(message, snsEnvelope),
-      select: (headers) => view.select(headers),
+      select: (message) => view.select(filterView(message, snsEnvelope)),
       recorded: (entry) => {
         const stands =
           entry.routeId === undefined || view.table.route(entry.routeId) || view.removed.has(entry.routeId);

@@ -4,13 +4,18 @@
 // by their text; Binary never matches. With `snsEnvelope: auto` a body that is an SNS
 // notification (raw delivery off) is read for the publisher's attributes too.
 import type { Message, MessageAttributeValue, MessageSystemAttributeValue } from '@aws-sdk/client-sqs';
-import type { MessageHeaders } from '../../core/filter';
-import { snsAttributes, sqsFilterHeaders } from '../../core/providers/sqs/headers';
+import { MessageView, type MessageHeaders } from '../../core/filter';
+import { snsAttributes, sqsFilterBody, sqsFilterHeaders } from '../../core/providers/sqs/headers';
 import type { SnsEnvelope } from '../../core/providers/sqs/headers';
 
 /** The headers a filter sees (core/providers/sqs/headers.ts). */
 export function filterHeaders(message: Message, snsEnvelope: SnsEnvelope): MessageHeaders {
   return sqsFilterHeaders(message.MessageAttributes, message.Body, snsEnvelope);
+}
+
+/** The message as route filters read it: its headers and (for body fields) its body. */
+export function filterView(message: Message, snsEnvelope: SnsEnvelope): MessageView {
+  return new MessageView(filterHeaders(message, snsEnvelope), sqsFilterBody(message.Body, snsEnvelope));
 }
 
 /** The attributes of an SNS notification body, else none. */

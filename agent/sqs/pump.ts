@@ -12,7 +12,6 @@ import {
   type Message,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { MessageHeaders } from '../../core/filter';
 import type { EngineHooks } from '../engine/contract';
 import type { PumpSelection } from '../engine/port';
 import type { PublishBarrier } from '../engine/publishBarrier';
@@ -36,8 +35,7 @@ export interface PumpDeps {
   readonly log: Logger;
   /** The message attribute naming a message for hooks and logs (else its SQS MessageId). */
   readonly messageIdAttribute: string | undefined;
-  headers(message: Message): MessageHeaders;
-  select(headers: MessageHeaders): PumpSelection;
+  select(message: Message): PumpSelection;
   /** Where a message the ledger knows goes now: its recorded destination while that still
    * stands, else where that destination's residue went. */
   recorded(entry: LedgerEntry): PumpSelection;
@@ -213,7 +211,7 @@ export class SourcePump {
   private async copy(h: Held): Promise<void> {
     const { deps } = this;
     const recorded = this.ledger.lookup(h.messageId);
-    const selection = recorded ? deps.recorded(recorded) : deps.select(deps.headers(h.message));
+    const selection = recorded ? deps.recorded(recorded) : deps.select(h.message);
     const release = deps.barrier.track(selection.generation);
     this.ledger.open({ ...selection, messageId: h.messageId, at: Date.now() });
     const backoff = new Backoff(deps.timing.retryInitialMs, deps.timing.retryMaxMs);

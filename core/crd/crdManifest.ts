@@ -54,6 +54,7 @@ export function queueSplitCrd(): JsonSchema {
             column('Workload', '.spec.workload.name', 'The split workload.'),
             column('Queues', '.spec.queues', 'Logical queues split.'),
             column('Filter', '.spec.filter', 'Header filter (AND of key=value).'),
+            column('Match', '.spec.match.anyOf', 'Filter beyond equality (anyOf clauses of predicates).'),
             column('Owner', '.spec.owner', 'Who the split is for.'),
             column(
               'Phase',

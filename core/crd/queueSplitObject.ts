@@ -2,6 +2,7 @@
 // it, whose it is, which workload) and its spec. One builder, so both make the same object.
 import type { SidecarDeliveryMode } from '../sidecarProtocol';
 import type { HeaderFilter } from '../filter';
+import { filterSpecFields } from './validateQueueSplit';
 import { labelValue } from '../names';
 import {
   QUEUE_SPLIT_API_VERSION,
@@ -49,7 +50,7 @@ export function queueSplitObject(split: NewQueueSplit): QueueSplit {
     spec: {
       workload: { ...split.workload },
       queues: [...split.queues],
-      filter: { ...split.filter },
+      ...filterSpecFields(split.filter),
       owner: split.owner,
       routeId: split.routeId,
       lease: split.lease,

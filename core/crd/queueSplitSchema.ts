@@ -3,6 +3,7 @@
 // and of the validation the controller applies to objects it reads.
 import { z } from 'zod';
 import { MAX_FILTER_PAIRS, MAX_FILTER_VALUE_LENGTH } from '../filter';
+import { anyOfSchema } from '../filter/schema';
 import { ROUTE_ID_PATTERN } from '../names';
 import { PATTERNS } from '../queueConfig/schema';
 import { PUBLIC_KEY_PATTERN, SECRET_HASH_PATTERN } from '../sessionSecret';
@@ -69,8 +70,9 @@ export const queueSplitSpecSchema = z
       .meta({ 'x-kubernetes-list-type': 'set', ...immutable('spec.queues') }),
     filter: z
       .record(z.string().max(255), z.string().max(MAX_FILTER_VALUE_LENGTH))
+      .optional()
       .describe(
-        `Header filter: key=value pairs, AND-ed. {} takes every message, cannot share the queue, and is accepted only on a workload annotated ${WHOLE_QUEUE_ANNOTATION}=true.`,
+        `Header filter: key=value pairs, AND-ed. {} takes every message, cannot share the queue, and is accepted only on a workload annotated ${WHOLE_QUEUE_ANNOTATION}=true. Set this or match.`,
       )
       // Bounded so the API server can cost the rules. The API server refuses what CEL can state
       // (the key zod would drop, keys the "k=v" form cannot carry); the controller's full
@@ -91,6 +93,12 @@ export const queueSplitSpecSchema = z
           },
         ],
       }),
+    match: anyOfSchema
+      .optional()
+      .describe(
+        'A filter beyond exact header values (docs/design.md §4): anyOf clauses; each clause maps a key (a header, baggage:<member> or body:$.<path>) to predicates (equals, in, prefix, regex, exists and their not* forms). Set this or filter.',
+      )
+      .meta(immutable('spec.match')),
     owner: z
       .string()
       .min(1)
@@ -132,7 +140,15 @@ export const queueSplitSpecSchema = z
       .optional()
       .describe('Hint for tools; the controller does not depend on it.'),
   })
-  .describe('What the developer asks for.');
+  .describe('What the developer asks for.')
+  .meta({
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.filter) != has(self.match)',
+        message: 'spec needs exactly one of filter (exact header values) and match (anyOf clauses).',
+      },
+    ],
+  });
 
 export const conditionSchema = z.object({
   type: z.string().min(1).max(316).describe('Condition type, e.g. Ready, Attached, Blocked.'),

@@ -1,13 +1,16 @@
 // Validation of a QueueSplit's spec as the controller reads it: the schema, plus the filter
 // rules of core/filter (which a CRD schema cannot express).
-import { parseFilter, type HeaderFilter } from '../filter';
-import { fail, guarded, ok, type Result } from '../result';
+import { parseFilter, type RouteFilter } from '../filter';
+import { fail, fieldError, guarded, ok, type Result } from '../result';
 import { issuesToFieldErrors } from '../zodIssues';
 import { queueSplitSpecSchema, type QueueSplitSpec } from './queueSplitSchema';
 
-export interface ValidQueueSplitSpec extends QueueSplitSpec {
-  filter: HeaderFilter;
+export interface ValidQueueSplitSpec extends Omit<QueueSplitSpec, 'filter' | 'match'> {
+  /** spec.filter or spec.match, read as one filter. */
+  filter: RouteFilter;
 }
+
+export { filterSpecFields, specFilter } from './splitFilter';
 
 export function validateQueueSplitSpec(value: unknown): Result<ValidQueueSplitSpec> {
   return guarded('spec', () => validateSpec(value));
@@ -18,10 +21,23 @@ function validateSpec(value: unknown): Result<ValidQueueSplitSpec> {
   if (!parsed.success)
     return fail(issuesToFieldErrors(parsed.error.issues, queueSplitSpecSchema, value, 'spec'));
   // The raw value, not zod's output: zod drops a "__proto__" key, which would widen the filter.
-  const rawFilter = (value as { filter: Readonly<Record<string, unknown>> }).filter;
-  const filter = parseFilter(rawFilter, 'spec.filter');
+  const raw = value as {
+    filter?: Readonly<Record<string, unknown>>;
+    match?: Readonly<Record<string, unknown>>;
+  };
+  if ((raw.filter === undefined) === (raw.match === undefined))
+    return fail([
+      fieldError(
+        'spec',
+        'needs exactly one of filter and match.',
+        'Set filter for exact header values, or match for anyOf clauses.',
+      ),
+    ]);
+  const filter =
+    raw.match !== undefined ? parseFilter(raw.match, 'spec.match') : parseFilter(raw.filter!, 'spec.filter');
   if (!filter.ok) return filter;
-  return ok({ ...parsed.data, filter: filter.value });
+  const { match: _match, ...rest } = parsed.data;
+  return ok({ ...rest, filter: filter.value });
 }
 
 /** When the lease runs out (ms since the epoch), or NaN for an unreadable renewTime. */

@@ -1,7 +1,7 @@
 // Size bounds that keep a workload's documents inside one ConfigMap (1 MiB, MAX_STATE_BYTES):
 // the state and the desired document share the state ConfigMap and grow with every route (its
 // filter, its queues, and the session resources recorded in the inventory). With filters
-// bounded by MAX_FILTER_BYTES (core/filter.ts) and at most MAX_QUEUES queues per workload, this
+// bounded by MAX_FILTER_BYTES (core/filter/model.ts) and at most MAX_QUEUES queues per workload, this
 // many routes at their largest still fit; test/unit/core/documentLimits.test.ts builds exactly
 // that worst case. A split beyond the cap is refused, never allowed to wedge the workload.
 

@@ -3,7 +3,7 @@
 // agent's ack), ACTIVE, and DRAINING when deleted, expired or failed. A drain that cannot be
 // proven leaves the route DEGRADED with its resources kept; it never counts as done.
 import { retryHint } from './operatorRetry';
-import { formatFilter } from '../filter';
+import { isAnyOf, sameFilter } from '../filter';
 import { fieldError, type FieldError } from '../result';
 import { candidateOverlapErrors } from '../routeOverlap';
 import type { SplitAction } from './actions';
@@ -27,7 +27,7 @@ export function routeRequested(state: SplitState, request: RouteRequest): Transi
   if (existing) {
     const same =
       existing.queues.join() === [...new Set(request.queues)].sort().join() &&
-      formatFilter(existing.filter) === formatFilter(request.filter);
+      sameFilter(existing.filter, request.filter);
     return same
       ? ignored(state, `route ${request.routeId} is already known`)
       : invalid(
@@ -110,7 +110,11 @@ function requestErrors(state: SplitState, request: RouteRequest): FieldError[] {
   });
   const sharing = state.routes.filter((r) => r.queues.some((q) => request.queues.includes(q)));
   errors.push(
-    ...candidateOverlapErrors({ routeId: request.routeId, filter: request.filter }, sharing, 'spec.filter'),
+    ...candidateOverlapErrors(
+      { routeId: request.routeId, filter: request.filter },
+      sharing,
+      isAnyOf(request.filter) ? 'spec.match' : 'spec.filter',
+    ),
   );
   return errors;
 }

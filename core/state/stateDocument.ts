@@ -2,6 +2,7 @@
 // every step, so a restart resumes exactly where it stopped. Reading it is strict: a corrupt
 // document or one written by a newer controller is refused with a clear error, never guessed at.
 import { z } from 'zod';
+import { routeFilterSchema } from '../filter/schema';
 import { providerSchema } from '../providerSchema';
 import { PROVIDER_NAMES, type Provider } from '../providers';
 import { coreProvider, type ProviderTypesOf } from '../providers/registry';
@@ -49,7 +50,7 @@ export const routeStateSchema = z.object({
   routeId: z.string().min(1),
   owner: z.string(),
   queues: z.array(z.string()).min(1),
-  filter: z.record(z.string(), z.string()),
+  filter: routeFilterSchema,
   phase: z.enum(ROUTE_PHASES),
   /** Desired generation at which the route's current phase was published. */
   generation: count(),

@@ -7,13 +7,22 @@ import type { SidecarDeliveryMode } from '../../core/sidecarProtocol';
 import type { ClusterApi } from '../kube';
 import { filterForDisplay, isMine } from '../model/owner';
 import { splitPhase } from '../model/phases';
-import { checkFilter, defaultFilterText, inferWorkload, type WorkloadRefText } from '../model/startSplit';
+import {
+  checkFilter,
+  defaultFilterKindOf,
+  defaultFilterText,
+  inferWorkload,
+  type DefaultFilterKind,
+  type WorkloadRefText,
+} from '../model/startSplit';
 import type { WorkloadInfo } from '../model/types';
 import { splittable } from '../model/splittable';
 import { UserError } from '../notifications';
 import type { Services } from '../services';
 import { settings } from '../settings';
 import { workloadCandidates } from '../workspace';
+import { specFilter } from '../../core/crd/splitFilter';
+import type { HeaderFilter } from '../../core/filter';
 
 interface Item<T> extends vscode.QuickPickItem {
   value: T;
@@ -102,25 +111,82 @@ export async function chooseQueues(
   return picked.map((p) => p.value);
 }
 
+/** workspaceState: which key the proposed filter used when a filter was last accepted here. */
+const FILTER_KIND_KEY = 'queueSplit.defaultFilterKind';
+
+/** The grammar in one breath (core/filter/text.ts), under the input box. */
+const FILTER_PROMPT =
+  'Messages matching this filter come to you. key=value · key^=prefix · key~="regex" (whole value) · ' +
+  'key in (a, b) · has(key) · "," = AND · " or " between alternatives. Keys: headers, ' +
+  'baggage:<member>, body:$.field. The title-bar button switches to your OpenTelemetry routing key and back.';
+
+/**
+ * The filter, proposed as x-queue-split-user=<me> (or, after the title-bar button or as last
+ * time in this workspace, my OpenTelemetry routing key: the W3C baggage member
+ * queue-split-user=<me>). Validated as typed: syntax, and overlap with live splits on the same
+ * queues (model/startSplit.ts checkFilter); a filter that does not pass cannot be accepted.
+ */
 export async function inputFilter(
   workload: WorkloadInfo,
   queues: readonly string[],
   splits: readonly QueueSplit[],
   owner: string,
-): Promise<Record<string, string> | undefined> {
+  memento?: Pick<vscode.Memento, 'get' | 'update'>,
+): Promise<HeaderFilter | undefined> {
   const context = { workload: { kind: workload.kind, name: workload.name }, queues, splits, owner };
-  const text = await vscode.window.showInputBox({
-    title: 'Start Split (3/4): header filter',
-    prompt: 'Messages whose headers match ALL these key=value pairs come to you (comma-separated).',
-    value: defaultFilterText(owner),
-    ignoreFocusOut: true,
-    validateInput: (value) => checkFilter(value, context).error,
+  let kind: DefaultFilterKind = memento?.get<string>(FILTER_KIND_KEY) === 'baggage' ? 'baggage' : 'header';
+  const other = (k: DefaultFilterKind): DefaultFilterKind => (k === 'header' ? 'baggage' : 'header');
+  const buttons: Record<DefaultFilterKind, vscode.QuickInputButton> = {
+    baggage: {
+      iconPath: new vscode.ThemeIcon('radio-tower'),
+      tooltip: `Use my OpenTelemetry routing key (W3C baggage member, propagated by OpenTelemetry SDKs): ${defaultFilterText(owner, 'baggage')}`,
+    },
+    header: {
+      iconPath: new vscode.ThemeIcon('symbol-key'),
+      tooltip: `Use the header ${defaultFilterText(owner, 'header')}`,
+    },
+  };
+  const box = vscode.window.createInputBox();
+  box.title = 'Start Split (3/4): header filter';
+  box.prompt = FILTER_PROMPT;
+  box.placeholder = `e.g. ${defaultFilterText(owner)}, or tenant^=${owner}- or tenant in (a, b)`;
+  box.value = defaultFilterText(owner, kind);
+  box.buttons = [buttons[other(kind)]];
+  box.ignoreFocusOut = true;
+  const validate = () => {
+    box.validationMessage = checkFilter(box.value, context).error;
+  };
+  validate();
+  return new Promise<HeaderFilter | undefined>((resolve) => {
+    const subscriptions = [
+      box.onDidChangeValue(validate),
+      box.onDidTriggerButton(() => {
+        const from = defaultFilterText(owner, kind);
+        kind = other(kind);
+        const to = defaultFilterText(owner, kind);
+        box.value = box.value.includes(from) ? box.value.replace(from, to) : to;
+        box.buttons = [buttons[other(kind)]];
+        validate();
+      }),
+      box.onDidAccept(() => {
+        const result = checkFilter(box.value, context);
+        if (result.filter === undefined) {
+          box.validationMessage = result.error ?? 'Invalid filter.';
+          return; // stays open: the message says what to change
+        }
+        const used = defaultFilterKindOf(result.filter);
+        if (used !== undefined && memento !== undefined) void memento.update(FILTER_KIND_KEY, used);
+        resolve(result.filter);
+        box.hide();
+      }),
+      box.onDidHide(() => {
+        resolve(undefined); // Escape (a no-op after an accept)
+        subscriptions.forEach((d) => d.dispose());
+        box.dispose();
+      }),
+    ];
+    box.show();
   });
-  if (text === undefined) return undefined;
-  const result = checkFilter(text, context);
-  if (result.filter === undefined)
-    throw new UserError(result.error ?? 'Invalid filter.', 'Fix the filter and start again.');
-  return { ...result.filter };
 }
 
 export async function chooseMode(): Promise<SidecarDeliveryMode | undefined> {
@@ -205,7 +271,7 @@ export async function chooseMySplit(
       const session = services.sessions.byName(api.target.context, api.target.namespace, s.metadata.name);
       return {
         label: `${s.spec.workload.name} [${s.spec.queues.join(', ')}]`,
-        description: `${splitPhase(s)} · ${filterForDisplay(s.spec.filter, true)}`,
+        description: `${splitPhase(s)} · ${filterForDisplay(specFilter(s.spec), true)}`,
         detail: `${s.metadata.name}${session !== undefined ? ` · sidecar ${session.view.stage} in this window` : ''}`,
         value: s.metadata.name,
       };

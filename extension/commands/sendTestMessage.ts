@@ -2,18 +2,20 @@
 // real source of one of my split queues, with a body typed in or taken from the active editor
 // (its selection, else the whole document). A split this window serves with http or relay goes
 // through its sidecar and the queue-agent (README "How your messages reach your laptop"): no
-// broker reach needed, and the agent accepts only my filter's headers. Otherwise (env delivery,
+// broker reach needed, and the agent accepts only my filter's headers. What is sent (headers and
+// body fields matching my own filter, so no teammate's values) is model/testMessage.ts. Otherwise (env delivery,
 // or a split served elsewhere) the extension publishes itself (RabbitMQ: amqplib; Kafka: kafkajs).
 import { sourceLabel } from '../../core/providers';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
-import { formatFilter } from '../../core/filter';
+import { planTestMessage } from '../model/testMessage';
 import type { TreeNode } from '../model/tree';
 import { UserError } from '../notifications';
 import type { Services } from '../services';
 import { settings } from '../settings';
 import { chooseMySplit } from './pickers';
+import { specFilter } from '../../core/crd/splitFilter';
 
 interface BodyChoice {
   body: Buffer;
@@ -105,24 +107,25 @@ export async function sendTestMessage(services: Services, node?: TreeNode): Prom
   }
   const body = await chooseBody();
   if (body === undefined) return;
+  // Headers (and body fields) that match this split's own filter, hence no teammate's.
+  const plan = planTestMessage(specFilter(split.spec), body);
+  if ('error' in plan) throw new UserError(`${split.metadata.name}: ${plan.error}`, plan.fix);
   const session = services.sessions.byName(api.target.context, api.target.namespace, split.metadata.name);
   if (session !== undefined && session.live && session.request.mode !== 'env') {
     const result = await session.publish({
       queue: queue!,
-      headers: { ...split.spec.filter },
-      body: body.body.toString('utf8'),
-      ...(body.contentType !== undefined ? { contentType: body.contentType } : {}),
+      headers: { ...plan.headers },
+      body: plan.body.toString('utf8'),
+      ...(plan.contentType !== undefined ? { contentType: plan.contentType } : {}),
     });
     if (!result.published)
       throw new UserError(
         `The queue-agent did not publish the test message to ${queue}: ${result.reason ?? 'no reason given'}.`,
         'Check the split in the Queue Splits view (it must be Active), then try again.',
       );
-    services.log.info(
-      `test message to ${queue} published by the queue-agent (headers ${Object.keys(split.spec.filter).join(', ')})`,
-    );
+    services.log.info(`test message to ${queue} published by the queue-agent (headers ${plan.headerNames})`);
     services.notifier.info(
-      `Test message sent to ${queue} through the queue-agent with ${formatFilter(split.spec.filter) || 'no headers'}: ${body.what}, id ${result.messageId ?? '?'}.`,
+      `Test message sent to ${queue} through the queue-agent with ${plan.shown}: ${body.what}, id ${result.messageId ?? '?'}.`,
     );
     return;
   }
@@ -133,15 +136,15 @@ export async function sendTestMessage(services: Services, node?: TreeNode): Prom
     workload,
     {
       queue: queue!,
-      headers: split.spec.filter,
-      body: body.body,
-      ...(body.contentType !== undefined ? { contentType: body.contentType } : {}),
+      headers: plan.headers,
+      body: plan.body,
+      ...(plan.contentType !== undefined ? { contentType: plan.contentType } : {}),
     },
     { env: settings.envOverrides(), addressMap: settings.addressMap() },
     (line) => services.log.info(line),
   );
   // The user's own header values may be shown to them; the log line above has the keys only.
   services.notifier.info(
-    `Test message sent to ${queue} (${sourceLabel(sent.provider)} ${sent.destination}) with ${formatFilter(split.spec.filter) || 'no headers'}: ${body.what}, id ${sent.messageId}.`,
+    `Test message sent to ${queue} (${sourceLabel(sent.provider)} ${sent.destination}) with ${plan.shown}: ${body.what}, id ${sent.messageId}.`,
   );
 }

@@ -1,5 +1,6 @@
 // Queue Split: Start Split… — workload (inferred from the workspace, else picked), queues from
-// its declaration, a header filter (x-queue-split-user=<me> by default), the delivery mode;
+// its declaration, a filter (x-queue-split-user=<me> by default, or my OpenTelemetry routing key
+// baggage:queue-split-user=<me>), the delivery mode;
 // then the QueueSplit is created and a sidecar serves it, with progress until it is Active.
 import * as vscode from 'vscode';
 import type { TreeNode } from '../model/tree';
@@ -22,7 +23,7 @@ export async function startSplit(services: Services, node?: TreeNode): Promise<v
   const queues = await chooseQueues(workload, node?.kind === 'queue' ? [node.queue.name] : undefined);
   if (queues === undefined) return;
   const owner = await services.cluster.owner();
-  const filter = await inputFilter(workload, queues, splits, owner);
+  const filter = await inputFilter(workload, queues, splits, owner, services.context.workspaceState);
   if (filter === undefined) return;
   const mode = await chooseMode();
   if (mode === undefined) return;

@@ -21,7 +21,7 @@ import { chooseWorkload } from '../commands/pickers';
 import { mergeSplitEnv } from '../model/debuggerEnv';
 import { parseDotenv, parseLaunchBlock, RESOLVED_MARKER, type LaunchParse } from '../model/launch';
 import { SPLITS_FILE, SPLITS_FILE_SEGMENTS, splitReference } from '../model/launchSplits';
-import { checkFilter, defaultFilterText } from '../model/startSplit';
+import { checkOverlap, defaultFilterText } from '../model/startSplit';
 import type { SplitRequest } from '../model/types';
 import { parseFilter } from '../../core/filter';
 import { explain, UserError } from '../notifications';
@@ -200,21 +200,21 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
       target: api.target,
       workload: { kind: workload.kind, name: workload.name },
       queues,
-      filter: { ...filter },
+      filter,
       owner,
       mode: block.mode,
       ...(block.mode === 'http' ? { httpTarget: block.httpTarget ?? settings.httpTarget() } : {}),
       ...(block.mode === 'relay' ? { relay: relayFromSettings() } : {}),
     };
     // My own live split of this workload is adopted by ensure(); anybody else's overlap is an error now.
-    const check = checkFilter(
-      Object.entries(filter)
-        .map(([k, v]) => `${k}=${v}`)
-        .join(','),
-      { workload: request.workload, queues, splits: splits.filter((s) => s.spec.owner !== owner), owner },
-    );
+    const check = checkOverlap(filter, {
+      workload: request.workload,
+      queues,
+      splits: splits.filter((s) => s.spec.owner !== owner),
+      owner,
+    });
     if (check.error !== undefined)
-      throw new UserError(check.error, `Change the split's headers in ${SPLITS_FILE}.`);
+      throw new UserError(check.error, `Change the split's filter in ${SPLITS_FILE}.`);
 
     if (isCancelled(token)) return undefined;
     const session = await services.sessions.ensure(request);

@@ -2,10 +2,23 @@
 // Another owner's filter values are masked (they are their header values); server-side
 // bookkeeping (managedFields) is left out.
 import { stringify } from 'yaml';
+import { filterClauses, type RouteFilter } from '../../core/filter';
 import { filterKeys } from './owner';
 import { blockingReason } from './phases';
 import { totalDelivered, type SessionView } from './sidecarView';
 import type { QueueSplit } from './types';
+import { specFilter } from '../../core/crd/splitFilter';
+
+/** Another owner's spec with every filter value (spec.filter's and spec.match's) replaced by "…". */
+function maskedSpec(spec: QueueSplit['spec']): Record<string, unknown> {
+  const { filter, match, ...rest } = spec;
+  const masked = (map: object) => Object.fromEntries(Object.keys(map).map((k) => [k, '…']));
+  return {
+    ...rest,
+    ...(filter !== undefined ? { filter: masked(filter) } : {}),
+    ...(match !== undefined ? { match: { anyOf: filterClauses(match as RouteFilter).map(masked) } } : {}),
+  };
+}
 
 export function detailsYaml(
   split: QueueSplit | undefined,
@@ -21,12 +34,7 @@ export function detailsYaml(
   } else {
     const metadata: Record<string, unknown> = { ...split.metadata };
     delete metadata.managedFields;
-    const spec = options.mine
-      ? split.spec
-      : {
-          ...split.spec,
-          filter: Object.fromEntries(Object.keys(split.spec.filter).map((k) => [k, '…'])),
-        };
+    const spec = options.mine ? split.spec : maskedSpec(split.spec);
     const { phase, reason, nextAction } = blockingReason(split);
     doc.state = {
       phase,
@@ -34,7 +42,7 @@ export function detailsYaml(
       ...(nextAction !== undefined ? { nextAction } : {}),
       ...(options.mine
         ? {}
-        : { note: `filter values of other owners are hidden (${filterKeys(split.spec.filter)})` }),
+        : { note: `filter values of other owners are hidden (${filterKeys(specFilter(split.spec))})` }),
     };
     doc.queueSplit = {
       apiVersion: split.apiVersion,

@@ -6,6 +6,8 @@
 //     "workload": "deployment/orders",      // optional: inferred from the workspace like Start Split
 //     "queues": ["orders"],                 // optional: every declared queue
 //     "headers": {"x-queue-split-user": "alice"}, // optional: x-queue-split-user=<owner>
+//     "filter": "tenant^=alice- or baggage:queue-split-user=alice", // or instead of headers: any
+//                                           // filter, as text, a clause map or {"anyOf": [...]}
 //     "delivery": "env",                    // env (default) | http | relay
 //     "target": "http://127.0.0.1:8080/",   // http: where messages are POSTed
 //     "persist": false                      // true: keep the split when the debug session ends
@@ -13,7 +15,7 @@
 //
 // Parsing is pure and collects every problem with its path, so launch.json errors read like
 // declaration errors.
-import { parseFilter, type HeaderFilter } from '../../core/filter';
+import { parseFilter, type FilterInput, type HeaderFilter } from '../../core/filter';
 import { formatFieldError } from '../../core/result';
 import type { SidecarDeliveryMode } from '../../core/sidecarProtocol';
 import { parseWorkloadRef, type WorkloadRefText } from './startSplit';
@@ -34,7 +36,7 @@ export interface LaunchBlock {
 export type LaunchParse = { ok: true; block: LaunchBlock } | { ok: false; errors: string[] };
 
 const MODES: readonly string[] = ['http', 'env', 'relay'];
-const KNOWN = new Set(['workload', 'queues', 'headers', 'delivery', 'target', 'persist']);
+const KNOWN = new Set(['workload', 'queues', 'headers', 'filter', 'delivery', 'target', 'persist']);
 
 /** `where` names the block in errors: the old inline block, or a split of .vscode/queue-split.json. */
 export function parseLaunchBlock(raw: unknown, where: string = LAUNCH_BLOCK_KEY): LaunchParse {
@@ -83,6 +85,21 @@ export function parseLaunchBlock(raw: unknown, where: string = LAUNCH_BLOCK_KEY)
       );
     else {
       const parsed = parseFilter(value.headers as Record<string, unknown>, at('headers'));
+      if (parsed.ok) block.filter = parsed.value;
+      else errors.push(...parsed.errors.map(formatFieldError));
+    }
+  }
+  if (value.filter !== undefined) {
+    if (value.headers !== undefined)
+      errors.push(
+        `${at('filter')} and ${at('headers')} are both set; give the filter once (filter takes any form).`,
+      );
+    else if (typeof value.filter !== 'string' && (typeof value.filter !== 'object' || value.filter === null))
+      errors.push(
+        `${at('filter')} must be filter text such as "tenant^=alice-" or an object such as {"anyOf": [{"tenant": {"prefix": "alice-"}}]}.`,
+      );
+    else {
+      const parsed = parseFilter(value.filter as FilterInput, at('filter'));
       if (parsed.ok) block.filter = parsed.value;
       else errors.push(...parsed.errors.map(formatFieldError));
     }

@@ -2,17 +2,24 @@
 // functions: which workload the workspace is about, which filter is valid and free, and the
 // defaults the pickers propose.
 import {
+  DEFAULT_BAGGAGE_MEMBER,
   DEFAULT_FILTER_KEY,
-  filtersOverlap,
+  decideOverlap,
+  filterKeys,
   formatFilter,
+  formatValue,
   parseFilter,
+  sameFilter,
   type HeaderFilter,
+  type RouteFilter,
 } from '../../core/filter';
 import { formatFieldError } from '../../core/result';
+import { overlapExplanation } from './filterOverlap';
 import { isMine } from './owner';
 import { splitPhase } from './phases';
 import type { QueueSplit, WorkloadInfo, WorkloadKind } from './types';
 import { splittable } from './splittable';
+import { specFilter } from '../../core/crd/splitFilter';
 
 export interface WorkloadRefText {
   kind?: WorkloadKind;
@@ -104,8 +111,25 @@ export function inferWorkload(
   return best.length === 1 && best[0] !== undefined ? { inferred: best[0], ranked } : { ranked };
 }
 
-export function defaultFilterText(owner: string): string {
-  return `${DEFAULT_FILTER_KEY}=${owner}`;
+/** Which key the proposed filter puts the owner's name in. */
+export type DefaultFilterKind = 'header' | 'baggage';
+
+/** The key of the proposed filter: the header, or "my OpenTelemetry routing key" (a baggage member). */
+export function defaultFilterKey(kind: DefaultFilterKind = 'header'): string {
+  return kind === 'baggage' ? `baggage:${DEFAULT_BAGGAGE_MEMBER}` : DEFAULT_FILTER_KEY;
+}
+
+/** `x-queue-split-user=<owner>`, or `baggage:queue-split-user=<owner>`. */
+export function defaultFilterText(owner: string, kind: DefaultFilterKind = 'header'): string {
+  return `${defaultFilterKey(kind)}=${formatValue(owner)}`;
+}
+
+/** The kind of proposed key an accepted filter uses (remembered for the next start), if any. */
+export function defaultFilterKindOf(filter: RouteFilter): DefaultFilterKind | undefined {
+  const keys = filterKeys(filter);
+  if (keys.includes(defaultFilterKey('baggage'))) return 'baggage';
+  if (keys.includes(defaultFilterKey('header'))) return 'header';
+  return undefined;
 }
 
 export interface FilterCheck {
@@ -114,39 +138,43 @@ export interface FilterCheck {
   error?: string;
 }
 
+export interface FilterContext {
+  workload: WorkloadRefText;
+  queues: readonly string[];
+  splits: readonly QueueSplit[];
+  owner: string;
+}
+
 /**
  * Parses what the user typed and checks it against the other routes on the same queues: the
- * controller rejects overlapping filters, so the input box says so before anything is created.
- * Other owners' filter values are never repeated back (they are their header values).
+ * controller rejects overlapping filters, so the input box says so before anything is created,
+ * with a message that would match both and the change that separates them. Other owners' filter
+ * values are never repeated back (they are their header values): model/filterOverlap.ts.
  */
-export function checkFilter(
-  text: string,
-  context: {
-    workload: WorkloadRefText;
-    queues: readonly string[];
-    splits: readonly QueueSplit[];
-    owner: string;
-  },
-): FilterCheck {
+export function checkFilter(text: string, context: FilterContext): FilterCheck {
   const parsed = parseFilter(text, 'filter');
   if (!parsed.ok) return { error: parsed.errors.map((e) => formatFieldError({ ...e, path: '' })).join(' ') };
-  const filter = parsed.value;
+  return checkOverlap(parsed.value, context);
+}
+
+/** The overlap half of checkFilter, for a filter already parsed (a launch configuration's). */
+export function checkOverlap(filter: RouteFilter, context: FilterContext): FilterCheck {
   for (const split of context.splits) {
     if (split.spec.workload.name !== context.workload.name) continue;
     if (context.workload.kind !== undefined && split.spec.workload.kind !== context.workload.kind) continue;
     const phase = splitPhase(split);
     if (phase === 'Stopped' || phase === 'Rejected' || phase === 'Failed') continue;
     const shared = split.spec.queues.filter((q) => context.queues.includes(q));
-    if (shared.length === 0 || !filtersOverlap(filter, split.spec.filter)) continue;
-    const who = isMine(split, context.owner)
-      ? `your split ${split.metadata.name} (${formatFilter(split.spec.filter) || 'all messages'})`
-      : `the split of ${split.spec.owner}`;
+    if (shared.length === 0) continue;
+    const theirs = specFilter(split.spec);
+    const decision = decideOverlap(filter, theirs);
+    if (decision.kind === 'disjoint') continue;
+    const mine = isMine(split, context.owner);
+    const label = mine ? `your split ${split.metadata.name}` : `the split of ${split.spec.owner}`;
+    const who = mine ? `${label} (${formatFilter(theirs) || 'all messages'})` : label;
+    const verb = decision.kind === 'undecided' ? 'May overlap' : 'Overlaps';
     return {
-      error: `Overlaps ${who} on ${shared.join(', ')}: one message could match both. ${
-        Object.keys(filter).length === 0
-          ? 'An empty filter takes every message; add key=value pairs.'
-          : 'Add another key=value pair or use a different value.'
-      }`,
+      error: `${verb} ${who} on ${shared.join(', ')}: ${overlapExplanation(filter, { filter: theirs, mine, label }, decision)}`,
     };
   }
   return { filter };
@@ -172,9 +200,5 @@ export function myLiveSplit(
 export function sameRequest(split: QueueSplit, queues: readonly string[], filter: HeaderFilter): boolean {
   const a = [...split.spec.queues].sort();
   const b = [...queues].sort();
-  return (
-    a.length === b.length &&
-    a.every((q, i) => q === b[i]) &&
-    formatFilter(split.spec.filter) === formatFilter(filter)
-  );
+  return a.length === b.length && a.every((q, i) => q === b[i]) && sameFilter(specFilter(split.spec), filter);
 }

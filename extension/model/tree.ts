@@ -11,6 +11,7 @@ import { filterForDisplay, isMine } from './owner';
 import { blockingReason, countsText, phaseLook, queuePhase } from './phases';
 import { totalDelivered, type SessionView } from './sidecarView';
 import type { DeclaredQueue, KubeTargetInfo, QueueSplit, WorkloadInfo } from './types';
+import { specFilter } from '../../core/crd/splitFilter';
 
 export interface ContextNode {
   kind: 'context';
@@ -364,7 +365,7 @@ function routeLook(node: RouteNode): NodeLook {
   const phase = queuePhase(split, queue);
   const look = phaseLook(phase);
   const { delivered, lag } = routeQueueCounts(split, queue);
-  const filter = filterForDisplay(split.spec.filter, mine);
+  const filter = filterForDisplay(specFilter(split.spec), mine);
   const counts = countsText(delivered, lag);
   const linger = lingerLeftMs !== undefined ? lingerText(lingerLeftMs) : '';
   // A message of this queue keeps failing: said first, since everything behind it waits.
@@ -385,7 +386,7 @@ function routeLook(node: RouteNode): NodeLook {
         `**Blocked** — ${escapeMarkdown(blockedDetail(b, node.now ?? Date.now()))}. *Retry Blocked Message Now* or *Reject Blocked Message…* (right-click).`,
     ),
     ...(nextAction !== undefined ? [`**Next** ${escapeMarkdown(nextAction)}`] : []),
-    `**Filter** ${escapeMarkdown(filter)}${isEmptyFilter(split.spec.filter) ? ' (exclusive)' : ''}`,
+    `**Filter** ${escapeMarkdown(filter)}${isEmptyFilter(specFilter(split.spec)) ? ' (exclusive)' : ''}`,
     `**Routed here** ${delivered ?? 0}${lag !== undefined ? ` · **lag** ${lag}` : ''}`,
     ...(split.spec.delivery !== undefined ? [`**Delivery** ${split.spec.delivery.mode}`] : []),
     ...(session !== undefined

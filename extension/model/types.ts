@@ -2,6 +2,7 @@
 // here: these types are what the pure view-model functions (and their unit tests) see.
 import type { WorkloadSplitStatus } from '../../core/workloadStatus';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
+import type { HeaderFilter } from '../../core/filter';
 import type { SidecarDeliveryMode } from '../../core/sidecarProtocol';
 import type { Provider } from '../../core/providers';
 
@@ -42,7 +43,7 @@ export interface SplitRequest {
   target: KubeTargetInfo;
   workload: { kind: WorkloadKind; name: string };
   queues: string[];
-  filter: Record<string, string>;
+  filter: HeaderFilter;
   owner: string;
   mode: SidecarDeliveryMode;
   /** http mode: where the sidecar POSTs messages. */

@@ -20,6 +20,7 @@ import { settings } from '../settings';
 import { SplitHolders } from './holders';
 import { DETACH_TIMEOUT_SECONDS, SidecarLauncher } from './sidecarLauncher';
 import { sessionKey, SplitSession } from './splitSession';
+import { specFilter } from '../../core/crd/splitFilter';
 
 /** Where VS Code's secret storage keeps a split's session secret. */
 function secretKey(context: string, namespace: string, name: string): string {
@@ -100,7 +101,7 @@ export class SessionManager implements vscode.Disposable {
     if (sameRequest(session.split, request.queues, request.filter) && session.request.mode === request.mode)
       return;
     throw new UserError(
-      `You already split ${session.label} in this window (filter ${formatFilter(session.split.spec.filter) || '(all)'}, ${session.request.mode} delivery); a workload is split once per developer.`,
+      `You already split ${session.label} in this window (filter ${formatFilter(specFilter(session.split.spec)) || '(all)'}, ${session.request.mode} delivery); a workload is split once per developer.`,
       'Stop that split first (Queue Split: Stop Split), or use the same queues, filter and delivery.',
       [{ title: 'Stop Split', run: () => this.stop(session) }],
     );

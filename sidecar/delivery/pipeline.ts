@@ -9,7 +9,7 @@
 // visible (each `failed` line says since when it blocks) and answerable: a `retry` request ends
 // the backoff wait now, a `reject` request (or --reject-after) gives up on it, and the consumer
 // then settles it as the app's own reject would (../consumers/types.ts Delivery).
-import { matches, type HeaderFilter } from '../../core/filter';
+import { matches, type HeaderFilter, MessageView } from '../../core/filter';
 import type { ShadowMessage } from '../../core/shadowMessage';
 import type { Delivery, DeliveryHandler } from '../consumers/types';
 import type { Reporter } from '../output';
@@ -47,7 +47,7 @@ export class QueuePipeline implements DeliveryHandler {
   ) {}
 
   async deliver(message: ShadowMessage): Promise<Delivery> {
-    if (!this.warnedMismatch && !matches(this.filter, message.filterHeaders)) {
+    if (!this.warnedMismatch && !matches(this.filter, new MessageView(message.filterHeaders, message.body))) {
       this.warnedMismatch = true;
       this.reporter.emit({
         type: 'warning',

@@ -135,6 +135,55 @@ test("a split's filter cannot be edited in place (the CRD's CEL rule): start a n
   await removeSplit(kc, namespace, split.metadata.name, 60_000);
 });
 
+test("a split's match (filters beyond equality) is immutable too, and a spec carries exactly one of filter and match", async () => {
+  const { kc, namespace } = fx;
+  const split = await createSplit(kc, namespace, {
+    workload: 'absent',
+    queues: ['orders'],
+    filter: { anyOf: [{ tenant: { prefix: 'lee-' } }] },
+    owner: 'lee',
+  });
+  assert.deepEqual(
+    split.spec.match,
+    { anyOf: [{ tenant: { prefix: 'lee-' } }] },
+    'the API server keeps the predicates',
+  );
+  const refused = (pattern: RegExp) => (err: unknown) => {
+    const e = err as { code?: number; body?: unknown };
+    const body = typeof e.body === 'string' ? e.body : JSON.stringify(e.body);
+    assert.equal(e.code, 422, body);
+    assert.match(body, pattern);
+    return true;
+  };
+  const api = kc.makeApiClient(CustomObjectsApi);
+  await assert.rejects(
+    api.patchNamespacedCustomObject(
+      {
+        ...queueSplitApi,
+        namespace,
+        name: split.metadata.name,
+        body: { spec: { match: { anyOf: [{ tenant: { prefix: 'l' } }] } } },
+      },
+      mergePatch,
+    ),
+    refused(/spec\.match is immutable; create a new QueueSplit instead/),
+  );
+  await assert.rejects(
+    api.createNamespacedCustomObject({
+      ...queueSplitApi,
+      namespace,
+      body: {
+        ...split,
+        metadata: { name: `${split.metadata.name}-both`, namespace },
+        spec: { ...split.spec, filter: { a: 'b' } },
+        status: undefined,
+      },
+    }),
+    refused(/spec needs exactly one of filter \(exact header values\) and match/),
+  );
+  await removeSplit(kc, namespace, split.metadata.name, 60_000);
+});
+
 /** A RabbitMQ fixture app whose annotation declares `queues` (name → env var of its source). */
 async function deployTwoQueueApp(name: string, queues: [string, string][], env: Record<string, string>) {
   const declaration = [

@@ -28,12 +28,25 @@ import {
 
 const fx = clusterFixture('qs-routes', { rabbitmq: true });
 
-test('two developers split one queue; an overlapping filter is rejected naming the route it overlaps', async () => {
+test('two developers split one queue (one by header, one by header or W3C baggage); overlapping filters are rejected naming the route and a witness', async () => {
   const { kc, namespace, conn, ch } = fx;
   const source = await rabbitApp(fx, 'two-devs');
   const alice = await activeSplit(kc, namespace, { workload: 'two-devs', user: 'alice' });
   const attachStart = Date.now();
-  const bob = await activeSplit(kc, namespace, { workload: 'two-devs', user: 'bob' });
+  // bob's filter needs spec.match: his header, or his OpenTelemetry baggage member on a message
+  // without the header (a message with alice's header and bob's baggage would match both).
+  const bobSplit = await createSplit(kc, namespace, {
+    workload: 'two-devs',
+    queues: ['orders'],
+    filter: {
+      anyOf: [
+        { 'x-queue-split-user': { equals: 'bob' } },
+        { 'baggage:user': { equals: 'bob' }, 'x-queue-split-user': { exists: false } },
+      ],
+    },
+    owner: 'bob',
+  });
+  const bob = await waitForSplitPhase(kc, namespace, bobSplit.metadata.name, 'Active', 120_000);
   console.log(
     `attach on an active queue (no app restart): ${((Date.now() - attachStart) / 1000).toFixed(1)}s`,
   );
@@ -52,12 +65,33 @@ test('two developers split one queue; an overlapping filter is rejected naming t
     new RegExp(alice.spec.routeId + '|' + bob.spec.routeId),
     `the rejection names the other route: ${message}`,
   );
+  // A regex that alice's value satisfies overlaps her route: refused with a message matching both.
+  const dora = await createSplit(kc, namespace, {
+    workload: 'two-devs',
+    queues: ['orders'],
+    filter: { anyOf: [{ 'x-queue-split-user': { regex: 'al.*' } }] },
+    owner: 'dora',
+  });
+  const doraRejected = await waitForSplitPhase(kc, namespace, dora.metadata.name, 'Rejected');
+  const doraMessage = doraRejected.status?.conditions?.[0]?.message ?? '';
+  assert.match(
+    doraMessage,
+    /a message with headers x-queue-split-user="alice" would match both/,
+    doraMessage,
+  );
+  assert.match(doraMessage, /x-queue-split-user!=alice/, `the fix names a separating term: ${doraMessage}`);
 
   const aliceIds = ids(source, 'alice', 5);
   const bobIds = ids(source, 'bob', 5);
   const rest = ids(source, 'rest', 5);
   await publishTo(ch, source, aliceIds, 'alice');
-  await publishTo(ch, source, bobIds, 'bob');
+  await publishTo(ch, source, bobIds.slice(0, 2), 'bob');
+  // OpenTelemetry propagates the member inside `baggage`, among others, with properties and spaces.
+  await publishTo(ch, source, bobIds.slice(2), undefined, {
+    baggage: 'session=42, user = bob;ttl=60, x=%20y',
+  });
+  await publishTo(ch, source, rest.slice(0, 2), undefined, { baggage: 'user=bobby' });
+  await publishTo(ch, source, rest.slice(2));
   await publishTo(ch, source, rest);
   const gotAlice: string[] = [];
   const gotBob: string[] = [];
@@ -77,12 +111,14 @@ test('two developers split one queue; an overlapping filter is rejected naming t
   await localAlice.close();
   await localBob.close();
 
+  await deleteSplit(kc, namespace, dora.metadata.name);
   await deleteSplit(kc, namespace, carol.metadata.name);
   await deleteSplit(kc, namespace, bob.metadata.name);
   await deleteSplit(kc, namespace, alice.metadata.name);
   await waitForSplitGone(kc, namespace, alice.metadata.name);
   await waitForSplitGone(kc, namespace, bob.metadata.name);
   await waitForSplitGone(kc, namespace, carol.metadata.name);
+  await waitForSplitGone(kc, namespace, dora.metadata.name);
 });
 
 test('detach with unconsumed session messages moves them to the app; lease expiry drains a route', async () => {

@@ -40,6 +40,7 @@ import { sidecarTranscriptDir } from '../support/leakScan';
 import { createSecret } from '../support/secrets';
 import { getSplit as getSplitOf } from '../support/splits';
 import type { Services } from '../support/services';
+import { specFilter } from '../../core/crd/validateQueueSplit';
 
 const sidecarOutputDir = sidecarTranscriptDir(runDir);
 
@@ -422,7 +423,7 @@ export function agentDesired(
     routes: [
       {
         routeId: split.spec.routeId,
-        filter: split.spec.filter,
+        filter: specFilter(split.spec),
         queues: split.spec.queues,
         phase,
         generation: 2,

@@ -99,12 +99,14 @@ export async function publishTo(
   queue: string,
   ids: readonly string[],
   user?: string,
+  /** Headers instead of the per-user one (e.g. W3C baggage). */
+  headers?: Record<string, string>,
 ) {
   for (const id of ids) {
     ch.sendToQueue(queue, Buffer.from(messageBody(id)), {
       messageId: id,
       persistent: true,
-      headers: messageHeaders(user),
+      headers: headers ?? messageHeaders(user),
     });
   }
   await ch.waitForConfirms();

@@ -14,6 +14,9 @@ import { queueSplitName, routeIdFromRandomBytes } from '../../core/names';
 import { RETRY_ANNOTATION } from '../../core/state/operatorRetry';
 import { pollUntil } from './poll';
 
+import { filterSpecFields } from '../../core/crd/validateQueueSplit';
+import type { RouteFilter } from '../../core/filter';
+
 export const queueSplitApi = {
   group: QUEUE_SPLIT_GROUP,
   version: QUEUE_SPLIT_VERSION,
@@ -27,7 +30,8 @@ export async function createSplit(
     workload: string;
     kind?: 'Deployment' | 'StatefulSet';
     queues: string[];
-    filter: Record<string, string>;
+    /** Exact header values (spec.filter) or any filter (spec.match when it needs one). */
+    filter: RouteFilter;
     owner: string;
     leaseSeconds?: number;
     /** Another split's route id, as someone copying it would (default: a fresh one). */
@@ -47,7 +51,7 @@ export async function createSplit(
     spec: {
       workload: { kind: spec.kind ?? 'Deployment', name: spec.workload },
       queues: spec.queues,
-      filter: spec.filter,
+      ...filterSpecFields(spec.filter),
       owner: spec.owner,
       routeId,
       lease: {

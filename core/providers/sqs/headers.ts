@@ -32,6 +32,29 @@ export function sqsFilterHeaders(
   return headers;
 }
 
+/** The body a filter's body fields read: an SNS notification's Message (with snsEnvelope auto), else the body. */
+export function sqsFilterBody(body: string | undefined, snsEnvelope: SnsEnvelope): string | undefined {
+  if (
+    snsEnvelope !== 'auto' ||
+    body === undefined ||
+    !body.startsWith('{') ||
+    !body.includes('"Notification"')
+  )
+    return body;
+  try {
+    const envelope = JSON.parse(body) as { Type?: unknown; TopicArn?: unknown; Message?: unknown };
+    if (
+      envelope.Type === 'Notification' &&
+      typeof envelope.TopicArn === 'string' &&
+      typeof envelope.Message === 'string'
+    )
+      return envelope.Message;
+  } catch {
+    // not JSON: the body as it is
+  }
+  return body;
+}
+
 /** String and Number values (custom types such as `String.uuid` included) by their text. */
 export function textValue(dataType: string | undefined, value: string | undefined): string | undefined {
   if (value === undefined || dataType === undefined) return undefined;

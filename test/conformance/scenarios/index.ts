@@ -5,6 +5,7 @@ import type { ProviderHarness } from '../harness';
 import { crashScenarios } from './crash';
 import { fencingScenarios } from './fencing';
 import { fieldScenarios } from './fields';
+import { filterScenarios } from './filters';
 import { lifecycleScenarios } from './lifecycle';
 import { recoveryScenarios } from './recovery';
 import { routingScenarios } from './routing';
@@ -17,6 +18,7 @@ const SCENARIOS_AT_ONCE = 2;
 export function defineConformanceSuite(h: ProviderHarness): void {
   describe(`engine conformance: ${h.name}`, { concurrency: SCENARIOS_AT_ONCE }, () => {
     routingScenarios(h);
+    filterScenarios(h);
     fieldScenarios(h);
     crashScenarios(h);
     fencingScenarios(h);

@@ -51,6 +51,28 @@ export async function fillQuickInput(
   await input.press('Enter');
 }
 
+/** Waits until the open quick input's message (an input box's validation message, else its
+ * prompt) contains `text`; returns the whole message. */
+export async function waitForQuickInputMessage(
+  page: Page,
+  text: string | RegExp,
+  timeoutMs = 30_000,
+): Promise<string> {
+  const message = widget(page).locator('.quick-input-message').filter({ hasText: text }).first();
+  await message.waitFor({ state: 'visible', timeout: timeoutMs });
+  return (await message.textContent()) ?? '';
+}
+
+/** Clicks the button of the open quick input whose tooltip matches `tooltip`. */
+export async function clickQuickInputButton(
+  page: Page,
+  tooltip: string | RegExp,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const button = widget(page).getByRole('button', { name: tooltip }).first();
+  await button.click({ timeout: timeoutMs });
+}
+
 /** Waits for a modal dialog whose text contains `text`; returns it. */
 export async function waitForDialog(page: Page, text: string | RegExp, timeoutMs = 30_000): Promise<Locator> {
   const dialog = page.locator('.monaco-dialog-box').filter({ hasText: text }).first();

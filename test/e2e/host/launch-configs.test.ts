@@ -206,9 +206,38 @@ describe('launch configurations every debugger accepts (real VS Code, real clust
       'queue-split.json validates against its schema',
     );
 
-    // The splits file's own schema is live: a bad delivery is flagged there.
+    // A filter in any form validates: text (prefix, alternatives, my OpenTelemetry routing key), a
+    // clause map of predicates, anyOf.
     const editor = vscode.window.activeTextEditor;
     assert.ok(editor);
+    const file = JSON.parse(editor.document.getText()) as { splits: Record<string, Record<string, unknown>> };
+    const forms: unknown[] = [
+      'tenant^=alice- or baggage:queue-split-user=alice',
+      { tenant: { regex: '(dev|qa)-[0-9]+' }, 'body:$.customer.id': { in: ['c-1', 'c-2'] } },
+      { anyOf: [{ tenant: 'alice' }, { 'x-queue-split-user': { exists: true } }] },
+      ['x-queue-split-user=alice', 'team=red'],
+    ];
+    Object.values(file.splits).forEach((split, i) => {
+      delete split.headers;
+      split.filter = forms[i % forms.length];
+    });
+    const withFilters = `${JSON.stringify(file, null, 2)}\n`;
+    await editor.edit((e) =>
+      e.replace(
+        new vscode.Range(
+          editor.document.positionAt(0),
+          editor.document.positionAt(editor.document.getText().length),
+        ),
+        withFilters,
+      ),
+    );
+    assert.deepEqual(
+      (await settledProblems(splitsFile())).map((d) => d.message),
+      [],
+      `every filter form validates against the schema\n${withFilters}`,
+    );
+
+    // The splits file's own schema is live: a bad delivery is flagged there.
     const text = editor.document.getText();
     const at = text.indexOf('"env"');
     await editor.edit((e) =>

@@ -1,12 +1,14 @@
 // A developer's whole session, driven through the command palette of a real VS Code
 // (code-server + headless Chromium) against the local cluster and the real RabbitMQ:
 //   the Queue Splits view shows the annotated workload → "Install Controller…" says what it would
-//   do, and Cancel applies nothing → the fixture service runs under the debugger → "Start Split…" (workload inferred from the
-//   repo's manifest, queue, filter x-queue-split-user=<me>, http delivery) → the route reaches
-//   Active in the tree → "Show Split Details" → "Send Test Message…" with my header reaches the
-//   debugged service, after one my handler keeps failing blocked the route (tree and status bar say
-//   so) and "Reject Blocked Message…" let it go → a message without my header still goes to the
-//   cluster app → "Stop Split"
+//   do, and Cancel applies nothing → the fixture service runs under the debugger → "Start Split…"
+//   (workload inferred from the repo's manifest, queue, filter x-queue-split-user=<me>, http
+//   delivery) → the route reaches Active in the tree → a second "Start Split…" refuses, as I type,
+//   a regex filter overlapping it (the input box shows a message matching both) and offers my
+//   OpenTelemetry routing key → "Show Split Details" → "Send Test Message…" with my header reaches
+//   the debugged service, after one my handler keeps failing blocked the route (tree and status bar
+//   say so) and "Reject Blocked Message…" let it go → a message without my header still goes to
+//   the cluster app → "Stop Split"
 //   → the tree has no route and the app gets every message again.
 // Screenshots: test-results/e2e/split-lifecycle-from-the-command-palette/.
 import assert from 'node:assert/strict';
@@ -18,9 +20,11 @@ import {
   acceptQuickInput,
   activeEditorText,
   clickDialogButton,
+  clickQuickInputButton,
   fillQuickInput,
   waitForDialog,
   waitForQuickInput,
+  waitForQuickInputMessage,
 } from '../harness/quickInput';
 import { withWorkbench } from '../harness/session';
 import { openViewContainer, runCommand, waitForNotification, waitForTreeRow } from '../harness/workbench';
@@ -162,6 +166,42 @@ test('split lifecycle from the command palette', async () => {
       assert.match((await route.textContent()) ?? '', new RegExp(`x-queue-split-user=${owner}`));
       await waitForNotification(page, /Split active: orders-app \[orders\]/, 60_000);
       await steps.shot('route active in the tree');
+
+      // Start Split… again: the filter input box checks what I type against my live split as I
+      // type. A regex that accepts my own value is refused with a message matching both; the
+      // title-bar button offers my OpenTelemetry routing key; Escape leaves nothing behind.
+      const overlapStarted = Date.now();
+      await runCommand(page, 'Queue Split: Start Split…');
+      await acceptQuickInput(page, /queues of orders-app/, 60_000);
+      const filterBox = await waitForQuickInput(page, 'header filter', 60_000);
+      // The proposed x-queue-split-user=<me> already overlaps my split; the regex's own message
+      // (with the change that separates it) is the one to wait for.
+      await filterBox.fill(`x-queue-split-user~="${owner}(-[0-9]+)?"`);
+      const overlap = await waitForQuickInputMessage(page, /Add x-queue-split-user!=/, 15_000);
+      assert.match(
+        overlap.trim(),
+        new RegExp(
+          `^Overlaps your split \\S+ \\(x-queue-split-user=${owner}\\) on orders: ` +
+            `a message with headers x-queue-split-user="${owner}" would match both\\. ` +
+            `Add x-queue-split-user!=${owner} to your new split, so that no message can match both\\.$`,
+        ),
+      );
+      await steps.shot('filter overlapping my split');
+      await clickQuickInputButton(
+        page,
+        /OpenTelemetry routing key \(W3C baggage member, propagated by OpenTelemetry SDKs\)/,
+      );
+      await pollUntil(
+        'the button proposes my OpenTelemetry routing key',
+        () => filterBox.inputValue(),
+        (v) => v === `baggage:queue-split-user=${owner}`,
+        10_000,
+      );
+      await page.keyboard.press('Escape');
+      await filterBox.waitFor({ state: 'hidden', timeout: 10_000 });
+      console.log(
+        `filter overlap shown as typed, then Escape: ${((Date.now() - overlapStarted) / 1000).toFixed(1)}s`,
+      );
 
       await runCommand(page, 'Queue Split: Show Split Details');
       await pollUntil(

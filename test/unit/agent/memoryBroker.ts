@@ -3,7 +3,7 @@
 // copy's acknowledgement open (the publish barrier), make any broker call throw, or lose the
 // fence. It does what a port must do and nothing a real broker's port would hide.
 import { z } from 'zod';
-import type { MessageHeaders } from '../../../core/filter';
+import { MessageView, type MessageHeaders } from '../../../core/filter';
 import {
   checkpointCodec,
   filterSchema,
@@ -124,7 +124,7 @@ class MemoryPort implements BrokerPort<RemovedRoute, MemoryState> {
     if (!this.pumping) return;
     const source = this.broker.queues.get(this.broker.source)!;
     for (const message of source.splice(0)) {
-      const selection = this.view.select(message.headers);
+      const selection = this.view.select(new MessageView(message.headers));
       const release = this.view.barrier.track(selection.generation);
       this.queue(selection.destination).push(message);
       this.view.countPublished(selection.routeId);

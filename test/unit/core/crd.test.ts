@@ -12,7 +12,7 @@ import {
   QUEUE_SPLIT_PHASES,
   type QueueSplit,
 } from '../../../core/crd/queueSplitSchema';
-import { leaseExpiry, validateQueueSplitSpec } from '../../../core/crd/validateQueueSplit';
+import { filterSpecFields, leaseExpiry, validateQueueSplitSpec } from '../../../core/crd/validateQueueSplit';
 import { routePhaseForStatus } from '../../../core/state/routeStatus';
 import { at } from './splitFixtures';
 
@@ -73,7 +73,7 @@ describe('QueueSplit CRD', () => {
   test('has the agreed printer columns, short name and status subresource', () => {
     assert.deepEqual(
       version.additionalPrinterColumns.map((c) => c.name),
-      ['Workload', 'Queues', 'Filter', 'Owner', 'Phase', 'Age'],
+      ['Workload', 'Queues', 'Filter', 'Match', 'Owner', 'Phase', 'Age'],
     );
     assert.match(JSON.stringify(crd), /"shortNames":\["qsplit"\]/);
     assert.match(JSON.stringify(crd), /"subresources":\{"status":\{\}\}/);
@@ -104,13 +104,13 @@ describe('QueueSplit spec validation', () => {
       apiVersion: QUEUE_SPLIT_API_VERSION,
       kind: 'QueueSplit',
       metadata: { name: 'alice-shop' },
-      spec: result.value,
+      spec: (({ filter, ...rest }) => ({ ...rest, ...filterSpecFields(filter) }))(result.value),
       status: {
         phase: 'Active',
         queues: [{ name: 'orders', phase: 'Active', envOverrides: { ORDERS_TOPIC: 'qs-kses-orders-x' } }],
       },
     };
-    assert.equal(object.spec.filter['x-queue-split-user'], 'alice');
+    assert.equal(object.spec.filter?.['x-queue-split-user'], 'alice');
     assert.equal(leaseExpiry(spec), Date.parse('2030-01-01T00:01:00Z'));
   });
 

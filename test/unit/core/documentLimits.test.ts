@@ -33,7 +33,7 @@ function largestFilter(route: number): Record<string, string> {
     filter[`h${i}`] = '"\\'.repeat(30);
   const parsed = parseFilter(filter);
   assert.ok(parsed.ok, JSON.stringify(parsed));
-  return { ...parsed.value };
+  return { ...(parsed.value as Record<string, string>) };
 }
 
 function workloadAtCap(routes: number): SplitState {

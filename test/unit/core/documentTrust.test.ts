@@ -168,7 +168,7 @@ describe('QueueSplit intake', () => {
   test('a valid split passes with its filter normalised', () => {
     const { valid, invalid } = classifySplits([split({ b: '2', a: '1' })]);
     assert.equal(invalid.length, 0);
-    assert.deepEqual(Object.keys(valid[0]!.spec.filter), ['a', 'b']);
+    assert.deepEqual(Object.keys(valid[0]!.spec.filter ?? {}), ['a', 'b']);
   });
 
   test(`an empty filter is refused unless the workload carries ${WHOLE_QUEUE_ANNOTATION}=true`, () => {

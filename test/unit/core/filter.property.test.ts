@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { filtersOverlap, formatFilter, matches, parseFilter, type HeaderFilter } from '../../../core/filter';
+import {
+  filtersOverlap,
+  formatFilter,
+  isAnyOf,
+  matches,
+  parseFilter,
+  type HeaderFilter,
+} from '../../../core/filter';
 
 // Small alphabets so generated filters share keys and values often enough to be interesting.
 const key = fc.constantFrom('user', 'team', 'region', 'x-queue-split-user', 'Ünï');
@@ -49,7 +56,8 @@ test('parseFilter never throws and always returns a typed result, whatever it is
       const result = parseFilter(input as Parameters<typeof parseFilter>[0]);
       if (result.ok) {
         assert.equal(typeof result.value, 'object');
-        for (const v of Object.values(result.value)) assert.equal(typeof v, 'string');
+        if (isAnyOf(result.value)) assert.ok(result.value.anyOf.length > 0);
+        else for (const v of Object.values(result.value)) assert.equal(typeof v, 'string');
       } else {
         assert.ok(result.errors.length > 0);
         for (const e of result.errors) {

@@ -1,6 +1,7 @@
 // Builders for the extension's view-model tests: QueueSplit objects as the API server returns
 // them, and annotated workloads. Not a test file itself (no .test.ts suffix).
 import type { QueueSplit, QueueSplitPhase } from '../../../core/crd/queueSplitSchema';
+import type { AnyOfFilter } from '../../../core/filter';
 import type { WorkloadInfo } from '../../../extension/model/types';
 
 export interface SplitOptions {
@@ -10,6 +11,8 @@ export interface SplitOptions {
   kind?: 'Deployment' | 'StatefulSet';
   queues?: string[];
   filter?: Record<string, string>;
+  /** spec.match (anyOf clauses) instead of spec.filter. */
+  match?: AnyOfFilter;
   phase?: QueueSplitPhase;
   queueStatus?: { name: string; phase?: QueueSplitPhase; delivered?: number; lag?: number }[];
   delivered?: number;
@@ -34,7 +37,9 @@ export function split(options: SplitOptions = {}): QueueSplit {
     spec: {
       workload: { kind: options.kind ?? 'Deployment', name: options.workload ?? 'orders-app' },
       queues: options.queues ?? ['orders'],
-      filter: options.filter ?? { 'x-queue-split-user': owner },
+      ...(options.match !== undefined
+        ? { match: options.match as NonNullable<QueueSplit['spec']['match']> }
+        : { filter: options.filter ?? { 'x-queue-split-user': owner } }),
       owner,
       routeId: 'abcdefghijklmnop',
       lease: { renewTime: '2030-01-01T00:00:00Z', durationSeconds: 60 },

@@ -49,6 +49,34 @@ describe('parseLaunchBlock', () => {
       },
     );
   });
+  test('filter: any form (text, list, clause map, anyOf) instead of headers', () => {
+    assert.deepEqual(block({ filter: 'tenant^=alice- or baggage:queue-split-user=alice' }).filter, {
+      anyOf: [{ 'baggage:queue-split-user': { equals: 'alice' } }, { tenant: { prefix: 'alice-' } }],
+    });
+    assert.deepEqual(block({ filter: ['x-queue-split-user=alice', 'team=red'] }).filter, {
+      team: 'red',
+      'x-queue-split-user': 'alice',
+    });
+    assert.deepEqual(block({ filter: { tenant: { regex: '(dev|qa)-[0-9]+' } } }).filter, {
+      anyOf: [{ tenant: { regex: '(dev|qa)-[0-9]+' } }],
+    });
+    assert.deepEqual(block({ filter: { anyOf: [{ a: '1' }, { b: { exists: true } }] } }).filter, {
+      anyOf: [{ a: { equals: '1' } }, { b: { exists: true } }],
+    });
+    // The predicates of the old headers map work too.
+    assert.deepEqual(block({ headers: { tenant: { prefix: 'alice-' } } }).filter, {
+      anyOf: [{ tenant: { prefix: 'alice-' } }],
+    });
+  });
+  test('filter: problems name the field', () => {
+    assert.match(errors({ filter: 'tenant~="(a"' }).join(' '), /queueSplit\.filter.*regex/);
+    assert.match(errors({ filter: 42 }).join(' '), /queueSplit\.filter must be filter text/);
+    assert.match(errors({ filter: 'a=1', headers: { b: '2' } }).join(' '), /both set/);
+    assert.match(
+      errors({ filter: { anyOf: [{ a: { prefix: 1 } }] } }).join(' '),
+      /queueSplit\.filter\.anyOf\[0\]\.a\.prefix/,
+    );
+  });
   test('every problem, with its path', () => {
     const all = errors({
       workload: 'job/x',

@@ -3,8 +3,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { folderCandidate, manifestCandidates } from '../../../extension/model/manifests';
+import type { AnyOfFilter } from '../../../core/filter';
+import type { QueueSplit } from '../../../core/crd/queueSplitSchema';
 import {
   checkFilter,
+  checkOverlap,
+  defaultFilterKindOf,
   defaultFilterText,
   inferWorkload,
   myLiveSplit,
@@ -119,6 +123,10 @@ describe('filters', () => {
       split({ owner: 'dave', phase: 'Rejected', filter: {} }),
     ],
   };
+  /** The context with these splits alone (each Active, on orders). */
+  const next = (...splits: QueueSplit[]) => ({ ...context, splits });
+  const theirs = (match: AnyOfFilter, owner = 'bob') => split({ owner, phase: 'Active', match });
+  const mine = (match: AnyOfFilter) => split({ owner: 'alice', name: 'qs-mine', phase: 'Active', match });
 
   test('the default is x-queue-split-user=<owner>', () => {
     assert.equal(defaultFilterText('alice'), 'x-queue-split-user=alice');
@@ -126,28 +134,135 @@ describe('filters', () => {
       'x-queue-split-user': 'alice',
     });
   });
+  test('or my OpenTelemetry routing key: the baggage member queue-split-user', () => {
+    assert.equal(defaultFilterText('alice', 'baggage'), 'baggage:queue-split-user=alice');
+    assert.deepEqual(checkFilter(defaultFilterText('alice', 'baggage'), next()).filter, {
+      'baggage:queue-split-user': 'alice',
+    });
+    // Next to a teammate filtering on the header, a message can carry both: an overlap, said so.
+    assert.match(
+      checkFilter(defaultFilterText('alice', 'baggage'), context).error!,
+      /^Overlaps the split of bob on orders: a message with baggage:queue-split-user="alice", x-queue-split-user=… would match both/,
+    );
+    // A name the text form must quote still reads back as itself.
+    assert.equal(defaultFilterText('a (b)'), 'x-queue-split-user="a (b)"');
+    assert.deepEqual(checkFilter(defaultFilterText('a (b)'), context).filter, {
+      'x-queue-split-user': 'a (b)',
+    });
+  });
+  test('the accepted filter says which proposal it used (remembered for the next start)', () => {
+    assert.equal(defaultFilterKindOf({ 'baggage:queue-split-user': 'alice', team: 'x' }), 'baggage');
+    assert.equal(defaultFilterKindOf({ anyOf: [{ 'x-queue-split-user': { prefix: 'al' } }] }), 'header');
+    assert.equal(defaultFilterKindOf({ team: 'blue' }), undefined);
+  });
   test('several K=V pairs are AND-ed', () => {
     assert.deepEqual(checkFilter('x-queue-split-user=alice, team=blue', context).filter, {
       team: 'blue',
       'x-queue-split-user': 'alice',
     });
   });
-  test('syntax errors come from the shared parser', () => {
-    assert.match(checkFilter('no-equals-sign', context).error!, /has no "="/);
+  test('prefixes, regexes, sets and alternatives are read as typed', () => {
+    assert.deepEqual(checkFilter('tenant^=alice-', next()).filter, {
+      anyOf: [{ tenant: { prefix: 'alice-' } }],
+    });
+    assert.deepEqual(checkFilter('tenant~="(dev|qa)-[0-9]+" or has(x-alice)', next()).filter, {
+      anyOf: [{ tenant: { regex: '(dev|qa)-[0-9]+' } }, { 'x-alice': { exists: true } }],
+    });
   });
-  test('an overlap with a live route on a shared queue is refused, without repeating their value', () => {
+  test('syntax errors come from the shared parser', () => {
+    assert.match(checkFilter('no-equals-sign', context).error!, /has no "=" \(nor another operator\)/);
+    assert.match(checkFilter('tenant~="(a"', context).error!, /regex|parenthes/i);
+  });
+  test('an overlap with a teammate shows a witness without their values, and the separating change', () => {
     const error = checkFilter('x-queue-split-user=bob', context).error!;
-    assert.match(error, /Overlaps the split of bob on orders/);
-    assert.ok(!error.includes('=bob'), error);
+    assert.equal(
+      error,
+      'Overlaps the split of bob on orders: a message with x-queue-split-user="bob" would match both. ' +
+        'The split of bob already takes every message your filter matches; change x-queue-split-user in your new split to a value other than theirs.',
+    );
+    assert.equal(
+      checkFilter('team=blue', context).error,
+      'Overlaps the split of bob on orders: a message with team="blue", x-queue-split-user=… would match both (their values are not shown). ' +
+        'Add x-queue-split-user=<a value other than theirs> to your new split, e.g. x-queue-split-user=<your name>, so the two filters disagree on a header they share.',
+    );
     assert.match(checkFilter('', context).error!, /empty filter takes every message/);
+    assert.doesNotMatch(checkFilter('', context).error!, /"bob"/);
+  });
+  test("a teammate's non-equality values are never spelled out", () => {
+    const bob = theirs({ anyOf: [{ region: { equals: 'eu-secret' }, tenant: { prefix: 'bob-secret-' } }] });
+    const error = checkFilter('tenant^=b', next(bob)).error!;
+    assert.equal(
+      error,
+      'Overlaps the split of bob on orders: a message with region=…, tenant=… would match both (their values are not shown). ' +
+        'Add region=<a value other than theirs> to your new split, so that no message can match both.',
+      'the witness tenant value would be their prefix: hidden although the typed filter reads tenant',
+    );
+    // Excluding a value of mine leaves theirs as the only witness value: hidden.
+    const carol = split({ owner: 'carol', phase: 'Active', filter: { k: 'carol-secret' } });
+    assert.doesNotMatch(checkFilter('k!=alice', next(carol)).error!, /secret/);
+    for (const typed of ['tenant^=b', 'tenant~="bob.*"', 'region!=x', 'has(region)'])
+      assert.doesNotMatch(checkFilter(typed, next(bob)).error ?? '', /secret/, typed);
+  });
+  test("a regex overlapping a teammate's regex: the typed key's witness value is shown", () => {
+    const bob = theirs({ anyOf: [{ tenant: { regex: '(alice|bob)-[0-9]+' } }] });
+    assert.equal(
+      checkFilter('tenant^=alice-', next(bob)).error,
+      'Overlaps the split of bob on orders: a message with tenant="alice-0" would match both. ' +
+        'Add tenant=<a value other than theirs> to your new split, so that no message can match both.',
+    );
+    assert.equal(checkFilter('tenant^=carol-', next(bob)).error, undefined, 'disjoint: accepted');
+  });
+  test('with alternatives, only the keys of the overlapping alternative of mine show values', () => {
+    const bob = theirs({ anyOf: [{ tenant: { prefix: 'bob-' } }, { y: { equals: 'bob-y' } }] });
+    const error = checkFilter('x=1 or tenant^=b', next(bob)).error!;
+    assert.match(error, /^Overlaps the split of bob on orders: a message with /);
+    assert.match(error, /\(to each of its alternatives\)/);
+    assert.doesNotMatch(error, /bob-/);
+  });
+  test("baggage: my OpenTelemetry routing key next to a teammate's", () => {
+    const bob = theirs({ anyOf: [{ 'baggage:queue-split-user': { in: ['bob', 'bobby'] } }] });
+    assert.equal(checkFilter('baggage:queue-split-user=alice', next(bob)).error, undefined);
+    assert.equal(
+      checkFilter('baggage:queue-split-user^=bo', next(bob)).error,
+      'Overlaps the split of bob on orders: a message with baggage:queue-split-user=… would match both (their values are not shown). ' +
+        'Add baggage:queue-split-user=<a value other than theirs> to your new split, so that no message can match both.',
+    );
+    // The raw baggage header and one of its members: not decided exactly, said with the reason.
+    const raw = theirs({ anyOf: [{ baggage: { exists: true } }] });
+    assert.equal(
+      checkFilter('baggage:queue-split-user=alice', next(raw)).error,
+      'May overlap the split of bob on orders: one filter reads "baggage:queue-split-user" and the other "baggage", which are parts of the same baggage header; ' +
+        'whether one message can satisfy both is not decided exactly, so it is treated as an overlap. ' +
+        'No term added to your new split on the keys the split of bob reads separates them (the two read the same part of the message differently): ' +
+        'filter on what tells your messages apart (e.g. x-queue-split-user=<your name> on the messages you produce), or have the split of bob narrowed.',
+    );
+  });
+  test('my own other split is shown in full: its filter, the witness and the change', () => {
+    const own = mine({ anyOf: [{ tenant: { prefix: 'alice-' } }] });
+    assert.equal(
+      checkFilter('tenant~="alice-[0-9]+"', next(own)).error,
+      'Overlaps your split qs-mine (tenant^=alice-) on orders: a message with headers tenant="alice-0" would match both. ' +
+        'No term added to your new split on the keys your split qs-mine reads separates them (every message yours can match, theirs can match too): ' +
+        'filter on what tells your messages apart (e.g. x-queue-split-user=<your name> on the messages you produce), or have your split qs-mine narrowed.',
+    );
+    const body = mine({ anyOf: [{ 'body:$.customer.id': { regex: 'c-[0-9]+' } }] });
     assert.match(
-      checkFilter('team=blue', context).error!,
-      /bob/,
-      'team=blue shares no key with bob: they overlap',
+      checkFilter('body:$.customer.id^=c-1', next(body)).error!,
+      /a message with no headers and body \{"customer":\{"id":"c-1"\}\} would match both/,
     );
   });
   test('routes on other queues or in a final phase do not count', () => {
     assert.equal(checkFilter('team=red,x-queue-split-user=alice', context).error, undefined);
+  });
+  test("a parsed filter (a launch configuration's) is checked the same way", () => {
+    assert.match(
+      checkOverlap({ anyOf: [{ 'x-queue-split-user': { prefix: 'b' } }] }, context).error!,
+      /the split of bob/,
+    );
+    assert.deepEqual(checkOverlap({ team: 'blue', 'x-queue-split-user': 'alice' }, context).filter, {
+      team: 'blue',
+      'x-queue-split-user': 'alice',
+    });
   });
 });
 

@@ -134,6 +134,33 @@ describe('route looks', () => {
     );
   });
 
+  test("anyOf filters: mine in the text form; a teammate's keys only", () => {
+    const snap = snapshot({
+      workloads: [workload()],
+      splits: [
+        split({
+          owner: 'alice',
+          phase: 'Active',
+          match: {
+            anyOf: [{ tenant: { prefix: 'alice-' } }, { 'baggage:queue-split-user': { equals: 'alice' } }],
+          },
+        }),
+        split({
+          owner: 'bob',
+          phase: 'Active',
+          match: {
+            anyOf: [{ tenant: { regex: 'bob-secret-[0-9]+' }, 'body:$.customer': { in: ['bob-secret-c'] } }],
+          },
+        }),
+      ],
+    });
+    const [mine, theirs] = routes(snap);
+    assert.match(lookOf(snap, mine!).description!, /tenant\^=alice- or baggage:queue-split-user=alice/);
+    const theirLook = lookOf(snap, theirs!);
+    assert.match(theirLook.description!, /body:\$\.customer=…,tenant=…/);
+    assert.ok(!JSON.stringify(theirLook).includes('secret'), JSON.stringify(theirLook));
+  });
+
   test('phase, delivered count and lag per queue; icons by phase', () => {
     const snap = snapshot({
       workloads: [workload('orders-app', ['orders', 'kpayments'])],

@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import { queueSplitCrd } from '../../../core/crd/crdManifest';
 import { controllerManifests, defaultInstall } from '../../../deploy/manifests';
+import type { AnyOfFilter } from '../../../core/filter';
 import { detailsYaml } from '../../../extension/model/details';
 import { describeManifests, installConfirmation } from '../../../extension/model/install';
 import { filterForDisplay, filterKeys } from '../../../extension/model/owner';
@@ -76,6 +77,12 @@ describe('owner and filters', () => {
     assert.equal(filterForDisplay(filter, false), 'team=…,x-queue-split-user=…');
     assert.equal(filterKeys(filter), 'team=…,x-queue-split-user=…');
     assert.equal(filterForDisplay({}, false), '(all messages)');
+    const anyOf: AnyOfFilter = {
+      anyOf: [{ tenant: { prefix: 'alice-' } }, { 'baggage:queue-split-user': { equals: 'alice' } }],
+    };
+    assert.equal(filterForDisplay(anyOf, true), 'tenant^=alice- or baggage:queue-split-user=alice');
+    assert.equal(filterForDisplay(anyOf, false), 'baggage:queue-split-user=…,tenant=…');
+    assert.equal(filterForDisplay({ anyOf: [{}] }, false), '(all messages)');
   });
 });
 
@@ -115,6 +122,32 @@ describe('details YAML', () => {
     const text = detailsYaml(s, { mine: false, name: s.metadata.name, namespace: 'team-a', context: 'dev' });
     assert.ok(!text.includes('bob-value'), text);
     assert.match(text, /x-queue-split-user: …/);
+  });
+  test("a teammate's anyOf (spec.match): every value hidden, the keys kept", () => {
+    const s = split({
+      owner: 'bob',
+      match: {
+        anyOf: [
+          { tenant: { prefix: 'bob-secret-' } },
+          { 'baggage:queue-split-user': { in: ['bob-secret-2'] } },
+        ],
+      },
+    });
+    const text = detailsYaml(s, { mine: false, name: s.metadata.name, namespace: 'team-a', context: 'dev' });
+    assert.ok(!text.includes('secret'), text);
+    const doc = parse(text) as { queueSplit: { spec: Record<string, unknown> }; state: { note: string } };
+    assert.deepEqual(doc.queueSplit.spec.match, {
+      anyOf: [{ tenant: '…' }, { 'baggage:queue-split-user': '…' }],
+    });
+    assert.equal(doc.queueSplit.spec.filter, undefined);
+    assert.match(doc.state.note, /baggage:queue-split-user=…,tenant=…/);
+    const own = detailsYaml(split({ match: { anyOf: [{ tenant: { prefix: 'alice-' } }] } }), {
+      mine: true,
+      name: 'x',
+      namespace: 'team-a',
+      context: 'dev',
+    });
+    assert.match(own, /prefix: alice-/);
   });
   test('a split that is gone says so', () => {
     assert.match(detailsYaml(undefined, { mine: true, name: 'x', namespace: 'n', context: 'c' }), /gone/);

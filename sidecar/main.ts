@@ -176,10 +176,12 @@ Examples:
     queue-split-sidecar -w orders -q orders -m env --owner alice --env-out .queuesplit.env
   env    a statefulset, filtered on a tenant header instead of the user:
     queue-split-sidecar -w statefulset/billing -m env --owner alice -f x-tenant=acme-test
-  http   your tenants by prefix, or your OpenTelemetry baggage member:
-    queue-split-sidecar -w orders --owner alice -f 'x-tenant^=alice- or baggage:user=alice' --target http://127.0.0.1:8080/
+  http   your tenants by prefix (also ~= regex, "k in (a, b)", and " or " between alternatives):
+    queue-split-sidecar -w orders --owner alice -f x-tenant^=alice- --target http://127.0.0.1:8080/
+  http   your OpenTelemetry routing key, a W3C baggage member:
+    queue-split-sidecar -w orders --owner alice -f baggage:user=alice --target http://127.0.0.1:8080/
   http   orders of one customer, read from the JSON body:
-    queue-split-sidecar -w orders --owner alice -f 'body:$.customer.id=C-42' --target http://127.0.0.1:8080/
+    queue-split-sidecar -w orders --owner alice -f body:$.customer.id=C-42 --target http://127.0.0.1:8080/
   relay  republish into a local Kafka under another topic name:
     queue-split-sidecar -w orders -m relay --owner alice -f x-queue-split-user=alice --relay-kafka-brokers 127.0.0.1:9092 --relay-to orders=orders-local
   relay  a RabbitMQ queue into a local RabbitMQ:

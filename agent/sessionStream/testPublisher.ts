@@ -41,7 +41,7 @@ export class TestPublisher {
         reason:
           own.length > 0
             ? `your split's filter is on ${own.join(', ')}, which the agent sets on every test message itself (message-id: a new qs-test-… id; content-type: the one you chose), so no test message can match it: a test message must come back to you`
-            : `it does not match your split's filter (on ${unmatched.join(', ')}): a test message must come back to you`,
+            : `its headers (or body) do not match your split's filter (on ${unmatched.join(', ')}): a test message must come back to you`,
       };
     }
     try {

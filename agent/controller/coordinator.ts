@@ -573,18 +573,23 @@ export class Coordinator {
     if (state.phase === 'QUIESCING_FOR_HANDBACK' && state.handbackReplicas === null) return false;
     if (!needsZero || !workload) return true;
     const pods = await this.deps.workloads.pods(workload);
-    // Fresh: this pass may have scaled it to zero after its first read.
-    const replicas =
-      pods.length > 0
-        ? ((await this.deps.workloads.read(this.kind, this.namespace, this.name))?.spec?.replicas ?? 0)
-        : 0;
+    // Fresh: this pass may have scaled it to zero after its first read. Zero pods is not enough:
+    // a scale-up whose pod is not created yet would let the agent act beside a starting app.
+    const current = await this.deps.workloads.read(this.kind, this.namespace, this.name);
+    const replicas = current && !current.metadata?.deletionTimestamp ? (current.spec?.replicas ?? 1) : 0;
+    if (pods.length === 0 && replicas === 0) return true;
     const step = state.phase === 'ABORTING_ACTIVATION' ? 'the rollback' : 'the handback';
-    if (pods.length > 0)
-      this.progress.blocking =
-        replicas > 0
-          ? `the workload was scaled back to ${replicas} replica(s) by someone else (a GitOps sync? an autoscaler?) while ${step} needs it at zero; nothing is lost meanwhile. Stop whoever scales it (pause the sync); ${step} then finishes by itself`
-          : `waiting for ${pods.length} application pod(s) to stop`;
-    return pods.length === 0;
+    const rescaled = this.progress.rescaled;
+    const scaledBack = replicas > 0 ? replicas : rescaled?.replicas;
+    this.progress.blocking =
+      scaledBack !== undefined
+        ? `the workload was scaled back to ${scaledBack} replica(s) by someone else (a GitOps sync? an autoscaler?) while ${step} needs it at zero; ` +
+          (rescaled
+            ? `Queue Split scaled it to zero again${rescaled.times > 1 ? ` (${rescaled.times} times so far)` : ''} and nothing is lost meanwhile. `
+            : 'Queue Split scales it to zero again and nothing is lost meanwhile. ') +
+          `Stop whoever scales it (pause the sync); ${step} then finishes by itself`
+        : `waiting for ${pods.length} application pod(s) to stop`;
+    return false;
   }
 
   private async writeDesired(workload: Workload | undefined): Promise<void> {

@@ -7,12 +7,18 @@ export class PhaseProgress {
   entered = { phase: '' as string, generation: 0, at: Date.now() };
   /** Why the phase has not finished yet, for the statuses; cleared when the phase changes. */
   blocking: string | undefined;
+  /**
+   * A window that holds the workload at zero (a rollback, the handback) scaled it down again
+   * after someone else scaled it up: how often, and to what they scaled it last.
+   */
+  rescaled: { times: number; replicas: number } | undefined;
 
   /** Starts the clock (and forgets what blocked) when the phase changed. */
   track(state: SplitState): void {
     if (this.entered.phase !== state.phase) {
       this.entered = { phase: state.phase, generation: state.generation, at: Date.now() };
       this.blocking = undefined;
+      this.rescaled = undefined;
     }
   }
 

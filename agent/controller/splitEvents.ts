@@ -250,7 +250,7 @@ export class SplitEvents {
     const phase = state.phase;
     const manualScale = await this.manualScale(state, unfinished);
     if (manualScale) return [{ type: 'stepFailed', phase, reason: manualScale }];
-    await this.holdHandbackWindow(state, unfinished);
+    await this.holdZeroWindow(state, unfinished);
     const reverted = this.redirectReverted(state, workload, resolved, unfinished);
     if (reverted) return [{ type: 'stepFailed', phase, reason: reverted }];
     const drift = await this.envDrift(state, workload, resolved, unfinished);
@@ -321,18 +321,26 @@ export class SplitEvents {
   }
 
   /**
-   * The handback window holds the workload at zero from its scale-down until the restore. A
-   * scale-up meanwhile (an HPA reconcile that was in flight when we scaled) would attach the app
-   * to its shadow while the agent proves it drained: the window is put back, level-based, and
-   * the proof waits for the pods to go again.
+   * The windows that need the app at zero pods hold it there, level-based: the handback from its
+   * scale-down until the restore (a scale-up would attach the app to its shadow while the agent
+   * proves it drained), and a rollback that scaled it down (the rollback republishes or reuses
+   * the group only with the app gone). Whoever scaled it up meanwhile (an HPA reconcile in
+   * flight, a GitOps sync putting back its replica count) is undone and counted, so the status
+   * can name it, and the proof waits for the pods to go again; once they stop scaling it, the
+   * step finishes by itself.
    */
-  private async holdHandbackWindow(state: SplitState, unfinished: boolean): Promise<void> {
-    const window = state.phase === 'QUIESCING_FOR_HANDBACK' || state.phase === 'COMMITTING_HANDOFF';
-    if (!window || state.handbackReplicas === null || unfinished) return;
+  private async holdZeroWindow(state: SplitState, unfinished: boolean): Promise<void> {
+    const window =
+      ((state.phase === 'QUIESCING_FOR_HANDBACK' || state.phase === 'COMMITTING_HANDOFF') &&
+        state.handbackReplicas !== null) ||
+      (state.phase === 'ABORTING_ACTIVATION' && state.preActivationReplicas !== null);
+    if (!window || unfinished) return;
     const workload = await this.deps.workloads.read(this.id.kind, this.id.namespace, this.id.name);
-    if (!workload || workload.metadata?.deletionTimestamp || (workload.spec?.replicas ?? 1) === 0) return;
-    this.log.warn('handback.window_rescaled', { phase: state.phase, replicas: workload.spec?.replicas ?? 1 });
+    const replicas = workload?.spec?.replicas ?? 1;
+    if (!workload || workload.metadata?.deletionTimestamp || replicas === 0) return;
+    this.log.warn('zero_window.rescaled', { phase: state.phase, replicas });
     await this.deps.workloads.scale(this.id.kind, this.id.namespace, this.id.name, 0);
+    this.progress.rescaled = { times: (this.progress.rescaled?.times ?? 0) + 1, replicas };
   }
 
   /**

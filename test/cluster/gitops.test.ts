@@ -67,12 +67,14 @@ const revision = async (name: string) =>
       .metadata?.annotations?.['deployment.kubernetes.io/revision'],
   );
 
-test('a self-healing sync without ignore rules: the activation rolls back naming what the sync changed, waits (saying why) while the sync scales the app up, and loses nothing', async () => {
+test('a self-healing sync without ignore rules: the activation rolls back naming what the sync changed, waits (saying why) while the sync scales the app up, finishes once the sync pauses after its last scale-up, and loses nothing', async () => {
   const { kc, namespace, ch } = fx;
   const { source, git } = await gitApp('synced');
-  // Every 3 s: shorter than the activation's windows (about 7 s from the quiesce to Active), so
-  // a sync always lands in one of them.
-  const sync = syncLoop('synced', () => git, 3_000);
+  // Every 500 ms: shorter than the activation's windows (about 7 s from the quiesce to Active),
+  // so a sync always lands in one of them, and shorter than the app's pods take to stop, so the
+  // sync scales the app up again after the rollback's own scale-down (as in CI on 2026-12-06,
+  // where the split then waited at Pending for ever once the sync stopped).
+  const sync = syncLoop('synced', () => git, 500);
   try {
     const before = ids(source, 'before', 5);
     await publishTo(ch, source, before, 'lee');
@@ -88,6 +90,7 @@ test('a self-healing sync without ignore rules: the activation rolls back naming
     );
     console.log(`without ignore rules, after ${sync.syncs()} syncs: ${message(waiting)}`);
     await sync.stop();
+    // The sync's last scale-up stays: the rollback puts the zero back by itself.
     const failed = await waitForSplitPhase(kc, namespace, split.metadata.name, 'Failed', 120_000);
     assert.match(
       message(failed),

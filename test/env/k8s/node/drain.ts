@@ -1,9 +1,11 @@
-// Deletes every pod bound to the real test node and waits until the API no longer lists any,
+// Cordons the real test node (as `kubectl drain` does: a Deployment's replacement pods then stay
+// Pending instead of landing on it again), deletes every pod bound to it and waits until the
+// API no longer lists any,
 // so the kubelet tears each sandbox down itself (CNI DEL frees its address and network
 // namespace) before node.sh stops the kubelet and containerd. With --delete-node (after the
 // kubelet has stopped, so it cannot register again) it deletes the Node object instead.
 //   node --import tsx test/env/k8s/node/drain.ts <node-name> <kubeconfig> [--delete-node]
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 const [nodeArg, kubeconfig, mode] = process.argv.slice(2);
 if (!nodeArg || !kubeconfig) {
@@ -26,6 +28,10 @@ async function main(): Promise<void> {
   }
 
   const deadline = Date.now() + 120_000;
+  await core.patchNode(
+    { name: nodeName, body: { spec: { unschedulable: true } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
   let pods = await onNode();
   for (const pod of pods) {
     const { name, namespace } = pod.metadata ?? {};

@@ -50,6 +50,11 @@ export const settings = {
   installImage: (): string => section().get<string>('install.image', '').trim(),
   installNamespace: (): string =>
     section().get<string>('install.namespace', 'queuesplit-system').trim() || 'queuesplit-system',
+  /** Ask before a split restarts a workload's pods (its first split activates it). */
+  confirmWorkloadRestart: (): boolean => section().get<boolean>('confirmWorkloadRestart', true),
+  /** "Don't ask again": for every workspace of this user. */
+  stopConfirmingWorkloadRestart: (): Thenable<void> =>
+    section().update('confirmWorkloadRestart', false, vscode.ConfigurationTarget.Global),
   notify: (kind: NotificationKind): boolean => section().get<boolean>(`notifications.${kind}`, true),
 };
 

@@ -203,7 +203,7 @@ export async function chooseMode(): Promise<SidecarDeliveryMode | undefined> {
       label: 'env',
       description: 'your process consumes its session shadow itself',
       detail:
-        'You get env overrides (source → your session shadow); a launch configuration with a queueSplit block merges them.',
+        'You get env overrides (source → your session shadow); a debug launch whose env names the split (QUEUE_SPLIT) merges them.',
       value: 'env',
     },
     {
@@ -260,7 +260,7 @@ export async function chooseMySplit(
   if (splits.length === 0)
     throw new UserError(
       `You have no splits in namespace ${api.target.namespace} (context ${api.target.context}).`,
-      'Start one with "Queue Split: Start Split…" or a launch configuration with a queueSplit block.',
+      'Start one with "Queue Split: Start Split…", or name a split in a launch configuration\'s env ("Queue Split: Add Queue Split to Launch Configuration").',
     );
   if (splits.length === 1) {
     const only = splits[0]!;

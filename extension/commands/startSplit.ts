@@ -4,11 +4,13 @@
 // then the QueueSplit is created and a sidecar serves it, with progress until it is Active.
 import * as vscode from 'vscode';
 import type { TreeNode } from '../model/tree';
-import type { SplitRequest } from '../model/types';
+import type { QueueSplit, SplitRequest } from '../model/types';
 import { UserError } from '../notifications';
 import { relayFromSettings } from '../relaySettings';
 import { SidecarFailure } from '../sidecar/splitSession';
 import type { Services } from '../services';
+import { restartsWorkload } from '../model/workloadRestart';
+import { settings } from '../settings';
 import { chooseMode, chooseQueues, chooseWorkload, inputFilter, inputHttpTarget } from './pickers';
 
 export async function startSplit(services: Services, node?: TreeNode): Promise<void> {
@@ -41,6 +43,7 @@ export async function startSplit(services: Services, node?: TreeNode): Promise<v
     request.httpTarget = target;
   }
   if (mode === 'relay') request.relay = relayFromSettings();
+  if (!(await confirmRestart(services, splits, request))) return;
   const session = await services.sessions.ensure(request);
   let ready;
   try {
@@ -67,4 +70,32 @@ export async function startSplit(services: Services, node?: TreeNode): Promise<v
     title: 'Show Details',
     run: () => vscode.commands.executeCommand('queueSplit.showSplitDetails', session.name),
   });
+}
+
+/**
+ * The first split of a workload restarts the team's pods: said before, naming the rollout, once
+ * per start unless the user said "don't ask again" (queueSplit.confirmWorkloadRestart).
+ */
+async function confirmRestart(
+  services: Services,
+  splits: readonly QueueSplit[],
+  request: SplitRequest,
+): Promise<boolean> {
+  if (!settings.confirmWorkloadRestart() || !restartsWorkload(splits, request.workload)) return true;
+  const { kind, name } = request.workload;
+  const start = 'Start Split';
+  const always = "Start, Don't Ask Again";
+  const answer = await vscode.window.showWarningMessage(
+    `Starting this split restarts ${kind} ${name} in ${request.target.namespace}.`,
+    {
+      modal: true,
+      detail:
+        `It is the first split of ${name}: its pods stop, then roll out again reading the split's shadows, ` +
+        'and roll out once more when its last split ends. Your teammates\' messages keep reaching it and none is lost.',
+    },
+    start,
+    always,
+  );
+  if (answer === always) await settings.stopConfirmingWorkloadRestart();
+  return answer === start || answer === always;
 }

@@ -61,7 +61,7 @@ export function mergeSplitEnv(
     return {
       ok: false,
       error: `env delivery cannot reach an attach configuration: the ${type || 'debugged'} process already runs with its own environment.`,
-      fix: 'Use "request": "launch", or "delivery": "http" / "relay" in the queueSplit block.',
+      fix: 'Use "request": "launch", or set "delivery": "http" or "relay" for this split in .vscode/queue-split.json.',
     };
   const target = envTargetFor(type);
   if (target.shape === 'object') {

@@ -154,6 +154,11 @@ test('split lifecycle from the command palette', async () => {
       await acceptQuickInputAfterShot(page, steps, 'delivery', 'delivery mode');
       const target = await acceptQuickInputAfterShot(page, steps, 'http target', 'http target');
       assert.equal(target, `http://127.0.0.1:${port}/events`);
+      // The first split of orders-app restarts its pods: asked before, naming the rollout.
+      const restart = await waitForDialog(page, 'Starting this split restarts Deployment orders-app', 30_000);
+      assert.match((await restart.textContent()) ?? '', /roll out again reading the split's shadows/);
+      await steps.shot('confirmation naming the rollout');
+      await clickDialogButton(restart, "Start, Don't Ask Again");
 
       const started = Date.now();
       const route = await waitForTreeRow(
@@ -166,6 +171,16 @@ test('split lifecycle from the command palette', async () => {
       assert.match((await route.textContent()) ?? '', new RegExp(`x-queue-split-user=${owner}`));
       await waitForNotification(page, /Split active: orders-app \[orders\]/, 60_000);
       await steps.shot('route active in the tree');
+      // The row's actions are on its right-click menu too, not only inline.
+      await route.click({ button: 'right' });
+      const menu = page.locator('.context-view .monaco-menu');
+      await menu.waitFor({ state: 'visible', timeout: 10_000 });
+      const items = (await menu.locator('.action-label').allTextContents()).map((t) => t.trim());
+      for (const item of ['Show Split Details', 'Send Test Message…', 'Stop Split'])
+        assert.ok(items.includes(item), `the right-click menu offers ${item}: ${items.join(' | ')}`);
+      await steps.shot('right-click menu of my route');
+      await page.keyboard.press('Escape');
+      await menu.waitFor({ state: 'hidden', timeout: 10_000 });
 
       // Start Split… again: the filter input box checks what I type against my live split as I
       // type. A regex that accepts my own value is refused with a message matching both; the

@@ -16,6 +16,7 @@ import {
   sameRequest,
   type WorkloadCandidate,
 } from '../../../extension/model/startSplit';
+import { restartsWorkload } from '../../../extension/model/workloadRestart';
 import { split, workload } from './fixtures';
 
 describe('workload references', () => {
@@ -291,5 +292,23 @@ describe('adopting my own split', () => {
     assert.equal(sameRequest(mine, ['kpay', 'orders'], { 'x-queue-split-user': 'alice' }), true);
     assert.equal(sameRequest(mine, ['orders'], { 'x-queue-split-user': 'alice' }), false);
     assert.equal(sameRequest(mine, ['kpay', 'orders'], { 'x-queue-split-user': 'al' }), false);
+  });
+});
+
+describe('whether a split restarts the workload', () => {
+  const orders = { kind: 'Deployment' as const, name: 'orders-app' };
+  test('the first split of a workload does', () => {
+    assert.equal(restartsWorkload([], orders), true);
+    assert.equal(restartsWorkload([split({ workload: 'billing', phase: 'Active' })], orders), true);
+    assert.equal(restartsWorkload([split({ kind: 'StatefulSet', phase: 'Active' })], orders), true);
+  });
+  test('one more split of a workload already split does not', () => {
+    assert.equal(restartsWorkload([split({ phase: 'Active', owner: 'bob' })], orders), false);
+    assert.equal(restartsWorkload([split({ owner: 'bob' })], orders), false, 'a split still pending');
+  });
+  test('ended or deleted splits do not count', () => {
+    for (const phase of ['Stopped', 'Failed', 'Rejected'] as const)
+      assert.equal(restartsWorkload([split({ phase })], orders), true, phase);
+    assert.equal(restartsWorkload([split({ phase: 'Active', deleting: true })], orders), true);
   });
 });

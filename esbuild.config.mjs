@@ -30,6 +30,7 @@ const lazyBundles = {
   'extension/model/manifests.ts': 'extension-manifests.js',
   'extension/model/details.ts': 'extension-details.js',
   'extension/model/launchEdit.ts': 'extension-launch.js',
+  'extension/model/annotation/index.ts': 'extension-annotation.js',
   // Required on first use (core/filter/loadAutomata.ts), not imported: the filter automata.
   'core/filter/automata.ts': 'extension-automata.js',
 };

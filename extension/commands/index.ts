@@ -13,6 +13,7 @@ import { sendTestMessage } from './sendTestMessage';
 import { showSplitDetails } from './showDetails';
 import { startSplit } from './startSplit';
 import { stopAllMySplits, stopSplit } from './stopSplit';
+import { writeQueueConfig, type WriteQueueConfigArgs } from './writeQueueConfig';
 
 export function registerCommands(services: Services, refresh: () => void): vscode.Disposable[] {
   const register = <A extends unknown[], R>(id: string, body: (...args: A) => Promise<R>) =>
@@ -34,6 +35,9 @@ export function registerCommands(services: Services, refresh: () => void): vscod
     ),
     register('queueSplit.rejectBlockedMessage', (arg?: TreeNode | BlockedRef) =>
       rejectBlockedMessage(services, arg),
+    ),
+    register('queueSplit.writeQueueConfig', (arg?: TreeNode | WriteQueueConfigArgs) =>
+      writeQueueConfig(services, arg),
     ),
     registerBlockedContext(services),
     register('queueSplit.refresh', async () => refresh()),

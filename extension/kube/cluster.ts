@@ -9,6 +9,8 @@ import {
   AppsV1Api,
   CoreV1Api,
   KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { type QueueSplit } from '../../core/crd/queueSplitSchema';
@@ -17,6 +19,7 @@ import { queueSplitName, routeIdFromRandomBytes } from '../../core/names';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import { queueSplitObject } from '../../core/crd/queueSplitObject';
 import { QUEUE_SPLIT_RESOURCE, QueueSplitClient } from '../../laptop/queueSplitClient';
+import { annotateForbidden, resourceOfKind } from '../model/annotation/forbidden';
 import type { SplitRequest, WorkloadInfo, WorkloadKind } from '../model/types';
 import { isAnnotated, summarizeWorkload } from '../model/workloads';
 import type { KubeConnection } from './connection';
@@ -200,6 +203,52 @@ export class ClusterApi {
       return { ...(read as WorkloadLike), kind };
     } catch (err) {
       throw this.problem(err, 'get', kind === 'Deployment' ? 'deployments.apps' : 'statefulsets.apps', name);
+    }
+  }
+
+  /** Every Deployment and StatefulSet of the namespace, annotated or not, as the API returns them. */
+  async listWorkloadObjects(): Promise<(WorkloadLike & { kind: WorkloadKind })[]> {
+    const [deployments, statefulSets] = await Promise.all([
+      this.apps.listNamespacedDeployment({ namespace: this.ns }).catch((err: unknown) => {
+        throw this.problem(err, 'list', 'deployments.apps');
+      }),
+      this.apps.listNamespacedStatefulSet({ namespace: this.ns }).catch((err: unknown) => {
+        throw this.problem(err, 'list', 'statefulsets.apps');
+      }),
+    ]);
+    return [
+      ...deployments.items.map((d) => ({ ...(d as WorkloadLike), kind: 'Deployment' as const })),
+      ...statefulSets.items.map((s) => ({ ...(s as WorkloadLike), kind: 'StatefulSet' as const })),
+    ];
+  }
+
+  /**
+   * Sets annotations of a workload with a merge patch of metadata.annotations and nothing else.
+   * A 403 names the missing right and the way around it (model/annotation/forbidden.ts).
+   */
+  async annotateWorkload(
+    kind: WorkloadKind,
+    name: string,
+    annotations: Record<string, string>,
+  ): Promise<void> {
+    const body = { metadata: { annotations } };
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    try {
+      if (kind === 'Deployment')
+        await this.apps.patchNamespacedDeployment({ name, namespace: this.ns, body }, merge);
+      else await this.apps.patchNamespacedStatefulSet({ name, namespace: this.ns, body }, merge);
+    } catch (err) {
+      const status = httpStatus(err);
+      if (status === 403) {
+        const { message, suggestedAction } = annotateForbidden({
+          kind,
+          name,
+          namespace: this.ns,
+          context: this.target.context,
+        });
+        throw new KubeProblem(message, suggestedAction, 'forbidden');
+      }
+      throw this.problem(err, 'patch', resourceOfKind(kind), name);
     }
   }
 

@@ -3,9 +3,9 @@
 // index.js's run(), and the workbench reports the outcome through codeAutomationExit.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { resultMarker, startMarker } from '../host/markers';
+import { resultMarker, screenshotMarker, startMarker } from '../host/markers';
 import { hostTestsDir } from './paths';
-import { withWorkbench } from './session';
+import { withWorkbench, type Session } from './session';
 
 export interface HostTestResult {
   /** The workbench's exit code: 0 when run() resolved. */
@@ -36,12 +36,19 @@ export async function runHostTests({
     );
   }
   let started = false;
+  let current: Session | undefined;
   const echoTestOutput = (line: string) => {
+    const shot = line.indexOf(screenshotMarker);
+    if (shot >= 0) {
+      void screenshotFor(current, line.slice(shot + screenshotMarker.length));
+      return;
+    }
     if (started && !line.includes(resultMarker)) echo(line.replace(/^\[info\] /, ''));
     started ||= line.includes(startMarker);
   };
   const options = { extensionTestsPath: hostTestsDir, echo: echoTestOutput, ...(env ? { env } : {}) };
   return withWorkbench(name, options, async (session) => {
+    current = session;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -58,6 +65,22 @@ export async function runHostTests({
       clearTimeout(timer);
     }
   });
+}
+
+/** A screenshot a host test asked for (host/markers.ts screenshotMarker); `done` says it is taken. */
+async function screenshotFor(session: Session | undefined, request: string): Promise<void> {
+  let done: string | undefined;
+  try {
+    const parsed = JSON.parse(request) as { name: string; done: string };
+    done = parsed.done;
+    if (session === undefined) throw new Error('the workbench is not open yet');
+    const file = await session.steps.shot(parsed.name);
+    fs.copyFileSync(file, `${done}.part`);
+    fs.renameSync(`${done}.part`, done);
+  } catch (err) {
+    if (done !== undefined)
+      fs.writeFileSync(`${done}.failed`, err instanceof Error ? err.message : String(err));
+  }
 }
 
 function readCounts(lines: string[]): { passes: number; failures: number } {

@@ -72,7 +72,12 @@ describe('Queue Split extension in the extension host', () => {
     const activationBundle = fs.statSync(path.join(dist, 'extension.js')).size;
     console.log(`activation bundle dist/extension.js: ${(activationBundle / 1024).toFixed(0)} KiB`);
     assert.ok(activationBundle < 300 * 1024, `dist/extension.js is ${activationBundle} bytes`);
-    for (const lazy of ['extension-kube.js', 'extension-publish.js', 'extension-manifests.js']) {
+    for (const lazy of [
+      'extension-kube.js',
+      'extension-publish.js',
+      'extension-manifests.js',
+      'extension-annotation.js',
+    ]) {
       assert.ok(fs.existsSync(path.join(dist, lazy)), `dist/${lazy} is built`);
       assert.ok(
         !loaded().includes(path.join(dist, lazy)),

@@ -4,3 +4,7 @@ export const startMarker = 'QS_HOST_TESTS_START';
 export const resultMarker = 'QS_HOST_TESTS_RESULT';
 /** Beside the compiled tests: the order in which workbenches claim them (build-host-tests.ts). */
 export const ORDER_FILE = 'order.json';
+/** A host test asks the runner for a screenshot of its workbench: the marker, then JSON
+ * `{name, done}`; the runner saves test-results/e2e/<workbench>/NN-<name>.png and then creates
+ * the file `done` (or `done`.failed with the reason). */
+export const screenshotMarker = 'QS_HOST_SCREENSHOT';

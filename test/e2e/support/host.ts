@@ -2,9 +2,14 @@
 // (globally, as a developer's settings.json would, and put back after), a node debug launch, and
 // the clean-up every file's `after` does. Bundled into the extension-host tests.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as vscode from 'vscode';
 import type { QueueSplitApi } from '../../../extension/extension';
+import { screenshotMarker } from '../host/markers';
 import { bounded } from './bounded';
 
 export async function activateExtension(): Promise<QueueSplitApi> {
@@ -72,4 +77,28 @@ export async function leaveHost(options: {
   for (const file of options.remove) fs.rmSync(file, { recursive: true, force: true });
   const { fixture } = options;
   if (fixture) await bounded('delete the namespace', () => fixture.close());
+}
+
+/**
+ * A screenshot of this workbench as it is now, taken by the runner outside VS Code (the page
+ * is its): test-results/e2e/<workbench>/NN-<name>.png. Resolves once it is saved.
+ */
+export async function screenshot(name: string, timeoutMs = 20_000): Promise<string> {
+  const done = path.join(os.tmpdir(), `qs-e2e-shot-${randomBytes(6).toString('hex')}`);
+  console.log(`${screenshotMarker}${JSON.stringify({ name, done })}`);
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (fs.existsSync(done)) {
+      const size = fs.statSync(done).size;
+      fs.rmSync(done, { force: true });
+      return `${name}: ${size} bytes`;
+    }
+    if (fs.existsSync(`${done}.failed`)) {
+      const why = fs.readFileSync(`${done}.failed`, 'utf8');
+      fs.rmSync(`${done}.failed`, { force: true });
+      throw new Error(`the runner could not take screenshot "${name}": ${why}`);
+    }
+    await sleep(100);
+  }
+  throw new Error(`the runner did not take screenshot "${name}" within ${timeoutMs / 1000}s`);
 }

@@ -169,20 +169,15 @@ export function queuesOf(snapshot: TreeSnapshot, node: WorkloadNode): (QueueNode
 export function routesOf(snapshot: TreeSnapshot, node: QueueNode): RouteNode[] {
   return splitsOfWorkload(snapshot, node.workload)
     .filter((s) => s.spec.queues.includes(node.queue.name))
-    .map((split): RouteNode => {
-      const session = snapshot.sessions.get(split.metadata.name);
-      const lingerLeftMs = snapshot.lingering?.get(split.metadata.name);
-      return {
+    .map((split): RouteNode =>
+      asOf(snapshot, {
         kind: 'route',
         id: `route:${split.metadata.namespace ?? snapshot.target.namespace}/${split.metadata.name}/${node.queue.name}`,
         split,
         queue: node.queue.name,
         mine: isMine(split, snapshot.owner),
-        ...(session !== undefined ? { session } : {}),
-        ...(lingerLeftMs !== undefined ? { lingerLeftMs } : {}),
-        ...(snapshot.now !== undefined ? { now: snapshot.now } : {}),
-      };
-    })
+      }),
+    )
     .sort((a, b) => {
       if (a.mine !== b.mine) return a.mine ? -1 : 1;
       const rank =
@@ -342,7 +337,7 @@ export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
       };
     }
     case 'route':
-      return routeLook(node);
+      return routeLook(asOf(snapshot, node));
     case 'notice':
       return {
         label: node.text,
@@ -358,6 +353,22 @@ export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
         collapsible: 'none',
       };
   }
+}
+
+/**
+ * A route row as of `snapshot`: its session, linger and time from the snapshot. A row redrawn
+ * alone (a session's change) is the node VS Code got earlier, with the session of then.
+ */
+function asOf(snapshot: TreeSnapshot, node: RouteNode): RouteNode {
+  const { session: _session, lingerLeftMs: _linger, now: _now, ...rest } = node;
+  const session = snapshot.sessions.get(node.split.metadata.name);
+  const lingerLeftMs = snapshot.lingering?.get(node.split.metadata.name);
+  return {
+    ...rest,
+    ...(session !== undefined ? { session } : {}),
+    ...(lingerLeftMs !== undefined ? { lingerLeftMs } : {}),
+    ...(snapshot.now !== undefined ? { now: snapshot.now } : {}),
+  };
 }
 
 function routeLook(node: RouteNode): NodeLook {

@@ -20,8 +20,8 @@ export class SplitHolders implements vscode.Disposable {
     private readonly sessions: () => readonly SplitSession[],
     /** Stops a split (the sidecar detaches it). */
     private readonly stop: (session: SplitSession) => Promise<void>,
-    /** The views redraw. */
-    private readonly changed: () => void,
+    /** The views redraw `session`. */
+    private readonly changed: (session: SplitSession) => void,
     private readonly log: vscode.LogOutputChannel,
     private readonly notifier: Notifier,
   ) {}
@@ -33,7 +33,7 @@ export class SplitHolders implements vscode.Disposable {
     if (session.lingerUntil !== undefined) {
       this.log.info(`debug session took ${session.name} again: it stops lingering`);
       this.end(session);
-      this.changed();
+      this.changed(session);
     }
   }
 
@@ -48,6 +48,7 @@ export class SplitHolders implements vscode.Disposable {
       if (session.holders.size > 0 || session.persist || !session.live) continue;
       const stopUnheld = () => {
         this.end(session);
+        this.changed(session);
         if (session.holders.size > 0 || !session.live || session.stopping !== undefined) return;
         this.log.info(`last debug session of ${session.name} ended: stopping the split`);
         void this.stop(session).catch((err: unknown) => {
@@ -65,13 +66,14 @@ export class SplitHolders implements vscode.Disposable {
       session.lingerTimer = setTimeout(stopUnheld, seconds * 1000);
       this.log.info(`last debug session of ${session.name} ended: the split lingers ${seconds}s`);
       this.lingerTick ??= setInterval(() => {
-        if (!this.sessions().some((s) => s.lingerUntil !== undefined)) {
+        const lingering = this.sessions().filter((s) => s.lingerUntil !== undefined);
+        if (lingering.length === 0) {
           clearInterval(this.lingerTick);
           this.lingerTick = undefined;
         }
-        this.changed();
+        for (const s of lingering) this.changed(s);
       }, LINGER_TICK_MS);
-      this.changed();
+      this.changed(session);
     }
   }
 

@@ -15,6 +15,7 @@ import { filterKeys } from '../model/owner';
 import { progressLine } from '../model/phases';
 import { myLiveSplit, sameRequest } from '../model/startSplit';
 import type { QueueSplit, SplitRequest } from '../model/types';
+import { ChangeThrottle } from '../model/changeThrottle';
 import { explain, type Notifier, UserError } from '../notifications';
 import { settings } from '../settings';
 import { SplitHolders } from './holders';
@@ -27,6 +28,26 @@ function secretKey(context: string, namespace: string, name: string): string {
   return `queueSplit.session/${sessionKey(context, namespace, name)}`;
 }
 
+/**
+ * The views redraw a split's session at most this often. A sidecar reports every message it
+ * delivers (a `delivered` line, thousands a second under load), and each redraw of the tree, the
+ * status bar and the details costs the extension host far more than folding the line; 4 a second
+ * still reads as live. Above VS Code's own 200 ms debounce of a tree's changes (ExtHostTreeView),
+ * which restarts with every change: a steady stream of faster changes would hold the tree's
+ * redraw back until the stream pauses.
+ */
+export const SESSION_CHANGE_INTERVAL_MS = 250;
+
+/** What changed in this window's splits: the sessionKey()s of the sessions that did. */
+export interface SessionsChange {
+  readonly keys: ReadonlySet<string>;
+}
+
+export interface SessionManagerOptions {
+  /** 0: every change is told at once, alone (the behaviour before coalescing; the bench's baseline). */
+  coalesceMs?: number;
+}
+
 function workloadKey(request: SplitRequest): string {
   return `${request.target.context}/${request.target.namespace}/${request.workload.kind}/${request.workload.name}`;
 }
@@ -34,8 +55,14 @@ function workloadKey(request: SplitRequest): string {
 export class SessionManager implements vscode.Disposable {
   private readonly sessions = new Map<string, SplitSession>();
   private readonly starting = new Map<string, Promise<SplitSession>>();
-  private readonly changed = new vscode.EventEmitter<void>();
+  private readonly changed = new vscode.EventEmitter<SessionsChange>();
+  /**
+   * A session was created, said something (a sidecar line), lingers or ended: at once after a
+   * quiet while, else at most every SESSION_CHANGE_INTERVAL_MS with every session that changed
+   * meanwhile. Views subscribe here, never to a SplitSession's own per-line onDidChange.
+   */
   readonly onDidChange = this.changed.event;
+  private readonly throttle: ChangeThrottle<string>;
   private readonly launcher: SidecarLauncher;
   private readonly holders: SplitHolders;
 
@@ -44,12 +71,16 @@ export class SessionManager implements vscode.Disposable {
     private readonly cluster: ClusterService,
     private readonly log: vscode.LogOutputChannel,
     private readonly notifier: Notifier,
+    options: SessionManagerOptions = {},
   ) {
+    this.throttle = new ChangeThrottle(options.coalesceMs ?? SESSION_CHANGE_INTERVAL_MS, (keys) =>
+      this.changed.fire({ keys }),
+    );
     this.launcher = new SidecarLauncher(context, log, notifier);
     this.holders = new SplitHolders(
       () => this.list(),
       (session) => this.stop(session),
-      () => this.changed.fire(),
+      (session) => this.throttle.add(session.key),
       log,
       notifier,
     );
@@ -193,7 +224,7 @@ export class SessionManager implements vscode.Disposable {
     child.onMessage((message) => {
       session.apply(message);
       this.onMessage(session, message);
-      this.changed.fire();
+      this.throttle.add(session.key);
     });
     void child.exited.then(({ code, signal }) => {
       const wasStopping = session.stopping !== undefined;
@@ -209,10 +240,10 @@ export class SessionManager implements vscode.Disposable {
           'Start the split again; your route drains back to the app when its lease runs out.',
         );
       }
-      this.changed.fire();
+      this.throttle.add(session.key);
     });
     this.sessions.set(session.key, session);
-    this.changed.fire();
+    this.throttle.add(session.key);
     return session;
   }
 
@@ -392,6 +423,7 @@ export class SessionManager implements vscode.Disposable {
       this.holders.end(session);
       session.process.terminate();
     }
+    this.throttle.dispose();
     this.changed.dispose();
   }
 }

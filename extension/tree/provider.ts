@@ -5,19 +5,40 @@
 import * as vscode from 'vscode';
 import type { ClusterService } from '../cluster';
 import type { NamespaceState, NamespaceWatch } from '../kube';
-import { childrenOf, contextNode, lookOf, type TreeNode, type TreeSnapshot } from '../model/tree';
+import {
+  childrenOf,
+  contextNode,
+  lookOf,
+  type QueueNode,
+  type RouteNode,
+  type TreeNode,
+  type TreeSnapshot,
+} from '../model/tree';
 import type { KubeTargetInfo } from '../model/types';
 import type { SessionView } from '../model/sidecarView';
-import type { SessionManager } from '../sidecar/splitSessions';
+import { sessionKey } from '../sidecar/splitSession';
+import type { SessionManager, SessionsChange } from '../sidecar/splitSessions';
 
 export type ViewState =
   'loading' | 'noCluster' | 'unreachable' | 'controllerMissing' | 'noWorkloads' | 'ready';
 
 const FIRST_LIST_WAIT_MS = 10_000;
 
+export interface SplitsTreeOptions {
+  /** 'tree': a session's change redraws the whole tree (the behaviour before the route rows
+   * redrew alone; the bench's baseline). Default 'route': only that split's route rows. */
+  redraw?: 'route' | 'tree';
+}
+
 export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<TreeNode | undefined>();
+  private readonly changed = new vscode.EventEmitter<TreeNode | TreeNode[] | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
+  /**
+   * The route rows shown, by id, each one object for as long as the row exists: VS Code finds
+   * the row to redraw by the identity of the element fired (ExtHostTreeView), so a row that
+   * redraws alone must be fired as the very object getChildren gave it.
+   */
+  private readonly routes = new Map<string, RouteNode>();
   private view: vscode.TreeView<TreeNode> | undefined;
   private root: { state: ViewState; target?: KubeTargetInfo; message?: string } | undefined;
   private held: { watch: NamespaceWatch; release: () => void; listener: { dispose(): void } } | undefined;
@@ -28,11 +49,12 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     private readonly cluster: ClusterService,
     private readonly sessions: SessionManager,
     private readonly log: vscode.LogOutputChannel,
+    private readonly options: SplitsTreeOptions = {},
   ) {
     this.subscriptions.push(
       this.changed,
       cluster.onDidChangeTarget(() => this.refresh()),
-      sessions.onDidChange(() => this.changed.fire(undefined)),
+      sessions.onDidChange((change) => this.sessionsChanged(change)),
       cluster.onDidChangeOwner(() => this.changed.fire(undefined)),
     );
   }
@@ -59,7 +81,28 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     this.root = undefined;
     this.releaseWatch();
     this.namespaceState = undefined;
+    this.routes.clear();
     this.changed.fire(undefined);
+  }
+
+  /** Sessions of this window changed (already coalesced by the SessionManager): a session only
+   * shows on its split's route rows, so only those redraw. */
+  private sessionsChanged(change: SessionsChange): void {
+    const target = this.root?.target;
+    if (this.options.redraw === 'tree' || target === undefined) {
+      this.changed.fire(undefined);
+      return;
+    }
+    const rows = [...this.routes.values()].filter((route) =>
+      change.keys.has(
+        sessionKey(
+          target.context,
+          route.split.metadata.namespace ?? target.namespace,
+          route.split.metadata.name,
+        ),
+      ),
+    );
+    if (rows.length > 0) this.changed.fire(rows);
   }
 
   /**
@@ -100,7 +143,8 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     const target = this.root?.target;
     if (target === undefined) return [];
     if (node.kind === 'context') await this.holdWatch();
-    const children = childrenOf(this.snapshot(target), node);
+    const children = childrenOf(this.snapshot(target), node).map((child) => this.known(child));
+    if (node.kind === 'queue') this.forgetRoutesGone(node, children);
     const error = this.namespaceState?.error;
     if (node.kind === 'context' && error !== undefined) {
       return [
@@ -115,6 +159,36 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
       ];
     }
     return children;
+  }
+
+  /** The object VS Code already has for a route row, brought up to date; other nodes as they are. */
+  private known(node: TreeNode): TreeNode {
+    if (node.kind !== 'route') return node;
+    const known = this.routes.get(node.id);
+    if (known === undefined) {
+      this.routes.set(node.id, node);
+      return node;
+    }
+    // Every field of a RouteNode is set by the assign but the optional ones.
+    delete known.session;
+    delete known.lingerLeftMs;
+    delete known.now;
+    return Object.assign(known, node);
+  }
+
+  /** Route rows of `queue` that are not among its children any more (their split is gone). */
+  private forgetRoutesGone(queue: QueueNode, children: readonly TreeNode[]): void {
+    const ids = new Set(children.map((c) => c.id));
+    for (const [id, route] of this.routes) {
+      const { kind, name } = route.split.spec.workload;
+      if (
+        route.queue === queue.queue.name &&
+        kind === queue.workload.kind &&
+        name === queue.workload.name &&
+        !ids.has(id)
+      )
+        this.routes.delete(id);
+    }
   }
 
   private async rootChildren(): Promise<TreeNode[]> {

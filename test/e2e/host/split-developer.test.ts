@@ -1,13 +1,18 @@
 // The real VS Code as a developer meets it: a Kubernetes user bound to the
 // `queuesplit-developer` role only (never the admin kubeconfig), no `queueSplit.owner`, `http`
 // delivery to the debugged process. Start (a debug launch), debug (the debuggee receives its
-// messages, which the queue-agent streams through the API server's port-forward), stop.
+// messages, which the queue-agent streams through the API server's port-forward), a burst whose
+// delivered count the Queue Splits view follows (redrawn at most 4 times a second, the final
+// count always shown), stop.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
+import type { QueueSplitApi } from '../../../extension/extension';
+import type { RouteNode, TreeNode } from '../../../extension/model/tree';
+import { SESSION_CHANGE_INTERVAL_MS } from '../../../extension/sidecar/splitSessions';
 import { applyObjects } from '../../../deploy/install';
 import { developerBinding } from '../../../deploy/manifests';
 import { userKubeconfig } from '../../env/k8s/kubeconfig';
@@ -20,7 +25,27 @@ let fixture: SplitFixture;
 let dir: string;
 let user: string;
 let kubeconfig: string;
+let api: QueueSplitApi;
 const settings = new HostSettings();
+/** Messages of the burst the view must follow. */
+const BURST = 300;
+
+/** The route rows of the Queue Splits view, as VS Code gets them. */
+async function routeRows(node?: TreeNode): Promise<RouteNode[]> {
+  const rows: RouteNode[] = [];
+  for (const child of await api.tree.getChildren(node))
+    if (child.kind === 'route') rows.push(child);
+    else rows.push(...(await routeRows(child)));
+  return rows;
+}
+
+/** What a route row says was handed to my process (its tooltip), as VS Code would draw it now. */
+function handedOver(row: RouteNode): number | undefined {
+  const tooltip = api.tree.getTreeItem(row).tooltip;
+  const text = tooltip instanceof vscode.MarkdownString ? tooltip.value : String(tooltip);
+  const match = /handed to your process: (\d+)/.exec(text);
+  return match !== null ? Number(match[1]) : undefined;
+}
 
 describe('a developer with only the developer role: start, debug and stop in the real VS Code (real cluster, http through the queue-agent)', function () {
   this.timeout(480_000);
@@ -38,7 +63,7 @@ describe('a developer with only the developer role: start, debug and stop in the
       path.join(runDir, 'k8s', 'pki', 'ca.crt'),
       kubeconfig,
     );
-    await activateExtension();
+    api = await activateExtension();
     await settings.set({
       kubeconfig,
       namespace: fixture.namespace,
@@ -102,6 +127,55 @@ describe('a developer with only the developer role: start, debug and stop in the
     assert.ok(
       received.every((m) => m.user === user),
       'only messages with my header reached me',
+    );
+
+    // A burst: the view's row of my split redraws alone, a few times a second, up to the final count.
+    const burstStarted = Date.now();
+    const row = await pollUntil(
+      'my route row with its sidecar in the view',
+      async () => (await routeRows()).find((r) => r.split.metadata.name === name),
+      (r) => r !== undefined && handedOver(r) === ids.length,
+      60_000,
+    );
+    assert.ok(row);
+    const redraws: { at: number; count: number | undefined }[] = [];
+    const listening = api.tree.onDidChangeTreeData((fired) => {
+      const rows = Array.isArray(fired) ? fired : [fired];
+      if (rows.includes(row)) redraws.push({ at: Date.now(), count: handedOver(row) });
+    });
+    const final = ids.length + BURST;
+    try {
+      await fixture.publish(
+        Array.from({ length: BURST }, (_, i) => `${fixture.source}-burst-${i}`),
+        user,
+      );
+      await pollUntil(
+        `the view redrawn with ${final} handed over`,
+        async () => redraws.at(-1)?.count,
+        (count) => count !== undefined && count >= final,
+        120_000,
+      );
+    } finally {
+      listening.dispose();
+    }
+    const counts = redraws.map((r) => r.count ?? 0);
+    const burstMs = redraws.at(-1)!.at - redraws[0]!.at;
+    const summary = `${redraws.length} redraws over ${burstMs} ms: ${counts.join(', ')}`;
+    console.log(
+      `      burst of ${BURST}: ${summary}; the check took ${((Date.now() - burstStarted) / 1000).toFixed(1)} s`,
+    );
+    assert.equal(counts.at(-1), final, `the last redraw shows every message handed over: ${summary}`);
+    assert.ok(
+      redraws.length >= 2 && counts[0]! < final,
+      `the row followed the burst, not only its end: ${summary}`,
+    );
+    assert.ok(
+      counts.every((c, i) => i === 0 || c >= counts[i - 1]!),
+      `no redraw shows less than the one before: ${summary}`,
+    );
+    assert.ok(
+      redraws.every((r, i) => i === 0 || r.at - redraws[i - 1]!.at >= SESSION_CHANGE_INTERVAL_MS - 10),
+      `at most one redraw per ${SESSION_CHANGE_INTERVAL_MS} ms, not one per message: ${summary}`,
     );
 
     await vscode.debug.stopDebugging();

@@ -237,6 +237,38 @@ describe('route looks', () => {
     assert.match(lookOf(snap, route!).tooltip, /pid 4242.*handed to your process: 5/);
   });
 
+  test('a route row redrawn alone shows the session of the snapshot it is drawn with, not the one it was made with', () => {
+    const delivered = (n: number) =>
+      reduceSession(initialSession('http'), {
+        type: 'delivered',
+        time: 't',
+        queue: 'orders',
+        messageId: `m${n}`,
+        attempts: 1,
+        counts: { delivered: n, failed: 0 },
+      });
+    const s = split({ phase: 'Active' });
+    const then = snapshot({
+      workloads: [workload()],
+      splits: [s],
+      sessions: new Map([[s.metadata.name, delivered(5)]]),
+    });
+    const [route] = routes(then);
+    const now = {
+      ...then,
+      sessions: new Map([[s.metadata.name, delivered(900)]]),
+      lingering: new Map([[s.metadata.name, 61_000]]),
+    };
+    const look = lookOf(now, route!);
+    assert.match(look.tooltip, /handed to your process: 900/);
+    assert.match(look.description ?? '', /lingering, stops in 1:01/);
+    assert.doesNotMatch(
+      lookOf({ ...now, sessions: new Map() }, route!).tooltip,
+      /handed to your process/,
+      'its sidecar gone',
+    );
+  });
+
   test('mine first, then by urgency, then by owner', () => {
     const snap = snapshot({
       workloads: [workload()],

@@ -5,7 +5,14 @@
 import * as vscode from 'vscode';
 import type { ClusterService } from '../cluster';
 import type { NamespaceState, NamespaceWatch } from '../kube';
-import { childrenOf, contextNode, lookOf, type TreeNode, type TreeSnapshot } from '../model/tree';
+import {
+  childrenOf,
+  contextFromText,
+  contextNode,
+  lookOf,
+  type TreeNode,
+  type TreeSnapshot,
+} from '../model/tree';
 import type { KubeTargetInfo } from '../model/types';
 import type { SessionView } from '../model/sidecarView';
 import type { SessionManager } from '../sidecar/splitSessions';
@@ -70,7 +77,7 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     await vscode.commands.executeCommand('setContext', 'queueSplit.state', state);
     if (detail !== undefined) this.log.warn(`Queue Splits view: ${detail}`);
     if (this.view !== undefined)
-      this.view.description = target !== undefined ? `${target.context} · ${target.namespace}` : undefined;
+      this.view.description = target !== undefined ? viewDescription(target) : undefined;
   }
 
   private snapshot(target: KubeTargetInfo): TreeSnapshot {
@@ -222,4 +229,10 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     this.releaseWatch();
     for (const s of this.subscriptions) s.dispose();
   }
+}
+
+/** The view's description: "qs-first (kubeconfig's current) · default", "qs-second (pinned) · team-a". */
+function viewDescription(target: KubeTargetInfo): string {
+  const from = contextFromText(target);
+  return `${target.context}${from !== undefined ? ` (${from})` : ''} · ${target.namespace}`;
 }

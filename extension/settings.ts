@@ -20,7 +20,8 @@ function stringMap(value: unknown): Record<string, string> {
 }
 
 export const settings = {
-  kubeconfig: (): string => section().get<string>('kubeconfig', '').trim(),
+  /** A file (string) or a list of files (merged as kubectl merges $KUBECONFIG); see core/kubeconfig.ts. */
+  kubeconfig: (): unknown => section().get<unknown>('kubeconfig', ''),
   context: (): string => section().get<string>('context', '').trim(),
   namespace: (): string => section().get<string>('namespace', '').trim(),
   /** Only for admins acting for somebody; empty: the Kubernetes user name (ClusterService.owner()). */

@@ -1,7 +1,9 @@
 // The developer's Kubernetes access: their kubeconfig and context (never a service account of
 // ours), and one translation of API failures into errors that say what was refused and what to
 // do. Every read and write the sidecar makes goes through these credentials, so RBAC applies.
-import { KubeConfig } from '@kubernetes/client-node';
+import * as os from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { resolveKubeconfigFiles } from '../core/kubeconfig';
 import {
   ADMINS_GROUP,
   IdentityUnknown,
@@ -12,6 +14,7 @@ import {
 import { accessText, deniedAccess, sessionAccessChecks } from '../core/accessPreflight';
 import type { WorkloadRef } from '../core/crd/queueSplitSchema';
 import { SidecarError, errorText, systemCode } from './errors';
+import { loadKubeconfigFiles } from './kubeconfigFiles';
 
 export interface KubeTarget {
   kc: KubeConfig;
@@ -20,16 +23,29 @@ export interface KubeTarget {
 }
 
 export function loadKube(options: { kubeconfig?: string; context?: string; namespace?: string }): KubeTarget {
-  const kc = new KubeConfig();
+  // --kubeconfig: that one file; else $KUBECONFIG (a list, merged as kubectl merges it: the
+  // extension hands a list this way) or ~/.kube/config.
+  const source =
+    options.kubeconfig !== undefined
+      ? { files: [options.kubeconfig], explicit: true, origin: 'setting' as const }
+      : resolveKubeconfigFiles({ setting: undefined, env: process.env.KUBECONFIG, home: os.homedir() });
+  let kc: KubeConfig;
+  let missing: string[];
   try {
-    if (options.kubeconfig !== undefined) kc.loadFromFile(options.kubeconfig);
-    else kc.loadFromDefault();
+    ({ kc, missing } = loadKubeconfigFiles(source));
   } catch (err) {
     throw new SidecarError(
       'kube-config',
       `Cannot load the kubeconfig${options.kubeconfig ? ` ${options.kubeconfig}` : ''}: ${errorText(err)}`,
       'Point --kubeconfig (or KUBECONFIG) at a valid kubeconfig file.',
       options.kubeconfig !== undefined ? '--kubeconfig' : undefined,
+    );
+  }
+  if (missing.length === source.files.length) {
+    throw new SidecarError(
+      'kube-config',
+      `No kubeconfig: ${missing.join(', ')} ${missing.length === 1 ? 'does' : 'do'} not exist.`,
+      'Point --kubeconfig (or KUBECONFIG) at a valid kubeconfig file.',
     );
   }
   if (options.context !== undefined) {

@@ -8,7 +8,7 @@ import { addToLaunchConfig, migrateLaunchConfigs, type AddToLaunchArgs } from '.
 import { registerBlockedContext, rejectBlockedMessage, retryBlockedMessage } from './blockedMessage';
 import { guarded } from './guard';
 import { installController, type InstallArgs } from './installController';
-import { selectContext } from './selectContext';
+import { selectContext, unpinContext } from './selectContext';
 import { sendTestMessage } from './sendTestMessage';
 import { showSplitDetails } from './showDetails';
 import { startSplit } from './startSplit';
@@ -25,6 +25,7 @@ export function registerCommands(services: Services, refresh: () => void): vscod
     register('queueSplit.sendTestMessage', (node?: TreeNode) => sendTestMessage(services, node)),
     register('queueSplit.showSplitDetails', (arg?: TreeNode | string) => showSplitDetails(services, arg)),
     register('queueSplit.selectContext', () => selectContext(services)),
+    register('queueSplit.unpinContext', () => unpinContext(services)),
     register('queueSplit.installController', (args?: InstallArgs) => installController(services, args)),
     register('queueSplit.addToLaunchConfig', (args?: AddToLaunchArgs) => addToLaunchConfig(services, args)),
     register('queueSplit.migrateLaunchConfigs', (folder?: vscode.Uri) =>

@@ -1,12 +1,15 @@
 // Queue Split: Select Context/Namespace… — the kubeconfig context, then the namespace (a list
-// when RBAC allows listing namespaces, else typed). Remembered for this workspace.
+// when RBAC allows listing namespaces, else typed). The choice is pinned for this workspace: it
+// stays when the kubeconfig's current context changes, until "Unpin Context" (also offered at the
+// top of the context pick while something is pinned).
 import * as vscode from 'vscode';
 import type { Services } from '../services';
 import { settings } from '../settings';
 
 export async function selectContext(services: Services): Promise<void> {
   const kube = await services.cluster.kube();
-  const contexts = kube.listContexts(settings.kubeconfig());
+  const source = await services.cluster.kubeconfigFiles();
+  const contexts = kube.listContexts(source);
   if (contexts.length === 0) {
     services.notifier.error(
       'Your kubeconfig has no contexts.',
@@ -14,27 +17,43 @@ export async function selectContext(services: Services): Promise<void> {
     );
     return;
   }
-  const current =
-    (await services.cluster.selection()).context ??
-    (settings.context() || contexts.find((c) => c.current)?.name);
-  const pickedContext = await vscode.window.showQuickPick(
-    contexts.map((c) => ({
+  const pinned = (await services.cluster.selection()).context;
+  const kubeconfigCurrent = contexts.find((c) => c.current)?.name;
+  const current = pinned ?? (settings.context() || kubeconfigCurrent);
+  type Item = vscode.QuickPickItem & { value?: (typeof contexts)[number] };
+  const items: Item[] = [
+    ...(pinned !== undefined
+      ? [
+          {
+            label: '$(pinned) Unpin: follow the kubeconfig',
+            description:
+              kubeconfigCurrent !== undefined ? `its current context is ${kubeconfigCurrent}` : undefined,
+            detail: `${pinned} is pinned for this workspace`,
+          },
+          { label: '', kind: vscode.QuickPickItemKind.Separator },
+        ]
+      : []),
+    ...contexts.map((c) => ({
       label: c.name,
-      description: `${c.cluster}${c.namespace !== undefined ? ` · namespace ${c.namespace}` : ''}`,
-      ...(c.name === current ? { detail: '$(check) selected' } : {}),
+      description: `${c.cluster}${c.namespace !== undefined ? ` · namespace ${c.namespace}` : ''}${c.current ? " · kubeconfig's current" : ''}`,
+      ...(c.name === current
+        ? { detail: pinned !== undefined ? '$(pinned) pinned' : '$(check) selected' }
+        : {}),
       value: c,
     })),
-    {
-      title: 'Queue Split: Kubernetes context',
-      placeHolder: 'The cluster your workloads run in',
-      ignoreFocusOut: true,
-    },
-  );
+  ];
+  const pickedContext = await vscode.window.showQuickPick(items, {
+    title: 'Queue Split: Kubernetes context',
+    placeHolder: 'The cluster your workloads run in (the pick is pinned for this workspace)',
+    ignoreFocusOut: true,
+  });
   if (pickedContext === undefined) return;
+  if (pickedContext.value === undefined) {
+    await unpinContext(services);
+    return;
+  }
   const context = pickedContext.value.name;
-  const api = new kube.ClusterApi(
-    kube.connect(settings.kubeconfig(), { context }, { namespace: settings.namespace() }),
-  );
+  const api = new kube.ClusterApi(kube.connect(source, { context }, { namespace: settings.namespace() }));
   const fallback = api.target.namespace;
   let namespaces: string[] | undefined;
   try {
@@ -65,4 +84,17 @@ export async function selectContext(services: Services): Promise<void> {
   if (namespace === undefined) return;
   await services.cluster.select({ context, namespace });
   services.log.info(`selected context ${context}, namespace ${namespace}`);
+}
+
+/** Queue Split: Unpin Context — the kubeconfig's current context (and its namespace) again. */
+export async function unpinContext(services: Services): Promise<void> {
+  const pinned = await services.cluster.selection();
+  if (pinned.context === undefined && pinned.namespace === undefined) {
+    services.log.info('unpin: nothing is pinned');
+    return;
+  }
+  await services.cluster.unpin();
+  services.log.info(
+    `unpinned context ${pinned.context ?? '(none)'}, namespace ${pinned.namespace ?? '(none)'}: following the kubeconfig's current context`,
+  );
 }

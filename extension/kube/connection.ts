@@ -1,8 +1,12 @@
-// The user's kubeconfig, context and namespace, as the extension uses them. Precedence: the
-// choice made with "Select Context/Namespace…" for this workspace, then the settings, then the
-// kubeconfig's current context and that context's namespace, then `default`.
-import * as fs from 'node:fs';
+// The user's kubeconfig, context and namespace, as the extension uses them. The files: see
+// core/kubeconfig.ts (the setting, the Kubernetes extension's, $KUBECONFIG, ~/.kube/config; merged
+// as kubectl merges them). The context: the one pinned with "Select Context/Namespace…" for this
+// workspace, else the queueSplit.context setting, else the kubeconfig's current context, read
+// afresh on every use (so `kubectl config use-context` is followed). The namespace: the pinned
+// one, else queueSplit.namespace, else the context's namespace, else `default`.
 import { KubeConfig } from '@kubernetes/client-node';
+import { describeKubeconfigFiles, type KubeconfigFiles } from '../../core/kubeconfig';
+import { KubeconfigLoadError, loadKubeconfigFiles } from '../../laptop/kubeconfigFiles';
 import type { KubeTargetInfo } from '../model/types';
 import type { Selection } from '../model/selection';
 import { KubeProblem } from './errors';
@@ -10,8 +14,8 @@ import { KubeProblem } from './errors';
 export interface KubeConnection {
   kc: KubeConfig;
   target: KubeTargetInfo;
-  /** The kubeconfig file given in the settings, for the sidecar; undefined = default lookup. */
-  kubeconfigPath?: string;
+  /** The files read, for the sidecar (an explicit file as --kubeconfig, a list as $KUBECONFIG). */
+  kubeconfig: KubeconfigFiles;
 }
 
 export interface ContextInfo {
@@ -21,32 +25,38 @@ export interface ContextInfo {
   current: boolean;
 }
 
-export function loadKubeConfig(kubeconfigPath: string): KubeConfig {
-  const kc = new KubeConfig();
+const FIX_FILES =
+  'Point the queueSplit.kubeconfig setting (a file, or a list merged as kubectl merges $KUBECONFIG) at valid kubeconfig files.';
+
+export function loadKubeConfig(source: KubeconfigFiles): KubeConfig {
+  let loaded;
   try {
-    if (kubeconfigPath !== '') {
-      if (!fs.existsSync(kubeconfigPath)) throw new Error(`${kubeconfigPath} does not exist`);
-      kc.loadFromFile(kubeconfigPath);
-    } else kc.loadFromDefault();
+    loaded = loadKubeconfigFiles(source);
   } catch (err) {
+    const reason = err instanceof KubeconfigLoadError || err instanceof Error ? err.message : String(err);
     throw new KubeProblem(
-      `Cannot load the kubeconfig${kubeconfigPath !== '' ? ` ${kubeconfigPath}` : ''}: ${err instanceof Error ? err.message : String(err)}`,
-      'Point the queueSplit.kubeconfig setting (or $KUBECONFIG) at a valid kubeconfig file.',
+      `Cannot load the kubeconfig ${describeKubeconfigFiles(source)}: ${reason}`,
+      FIX_FILES,
       'config',
     );
   }
-  return kc;
+  if (loaded.missing.length === source.files.length) {
+    throw new KubeProblem(
+      `Cannot load the kubeconfig ${describeKubeconfigFiles(source)}: ${source.files.length === 1 ? 'it does' : 'none of them does'} not exist.`,
+      FIX_FILES,
+      'config',
+    );
+  }
+  return loaded.kc;
 }
 
-/** Which kubeconfig was read, for messages: the setting's file, else $KUBECONFIG or ~/.kube/config. */
-export function kubeconfigSource(kubeconfigPath: string): string {
-  if (kubeconfigPath !== '') return `${kubeconfigPath} (queueSplit.kubeconfig)`;
-  const env = process.env.KUBECONFIG;
-  return env !== undefined && env !== '' ? `${env} ($KUBECONFIG)` : '~/.kube/config';
+/** Which kubeconfig was read, for messages. */
+export function kubeconfigSource(source: KubeconfigFiles): string {
+  return describeKubeconfigFiles(source);
 }
 
-export function listContexts(kubeconfigPath: string): ContextInfo[] {
-  const kc = loadKubeConfig(kubeconfigPath);
+export function listContexts(source: KubeconfigFiles): ContextInfo[] {
+  const kc = loadKubeConfig(source);
   const current = kc.getCurrentContext();
   return kc.getContexts().map((c) => ({
     name: c.name,
@@ -57,18 +67,25 @@ export function listContexts(kubeconfigPath: string): ContextInfo[] {
 }
 
 export function connect(
-  kubeconfigPath: string,
+  source: KubeconfigFiles,
   selection: Selection,
   settingsTarget: Selection,
 ): KubeConnection {
-  const kc = loadKubeConfig(kubeconfigPath);
+  const kc = loadKubeConfig(source);
   const wanted = selection.context || settingsTarget.context || undefined;
+  const contextFrom: KubeTargetInfo['contextFrom'] = selection.context
+    ? 'pinned'
+    : settingsTarget.context
+      ? 'setting'
+      : 'kubeconfig';
   if (wanted !== undefined) {
     if (!kc.getContexts().some((c) => c.name === wanted)) {
       const known = kc.getContexts().map((c) => c.name);
       throw new KubeProblem(
-        `Context "${wanted}" is not in the kubeconfig ${kubeconfigSource(kubeconfigPath)} (it has ${known.length > 0 ? known.join(', ') : 'no contexts'}).`,
-        'Run "Queue Split: Select Context/Namespace…" to pick one.',
+        `Context "${wanted}" (${contextFrom === 'pinned' ? 'pinned with Select Context/Namespace…' : 'the queueSplit.context setting'}) is not in the kubeconfig ${kubeconfigSource(source)} (it has ${known.length > 0 ? known.join(', ') : 'no contexts'}).`,
+        contextFrom === 'pinned'
+          ? 'Run "Queue Split: Select Context/Namespace…" to pick another, or "Queue Split: Unpin Context" to follow the kubeconfig\'s current context.'
+          : 'Change the queueSplit.context setting, or run "Queue Split: Select Context/Namespace…".',
         'config',
       );
     }
@@ -78,16 +95,31 @@ export function connect(
   const cluster = kc.getCurrentCluster();
   if (!context || cluster === null) {
     throw new KubeProblem(
-      'The kubeconfig has no current context with a cluster.',
+      context
+        ? `The current context "${context}" of the kubeconfig ${kubeconfigSource(source)} is not one of its contexts, or has no cluster.`
+        : `The kubeconfig ${kubeconfigSource(source)} has no current context.`,
       'Run "Queue Split: Select Context/Namespace…", or set one with `kubectl config use-context`.',
       'config',
     );
   }
-  const namespace =
-    selection.namespace || settingsTarget.namespace || kc.getContextObject(context)?.namespace || 'default';
+  const contextNamespace = kc.getContextObject(context)?.namespace || undefined;
+  const namespaceFrom: KubeTargetInfo['namespaceFrom'] = selection.namespace
+    ? 'pinned'
+    : settingsTarget.namespace
+      ? 'setting'
+      : contextNamespace !== undefined
+        ? 'context'
+        : 'default';
+  const namespace = selection.namespace || settingsTarget.namespace || contextNamespace || 'default';
   return {
     kc,
-    target: { context, namespace, server: cluster.server },
-    ...(kubeconfigPath !== '' ? { kubeconfigPath } : {}),
+    target: {
+      context,
+      namespace,
+      server: cluster.server,
+      contextFrom,
+      namespaceFrom,
+    },
+    kubeconfig: source,
   };
 }

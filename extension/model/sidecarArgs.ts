@@ -2,9 +2,25 @@
 // (`--preflight-only`), and the sidecar for a split the extension created, which adopts it
 // (`--split`), renews its lease and delivers. Secrets (env overrides, relay URL with a password)
 // never go on the command line, where `ps` shows them: they go in the 0600 settings file.
+import * as path from 'node:path';
+import type { KubeconfigFiles } from '../../core/kubeconfig';
 import { PROVIDER_NAMES, PROVIDERS, type Provider } from '../../core/providers';
 import type { SidecarDeliveryMode } from '../../core/sidecarProtocol';
 import type { KubeTargetInfo, WorkloadKind } from './types';
+
+/**
+ * How the sidecar gets the extension's kubeconfig: a file named on its own as --kubeconfig; a list
+ * (the setting's list, the Kubernetes extension's, $KUBECONFIG, ~/.kube/config) as $KUBECONFIG
+ * in its environment, which it merges as kubectl does (laptop/kubeconfigFiles.ts).
+ */
+export function sidecarKubeconfig(
+  source: KubeconfigFiles | undefined,
+  delimiter: string = path.delimiter,
+): { kubeconfig?: string; env: Record<string, string> } {
+  if (source === undefined) return { env: {} };
+  if (source.explicit && source.files[0] !== undefined) return { kubeconfig: source.files[0], env: {} };
+  return { env: { KUBECONFIG: source.files.join(delimiter) } };
+}
 
 export interface SidecarLaunch {
   splitName: string;

@@ -245,21 +245,27 @@ export function routeQueueCounts(split: QueueSplit, queue: string): { delivered?
 
 export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
   switch (node.kind) {
-    case 'context':
+    case 'context': {
+      const { target } = node;
+      const pinned = target.contextFrom === 'pinned' || target.namespaceFrom === 'pinned';
+      const from = contextFromText(target);
       return {
-        label: node.target.context,
-        description: `namespace ${node.target.namespace}`,
+        label: target.context,
+        description: `namespace ${target.namespace}${from !== undefined ? ` · ${from}` : ''}`,
         tooltip: [
-          `**Context** ${escapeMarkdown(node.target.context)}`,
-          `**Namespace** ${escapeMarkdown(node.target.namespace)}`,
-          ...(node.target.server !== undefined ? [`**Server** ${escapeMarkdown(node.target.server)}`] : []),
+          `**Context** ${escapeMarkdown(target.context)}${contextFromDetail(target)}`,
+          `**Namespace** ${escapeMarkdown(target.namespace)}${namespaceFromDetail(target)}`,
+          ...(target.server !== undefined ? [`**Server** ${escapeMarkdown(target.server)}`] : []),
           '',
-          'Change with *Queue Split: Select Context/Namespace…*',
+          pinned
+            ? 'Change with *Queue Split: Select Context/Namespace…*; *Queue Split: Unpin Context* follows the kubeconfig again'
+            : 'Pin another with *Queue Split: Select Context/Namespace…*',
         ].join('\n\n'),
-        icon: { id: 'cloud' },
-        contextValue: 'context',
+        icon: { id: pinned ? 'pinned' : 'cloud' },
+        contextValue: pinned ? 'context.pinned' : 'context',
         collapsible: 'expanded',
       };
+    }
     case 'workload': {
       const { workload } = node;
       const routes = splitsOfWorkload(snapshot, workload);
@@ -424,4 +430,46 @@ function routeLook(node: RouteNode): NodeLook {
     contextValue: mine ? (first !== undefined ? 'route.mine.blocked' : 'route.mine') : 'route.teammate',
     collapsible: 'none',
   };
+}
+
+/** Who chose the context, in a few words: "pinned", "kubeconfig's current", "setting". */
+export function contextFromText(target: KubeTargetInfo): string | undefined {
+  switch (target.contextFrom) {
+    case 'pinned':
+      return 'pinned';
+    case 'setting':
+      return 'queueSplit.context';
+    case 'kubeconfig':
+      return target.namespaceFrom === 'pinned' ? 'namespace pinned' : "kubeconfig's current";
+    case undefined:
+      return undefined;
+  }
+}
+
+function contextFromDetail(target: KubeTargetInfo): string {
+  switch (target.contextFrom) {
+    case 'pinned':
+      return " — pinned for this workspace (it stays when the kubeconfig's current context changes)";
+    case 'setting':
+      return ' — the queueSplit.context setting';
+    case 'kubeconfig':
+      return " — the kubeconfig's current context (followed: `kubectl config use-context` switches it here too)";
+    case undefined:
+      return '';
+  }
+}
+
+function namespaceFromDetail(target: KubeTargetInfo): string {
+  switch (target.namespaceFrom) {
+    case 'pinned':
+      return ' — pinned for this workspace';
+    case 'setting':
+      return ' — the queueSplit.namespace setting';
+    case 'context':
+      return " — the context's namespace in the kubeconfig";
+    case 'default':
+      return ' — the context sets none';
+    case undefined:
+      return '';
+  }
 }

@@ -14,6 +14,13 @@ export interface KubeTargetInfo {
   namespace: string;
   /** Server URL of the context's cluster, for tooltips. */
   server?: string;
+  /**
+   * Who chose the context: pinned with "Select Context/Namespace…" (kept for this workspace),
+   * the queueSplit.context setting, or the kubeconfig's current-context (followed as it changes).
+   */
+  contextFrom?: 'pinned' | 'setting' | 'kubeconfig';
+  /** Who chose the namespace: pinned, the setting, the context's own, or `default`. */
+  namespaceFrom?: 'pinned' | 'setting' | 'context' | 'default';
 }
 
 /** A logical queue from a workload's declaration. */

@@ -6,7 +6,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { SESSION_SECRET_ENV, type ErrorMessage } from '../../core/sidecarProtocol';
-import { preflightArgs, safeFileName, settingsFileContent, sidecarArgs } from '../model/sidecarArgs';
+import type { KubeconfigFiles } from '../../core/kubeconfig';
+import {
+  preflightArgs,
+  safeFileName,
+  settingsFileContent,
+  sidecarArgs,
+  sidecarKubeconfig,
+} from '../model/sidecarArgs';
 import type { QueueSplit, SplitRequest } from '../model/types';
 import { type Notifier, UserError } from '../notifications';
 import { settings } from '../settings';
@@ -31,9 +38,10 @@ export class SidecarLauncher {
   launch(
     request: SplitRequest,
     split: QueueSplit,
-    kubeconfigPath: string | undefined,
+    kubeconfigFiles: KubeconfigFiles | undefined,
     sessionSecret?: string,
   ): { process: SidecarProcess; files: string[] } {
+    const kube = sidecarKubeconfig(kubeconfigFiles);
     const dir = this.storageDir();
     const base = safeFileName(`${request.target.context}-${request.target.namespace}-${split.metadata.name}`);
     const files: string[] = [];
@@ -58,7 +66,7 @@ export class SidecarLauncher {
     const args = sidecarArgs({
       splitName: split.metadata.name,
       target: request.target,
-      ...(kubeconfigPath !== undefined ? { kubeconfig: kubeconfigPath } : {}),
+      ...(kube.kubeconfig !== undefined ? { kubeconfig: kube.kubeconfig } : {}),
       mode: request.mode,
       ...(request.httpTarget !== undefined ? { httpTarget: request.httpTarget } : {}),
       leaseSeconds: settings.leaseSeconds(),
@@ -69,7 +77,7 @@ export class SidecarLauncher {
       ...(envOut !== undefined ? { envOut } : {}),
       ...(settingsFile !== undefined ? { settingsFile } : {}),
     });
-    const command = this.sidecarCommand(args);
+    const command = this.sidecarCommand(args, kube.env);
     // The secret goes in the child's environment (private to it), never on its command line.
     const spec =
       sessionSecret !== undefined
@@ -87,8 +95,9 @@ export class SidecarLauncher {
    * rolls the team's workload. `http` is not: its target is the process the
    * debug launch starts after the sidecar. A failure creates nothing and says what to change.
    */
-  async preflight(request: SplitRequest, kubeconfigPath: string | undefined): Promise<void> {
+  async preflight(request: SplitRequest, kubeconfigFiles: KubeconfigFiles | undefined): Promise<void> {
     if (request.mode === 'http') return;
+    const kube = sidecarKubeconfig(kubeconfigFiles);
     const dir = this.storageDir();
     const base = safeFileName(
       `${request.target.context}-${request.target.namespace}-${request.workload.name}-preflight`,
@@ -101,10 +110,11 @@ export class SidecarLauncher {
           queues: request.queues,
           owner: request.owner,
           target: request.target,
-          ...(kubeconfigPath !== undefined ? { kubeconfig: kubeconfigPath } : {}),
+          ...(kube.kubeconfig !== undefined ? { kubeconfig: kube.kubeconfig } : {}),
           mode: request.mode,
           ...(settingsFile !== undefined ? { settingsFile } : {}),
         }),
+        kube.env,
       );
       this.log.info(`preflight of ${request.workload.name} (${request.mode}) before creating the split`);
       const child = new SidecarProcess(spec);
@@ -147,7 +157,7 @@ export class SidecarLauncher {
   }
 
   /** How to run dist/sidecar.js: the configured Node, else VS Code's own runtime as Node. */
-  private sidecarCommand(args: string[]): SidecarSpawn {
+  private sidecarCommand(args: string[], env: Record<string, string> = {}): SidecarSpawn {
     const configuredNode = settings.sidecarNodePath();
     const node = configuredNode !== '' ? configuredNode : process.execPath;
     const script = this.context.asAbsolutePath(path.join('dist', 'sidecar.js'));
@@ -160,7 +170,7 @@ export class SidecarLauncher {
       node,
       script,
       args,
-      env: configuredNode === '' ? { ELECTRON_RUN_AS_NODE: '1' } : {},
+      env: { ...env, ...(configuredNode === '' ? { ELECTRON_RUN_AS_NODE: '1' } : {}) },
       cwd: path.dirname(script),
     };
   }

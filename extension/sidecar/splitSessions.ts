@@ -2,6 +2,7 @@
 // sidecar process serving it. One manager owns them all, so a workload is never split twice at
 // once (concurrent starts of the same workload share one attempt), debug sessions can hold a
 // split and release it, and everything is detached when the window goes away.
+import type { KubeconfigFiles } from '../../core/kubeconfig';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
@@ -164,7 +165,7 @@ export class SessionManager implements vscode.Disposable {
       this.log.info(`adopting my split ${mine.metadata.name} (${mine.status?.phase ?? 'Pending'})`);
       split = mine;
     } else {
-      await this.launcher.preflight(request, api.connection.kubeconfigPath);
+      await this.launcher.preflight(request, api.connection.kubeconfig);
       const secret = streams ? randomBytes(32).toString('base64url') : undefined;
       split = await api.createSplit(
         request,
@@ -184,7 +185,7 @@ export class SessionManager implements vscode.Disposable {
       );
     }
     try {
-      return this.spawn(request, split, api.connection.kubeconfigPath, sessionSecret);
+      return this.spawn(request, split, api.connection.kubeconfig, sessionSecret);
     } catch (err) {
       if (mine === undefined)
         await api.deleteSplit(split.metadata.name, split.metadata.uid).catch(() => undefined);
@@ -215,10 +216,10 @@ export class SessionManager implements vscode.Disposable {
   private spawn(
     request: SplitRequest,
     split: QueueSplit,
-    kubeconfigPath: string | undefined,
+    kubeconfig: KubeconfigFiles | undefined,
     sessionSecret?: string,
   ): SplitSession {
-    const { process: child, files } = this.launcher.launch(request, split, kubeconfigPath, sessionSecret);
+    const { process: child, files } = this.launcher.launch(request, split, kubeconfig, sessionSecret);
     const session = new SplitSession(request, split, child, files);
     child.onLog((line) => this.log.info(`[sidecar ${split.metadata.name}] ${line}`));
     child.onMessage((message) => {

@@ -7,6 +7,7 @@ import type { ClusterService } from '../cluster';
 import type { NamespaceState, NamespaceWatch } from '../kube';
 import {
   childrenOf,
+  contextFromText,
   contextNode,
   lookOf,
   type QueueNode,
@@ -113,7 +114,7 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     await vscode.commands.executeCommand('setContext', 'queueSplit.state', state);
     if (detail !== undefined) this.log.warn(`Queue Splits view: ${detail}`);
     if (this.view !== undefined)
-      this.view.description = target !== undefined ? `${target.context} · ${target.namespace}` : undefined;
+      this.view.description = target !== undefined ? viewDescription(target) : undefined;
   }
 
   private snapshot(target: KubeTargetInfo): TreeSnapshot {
@@ -296,4 +297,10 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     this.releaseWatch();
     for (const s of this.subscriptions) s.dispose();
   }
+}
+
+/** The view's description: "qs-first (kubeconfig's current) · default", "qs-second (pinned) · team-a". */
+function viewDescription(target: KubeTargetInfo): string {
+  const from = contextFromText(target);
+  return `${target.context}${from !== undefined ? ` (${from})` : ''} · ${target.namespace}`;
 }

@@ -34,6 +34,7 @@ import { createSplit, getSplit, queueSplitApi, waitForSplitGone, waitForSplitPha
 import { SidecarProcess, sidecarBundle } from '../sidecar/support';
 import { ClusterApi } from '../../extension/kube/cluster';
 import { connect } from '../../extension/kube/connection';
+import { singleKubeconfig } from '../../core/kubeconfig';
 import { KubeProblem } from '../../extension/kube/errors';
 import { sessionPreflight } from '../../extension/kube/accessPreflight';
 import { isMine } from '../../extension/model/owner';
@@ -175,8 +176,8 @@ test("another developer can neither update nor delete A's split: admission refus
 test("the extension's owner is the Kubernetes user: B's Stop All My Splits and adoption do not see A's split", async () => {
   assert.ok(split, 'the first test created A’s split');
   // Both run as the same OS user here (as two dev containers are both `vscode`).
-  const asA = new ClusterApi(connect(kubeconfigA, {}, {}));
-  const asB = new ClusterApi(connect(kubeconfigB, {}, {}));
+  const asA = new ClusterApi(connect(singleKubeconfig(kubeconfigA), {}, {}));
+  const asB = new ClusterApi(connect(singleKubeconfig(kubeconfigB), {}, {}));
   assert.equal(await asA.whoAmI(), userA);
   assert.equal(await asB.whoAmI(), userB);
   const seenByB = await asB.listSplits();
@@ -257,7 +258,7 @@ test('a refused SelfSubjectReview names the missing permission and the fix, in t
       'current-context': 'nobody',
     }),
   );
-  await assert.rejects(new ClusterApi(connect(anonymous, {}, {})).whoAmI(), (e) => {
+  await assert.rejects(new ClusterApi(connect(singleKubeconfig(anonymous), {}, {})).whoAmI(), (e) => {
     assert.ok(e instanceof KubeProblem, String(e));
     assert.match(e.message, /may not create selfsubjectreviews\.authentication\.k8s\.io/);
     assert.match(e.suggestedAction, /queuesplit-developer/);
@@ -403,7 +404,7 @@ test('a developer who may create but not renew or stop a split is refused before
   // The extension's words for the same refusal: the command to use, not a sidecar flag.
   await assert.rejects(
     sessionPreflight(
-      new ClusterApi(connect(kubeconfigC, {}, {})),
+      new ClusterApi(connect(singleKubeconfig(kubeconfigC), {}, {})),
       { kind: 'Deployment', name: 'orders-app' },
       { creates: true, streams: true },
     ),
@@ -419,7 +420,7 @@ test('a developer who may create but not renew or stop a split is refused before
   );
   // The developer role passes the same preflight.
   await sessionPreflight(
-    new ClusterApi(connect(kubeconfigA, {}, {})),
+    new ClusterApi(connect(singleKubeconfig(kubeconfigA), {}, {})),
     { kind: 'Deployment', name: 'orders-app' },
     { creates: true, streams: true },
   );

@@ -30,6 +30,9 @@ export interface CodeServerOptions {
   settings?: Record<string, unknown>;
   /** Over this process's environment, for the server and its extension hosts. */
   env?: Record<string, string>;
+  /** Extension folders copied into the fresh extensions folder, which the server then scans
+   * (it has no extensions.json yet) as installed extensions. */
+  installExtensions?: string[];
 }
 
 /** Settings that keep a test's workbench quiet and deterministic. */
@@ -60,6 +63,15 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
   const extensionsDir = path.join(state, 'extensions');
   fs.mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
   fs.mkdirSync(extensionsDir);
+  for (const folder of options.installExtensions ?? []) {
+    const manifest = JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8')) as {
+      publisher: string;
+      name: string;
+      version: string;
+    };
+    const target = path.join(extensionsDir, `${manifest.publisher}.${manifest.name}-${manifest.version}`);
+    fs.cpSync(folder, target, { recursive: true });
+  }
   fs.writeFileSync(
     path.join(userDataDir, 'User', 'settings.json'),
     JSON.stringify({ ...quietSettings, ...options.settings }, null, 2),

@@ -34,6 +34,9 @@ export interface SessionOptions {
   env?: Record<string, string>;
   /** Receives each automation log line as it arrives (e.g. to stream host-test output). */
   echo?: (line: string) => void;
+  /** Extension folders to install in the server before it starts (e.g. a stand-in for another
+   * extension): the workbench loads only one unpacked extension, this checkout. */
+  installExtensions?: string[];
   /** How long the workbench may take to appear. */
   loadTimeoutMs?: number;
 }
@@ -59,6 +62,7 @@ export async function withWorkbench<T>(
       keepLogsIn: path.join(resultsDir, 'server-logs'),
       ...(options.settings ? { settings: options.settings } : {}),
       ...(options.env ? { env: options.env } : {}),
+      ...(options.installExtensions ? { installExtensions: options.installExtensions } : {}),
     });
     cleanups.push(server.stop);
     const browser = await launchBrowser();

@@ -11,6 +11,7 @@ import {
   safeFileName,
   settingsFileContent,
   sidecarArgs,
+  sidecarKubeconfig,
   type SidecarLaunch,
 } from '../../../extension/model/sidecarArgs';
 import { parseSidecarLine } from '../../../core/sidecarProtocol';
@@ -50,7 +51,10 @@ function inTempDir(body: (dir: string) => void): void {
   }
 }
 
-function runSidecar(args: string[]): { code: number | null; lines: ReturnType<typeof parseSidecarLine>[] } {
+function runSidecar(
+  args: string[],
+  env: Record<string, string> = {},
+): { code: number | null; lines: ReturnType<typeof parseSidecarLine>[] } {
   const result = spawnSync(
     process.execPath,
     ['--import', 'tsx', path.join(repoRoot, 'sidecar', 'main.ts'), ...args],
@@ -58,6 +62,7 @@ function runSidecar(args: string[]): { code: number | null; lines: ReturnType<ty
       cwd: repoRoot,
       encoding: 'utf8',
       timeout: 60_000,
+      env: { ...process.env, ...env },
     },
   );
   return {
@@ -169,4 +174,57 @@ describe('sidecar command line', () => {
       });
     });
   }
+});
+
+describe('the kubeconfig the sidecar is given', () => {
+  test('one file as --kubeconfig; a list (merged as kubectl does) as $KUBECONFIG', () => {
+    assert.deepEqual(sidecarKubeconfig({ files: ['/k/one'], explicit: true, origin: 'setting' }, ':'), {
+      kubeconfig: '/k/one',
+      env: {},
+    });
+    assert.deepEqual(
+      sidecarKubeconfig({ files: ['/k/a', '/k/b'], explicit: false, origin: 'setting' }, ':'),
+      {
+        env: { KUBECONFIG: '/k/a:/k/b' },
+      },
+    );
+    assert.deepEqual(
+      sidecarKubeconfig({ files: ['/ext/config'], explicit: false, origin: 'kubernetes-extension' }, ':'),
+      { env: { KUBECONFIG: '/ext/config' } },
+    );
+    assert.deepEqual(sidecarKubeconfig(undefined), { env: {} });
+  });
+
+  test('the real sidecar merges a $KUBECONFIG list as kubectl does (first current-context)', () => {
+    inTempDir((dir) => {
+      const write = (name: string, server: string, current: string) => {
+        const file = path.join(dir, name);
+        fs.writeFileSync(
+          file,
+          JSON.stringify({
+            clusters: [{ name: 'shared', cluster: { server } }],
+            users: [{ name: 'shared', user: { token: 't' } }],
+            contexts: [{ name: current, context: { cluster: 'shared', user: 'shared' } }],
+            'current-context': current,
+          }),
+        );
+        return file;
+      };
+      // Port 1 on loopback refuses at once: the sidecar gets past the kubeconfig to the API call.
+      const a = write('a', 'https://127.0.0.1:1', 'ctx-a');
+      const b = write('b', 'https://127.0.0.1:2', 'ctx-b');
+      const { lines } = runSidecar(
+        [
+          ...['--preflight-only', '--workload', 'deployment/x', '--owner', 'alice'],
+          ...['--mode', 'http', '--target', 'http://127.0.0.1:9/'],
+        ],
+        // A missing file is skipped; both define cluster "shared" (client-node alone would throw).
+        { KUBECONFIG: [path.join(dir, 'missing'), a, b].join(path.delimiter) },
+      );
+      const error = lines.find((m) => m?.type === 'error');
+      assert.ok(error !== undefined && error.type === 'error', 'an error line');
+      assert.equal(error.code, 'kube-unreachable', error.message);
+      assert.match(error.message, /context "ctx-a"/);
+    });
+  });
 });

@@ -106,6 +106,25 @@ describe('tree structure', () => {
   });
 });
 
+describe('the context row says who chose the context', () => {
+  test("pinned (with the Unpin action) vs the kubeconfig's current (followed) vs the setting", () => {
+    const look = (t: typeof target & Record<string, unknown>) =>
+      lookOf(snapshot({ target: t }), contextNode(t));
+    const pinned = look({ ...target, contextFrom: 'pinned', namespaceFrom: 'pinned' });
+    assert.equal(pinned.description, 'namespace team-a · pinned');
+    assert.equal(pinned.contextValue, 'context.pinned');
+    assert.match(pinned.tooltip, /pinned for this workspace/);
+    assert.match(pinned.tooltip, /Unpin Context/);
+    const followed = look({ ...target, contextFrom: 'kubeconfig', namespaceFrom: 'context' });
+    assert.equal(followed.description, "namespace team-a · kubeconfig's current");
+    assert.equal(followed.contextValue, 'context');
+    assert.match(followed.tooltip, /kubectl config use-context/);
+    assert.match(followed.tooltip, /the context's namespace/);
+    const setting = look({ ...target, contextFrom: 'setting', namespaceFrom: 'default' });
+    assert.equal(setting.description, 'namespace team-a · queueSplit.context');
+  });
+});
+
 describe('route looks', () => {
   function routes(snap: TreeSnapshot): RouteNode[] {
     return walk(snap)

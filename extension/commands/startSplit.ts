@@ -91,7 +91,7 @@ async function confirmRestart(
       modal: true,
       detail:
         `It is the first split of ${name}: its pods stop, then roll out again reading the split's shadows, ` +
-        'and roll out once more when its last split ends. Your teammates\' messages keep reaching it and none is lost.',
+        "and roll out once more when its last split ends. Your teammates' messages keep reaching it and none is lost.",
     },
     start,
     always,

@@ -8,6 +8,7 @@ import { addToLaunchConfig, migrateLaunchConfigs, type AddToLaunchArgs } from '.
 import { registerBlockedContext, rejectBlockedMessage, retryBlockedMessage } from './blockedMessage';
 import { guarded } from './guard';
 import { installController, type InstallArgs } from './installController';
+import { openKubeconfig } from './openKubeconfig';
 import { selectContext } from './selectContext';
 import { sendTestMessage } from './sendTestMessage';
 import { showSplitDetails } from './showDetails';
@@ -24,6 +25,7 @@ export function registerCommands(services: Services, refresh: () => void): vscod
     register('queueSplit.sendTestMessage', (node?: TreeNode) => sendTestMessage(services, node)),
     register('queueSplit.showSplitDetails', (arg?: TreeNode | string) => showSplitDetails(services, arg)),
     register('queueSplit.selectContext', () => selectContext(services)),
+    register('queueSplit.openKubeconfig', () => openKubeconfig(services)),
     register('queueSplit.installController', (args?: InstallArgs) => installController(services, args)),
     register('queueSplit.addToLaunchConfig', (args?: AddToLaunchArgs) => addToLaunchConfig(services, args)),
     register('queueSplit.migrateLaunchConfigs', (folder?: vscode.Uri) =>

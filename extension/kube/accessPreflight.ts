@@ -3,6 +3,7 @@
 import type { WorkloadRef } from '../../core/crd/queueSplitSchema';
 import { accessText, deniedAccess, sessionAccessChecks } from '../../core/accessPreflight';
 import type { ClusterApi } from './cluster';
+import { failureFacts } from './connection';
 import { KubeProblem, kubeProblem } from './errors';
 
 export async function sessionPreflight(
@@ -19,7 +20,7 @@ export async function sessionPreflight(
       verb: 'create',
       resource: 'selfsubjectaccessreviews.authorization.k8s.io',
       namespace,
-      context,
+      ...failureFacts(api.connection),
     });
   }
   if (denied.length === 0) return;

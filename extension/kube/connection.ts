@@ -2,16 +2,54 @@
 // choice made with "Select Context/Namespace…" for this workspace, then the settings, then the
 // kubeconfig's current context and that context's namespace, then `default`.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { ExecCredentialConfig } from '../../core/kubeFailure';
+import { fix } from '../model/fixes';
 import type { KubeTargetInfo } from '../model/types';
 import type { Selection } from '../model/selection';
-import { KubeProblem } from './errors';
+import { KubeProblem, type Operation } from './errors';
 
 export interface KubeConnection {
   kc: KubeConfig;
   target: KubeTargetInfo;
   /** The kubeconfig file given in the settings, for the sidecar; undefined = default lookup. */
   kubeconfigPath?: string;
+  /** The current user's credential plugin (users[].user.exec), when the kubeconfig uses one. */
+  exec?: ExecCredentialConfig;
+  /** The kubeconfig file a person would open to fix the context (Open Kubeconfig). */
+  kubeconfigFile?: string;
+}
+
+/** What kubeProblem() needs of a connection besides the operation: context, plugin, file. */
+export function failureFacts(
+  connection: KubeConnection,
+): Pick<Operation, 'context' | 'exec' | 'kubeconfigFile'> {
+  return {
+    context: connection.target.context,
+    ...(connection.exec !== undefined ? { exec: connection.exec } : {}),
+    ...(connection.kubeconfigFile !== undefined ? { kubeconfigFile: connection.kubeconfigFile } : {}),
+  };
+}
+
+/**
+ * The file behind the kubeconfig in use: the setting's, else the first existing file of
+ * $KUBECONFIG, else ~/.kube/config; undefined when there is none.
+ */
+export function kubeconfigFile(kubeconfigPath: string): string | undefined {
+  if (kubeconfigPath !== '') return kubeconfigPath;
+  const candidates = (process.env.KUBECONFIG ?? '').split(path.delimiter).filter((f) => f !== '');
+  candidates.push(path.join(os.homedir(), '.kube', 'config'));
+  return candidates.find((f) => fs.existsSync(f));
+}
+
+function execOf(kc: KubeConfig): ExecCredentialConfig | undefined {
+  const user = kc.getCurrentUser();
+  const exec = (user?.exec ??
+    (user?.authProvider as { config?: { exec?: unknown } } | undefined)?.config?.exec) as
+    ExecCredentialConfig | undefined;
+  return exec !== undefined && exec !== null && typeof exec.command === 'string' ? exec : undefined;
 }
 
 export interface ContextInfo {
@@ -33,6 +71,7 @@ export function loadKubeConfig(kubeconfigPath: string): KubeConfig {
       `Cannot load the kubeconfig${kubeconfigPath !== '' ? ` ${kubeconfigPath}` : ''}: ${err instanceof Error ? err.message : String(err)}`,
       'Point the queueSplit.kubeconfig setting (or $KUBECONFIG) at a valid kubeconfig file.',
       'config',
+      [fix.setting('queueSplit.kubeconfig')],
     );
   }
   return kc;
@@ -70,6 +109,7 @@ export function connect(
         `Context "${wanted}" is not in the kubeconfig ${kubeconfigSource(kubeconfigPath)} (it has ${known.length > 0 ? known.join(', ') : 'no contexts'}).`,
         'Run "Queue Split: Select Context/Namespace…" to pick one.',
         'config',
+        [fix.selectContext(), fix.setting('queueSplit.context')],
       );
     }
     kc.setCurrentContext(wanted);
@@ -81,13 +121,18 @@ export function connect(
       'The kubeconfig has no current context with a cluster.',
       'Run "Queue Split: Select Context/Namespace…", or set one with `kubectl config use-context`.',
       'config',
+      [fix.selectContext()],
     );
   }
   const namespace =
     selection.namespace || settingsTarget.namespace || kc.getContextObject(context)?.namespace || 'default';
+  const exec = execOf(kc);
+  const file = kubeconfigFile(kubeconfigPath);
   return {
     kc,
     target: { context, namespace, server: cluster.server },
     ...(kubeconfigPath !== '' ? { kubeconfigPath } : {}),
+    ...(exec !== undefined ? { exec } : {}),
+    ...(file !== undefined ? { kubeconfigFile: file } : {}),
   };
 }

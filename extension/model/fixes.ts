@@ -1,0 +1,61 @@
+// The buttons an error offers, as data: what each one does is decided here (pure, testable),
+// how it is done is notifications.ts's (it runs them with the `vscode` API). Every error the
+// extension shows carries the fixes that apply, and "Show Logs" besides (Notifier.error).
+
+export type Fix =
+  /** Opens the Settings editor on one setting. */
+  | { kind: 'setting'; title: string; setting: string }
+  /** Runs a command (Select Context/Namespace…, Refresh, Install Controller…). */
+  | { kind: 'command'; title: string; command: string; args?: unknown[] }
+  /** Copies a command line for somebody to run (a cluster admin, a login in a terminal). */
+  | { kind: 'copy'; title: string; text: string; what: string }
+  /** Opens a file (the kubeconfig in use). */
+  | { kind: 'open'; title: string; path: string };
+
+export const fix = {
+  setting: (setting: string, title = 'Open Setting'): Fix => ({ kind: 'setting', title, setting }),
+  selectContext: (): Fix => ({
+    kind: 'command',
+    title: 'Select Context/Namespace…',
+    command: 'queueSplit.selectContext',
+  }),
+  retry: (): Fix => ({ kind: 'command', title: 'Retry', command: 'queueSplit.refresh' }),
+  installController: (): Fix => ({
+    kind: 'command',
+    title: 'Install Controller…',
+    command: 'queueSplit.installController',
+  }),
+  startSplit: (): Fix => ({ kind: 'command', title: 'Start Split…', command: 'queueSplit.startSplit' }),
+  showView: (): Fix => ({ kind: 'command', title: 'Show Queue Splits', command: 'queueSplit.splits.focus' }),
+  declareQueues: (): Fix => ({
+    kind: 'command',
+    title: 'How to Declare Queues',
+    command: 'workbench.action.openWalkthrough',
+    args: ['queuesplit.queue-split#queueSplit.gettingStarted', false],
+  }),
+  copyRoleBinding: (text: string): Fix => ({
+    kind: 'copy',
+    title: 'Copy RoleBinding Command',
+    text,
+    what: 'the RoleBinding command (for your cluster admin)',
+  }),
+  copyLogin: (text: string): Fix => ({
+    kind: 'copy',
+    title: 'Copy Login Command',
+    text,
+    what: 'the login command',
+  }),
+  openKubeconfig: (path: string): Fix => ({ kind: 'open', title: 'Open Kubeconfig', path }),
+};
+
+/** Fixes without repeats (by title), in order. */
+export function uniqueFixes(fixes: readonly (Fix | undefined)[]): Fix[] {
+  const seen = new Set<string>();
+  const out: Fix[] = [];
+  for (const f of fixes) {
+    if (f === undefined || seen.has(f.title)) continue;
+    seen.add(f.title);
+    out.push(f);
+  }
+  return out;
+}

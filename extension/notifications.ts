@@ -2,7 +2,7 @@
 // `queueSplit.notifications.*`, every message is also in the log, and errors always carry a
 // suggested action and a way to the log. Nothing here opens the log by itself.
 import * as vscode from 'vscode';
-import type { Fix } from './model/fixes';
+import { openSettingCommand, type Fix } from './model/fixes';
 import { settings } from './settings';
 
 export interface Action {
@@ -11,24 +11,32 @@ export interface Action {
 }
 
 /** Copied command lines are said in the log and in a notification (the clipboard cannot be seen). */
-let onCopied: ((what: string, text: string) => void) | undefined;
+let onCopied: ((what: string, text: string, copied: boolean) => void) | undefined;
+
+/** Shows one setting in the Settings editor (a machine setting of a remote window: its Remote tab). */
+export function openSetting(setting: string): Thenable<unknown> {
+  const { command, arg } = openSettingCommand(setting, vscode.env.remoteName !== undefined);
+  return vscode.commands.executeCommand(command, arg);
+}
 
 /** A fix (model/fixes.ts) as a button. */
 export function fixAction(f: Fix): Action {
   switch (f.kind) {
     case 'setting':
-      return {
-        title: f.title,
-        run: () => vscode.commands.executeCommand('workbench.action.openSettings', f.setting),
-      };
+      return { title: f.title, run: () => openSetting(f.setting) };
     case 'command':
       return { title: f.title, run: () => vscode.commands.executeCommand(f.command, ...(f.args ?? [])) };
     case 'copy':
       return {
         title: f.title,
         run: async () => {
-          await vscode.env.clipboard.writeText(f.text);
-          onCopied?.(f.what, f.text);
+          try {
+            await vscode.env.clipboard.writeText(f.text);
+            onCopied?.(f.what, f.text, true);
+          } catch {
+            // A browser workbench may refuse the clipboard: the text is still said in full.
+            onCopied?.(f.what, f.text, false);
+          }
         },
       };
     case 'open':
@@ -41,7 +49,10 @@ export function fixAction(f: Fix): Action {
 
 export class Notifier {
   constructor(private readonly log: vscode.LogOutputChannel) {
-    onCopied = (what, text) => this.info(`Copied ${what} to the clipboard: ${text}`);
+    onCopied = (what, text, copied) =>
+      copied
+        ? this.info(`Copied ${what} to the clipboard: ${text}`)
+        : this.warn(`Could not use the clipboard; ${what}: ${text}`);
   }
 
   private showLogs: Action = { title: 'Show Logs', run: () => this.log.show(true) };

@@ -65,7 +65,9 @@ export function isCrdMissing(err: unknown): boolean {
   );
 }
 
-const RETRY = 'then Retry (or run "Queue Split: Refresh")';
+// At most two buttons each (and Show Logs): a toast cuts longer rows short. The welcome view of
+// the same class (package.json viewsWelcome) has room for the rest.
+const RETRY = 'then Retry';
 
 export function kubeProblem(err: unknown, op: Operation): KubeProblem {
   if (err instanceof KubeProblem) return err;
@@ -86,7 +88,7 @@ export function kubeProblem(err: unknown, op: Operation): KubeProblem {
         `The Kubernetes API of ${ctx} is not trusted: ${failure.reason} (${failure.code}).`,
         `Fix the cluster's certificate-authority or server address in your kubeconfig (a fresh kubeconfig from your cluster provider has both), ${RETRY}; or pick another context.`,
         'tls',
-        uniqueFixes([openKubeconfig, fix.selectContext(), fix.retry()]),
+        uniqueFixes([openKubeconfig, fix.retry()]),
       );
     case 'exec-missing': {
       const { plugin } = failure;
@@ -95,7 +97,7 @@ export function kubeProblem(err: unknown, op: Operation): KubeProblem {
         : `is not installed: VS Code finds no ${plugin.binary} on its PATH`;
       return new KubeProblem(
         `Your kubeconfig logs in to ${ctx} with the credential plugin ${plugin.binary}, which ${what}.`,
-        `${plugin.installedBy !== undefined ? `Install ${plugin.installedBy}` : `Install ${plugin.binary}`} (if it is installed, put it on the PATH VS Code starts with and restart VS Code), ${RETRY}.`,
+        `Install ${plugin.installedBy ?? plugin.binary}. If it is installed already, put it on the PATH VS Code starts with and restart VS Code. Then Retry.`,
         'credential-plugin-missing',
         uniqueFixes([fix.retry(), openKubeconfig]),
       );
@@ -108,11 +110,7 @@ export function kubeProblem(err: unknown, op: Operation): KubeProblem {
           ? `Log in again in a terminal (\`${plugin.login}\`), ${RETRY}.`
           : `Run it in a terminal to see why (your kubeconfig's users[].user.exec), fix that, ${RETRY}.`,
         'credential-plugin-failed',
-        uniqueFixes([
-          plugin.login !== undefined ? fix.copyLogin(plugin.login) : undefined,
-          fix.retry(),
-          openKubeconfig,
-        ]),
+        uniqueFixes([plugin.login !== undefined ? fix.copyLogin(plugin.login) : openKubeconfig, fix.retry()]),
       );
     }
     case 'other':
@@ -136,7 +134,7 @@ export function kubeProblem(err: unknown, op: Operation): KubeProblem {
         ? `Log in again in a terminal (\`${login}\`), ${RETRY}.`
         : `Log in again to renew the credentials in your kubeconfig (or get a fresh kubeconfig from your cluster provider), ${RETRY}.`,
       'unauthorized',
-      uniqueFixes([login !== undefined ? fix.copyLogin(login) : undefined, openKubeconfig, fix.retry()]),
+      uniqueFixes([login !== undefined ? fix.copyLogin(login) : openKubeconfig, fix.retry()]),
     );
   }
   if (status === 403 && isOwnerPolicyDenial(message))
@@ -160,7 +158,7 @@ export function kubeProblem(err: unknown, op: Operation): KubeProblem {
       `${who} (${ctx}) may not ${op.verb} ${object}.`,
       `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you${op.namespace !== undefined ? ` in namespace ${op.namespace}` : ''}${command !== undefined ? ` ("Copy RoleBinding Command" copies the command they run: ${command})` : ''}, or pick a namespace where you have it.`,
       'forbidden',
-      uniqueFixes([command !== undefined ? fix.copyRoleBinding(command) : undefined, fix.selectContext()]),
+      uniqueFixes([command !== undefined ? fix.copyRoleBinding(command) : fix.selectContext(), fix.retry()]),
     );
   }
   if (status === 404 && op.resource.startsWith('queuesplits.') && isCrdMissing(err))

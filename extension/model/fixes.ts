@@ -16,7 +16,7 @@ export const fix = {
   setting: (setting: string, title = 'Open Setting'): Fix => ({ kind: 'setting', title, setting }),
   selectContext: (): Fix => ({
     kind: 'command',
-    title: 'Select Context/Namespace…',
+    title: 'Select Context…',
     command: 'queueSplit.selectContext',
   }),
   retry: (): Fix => ({ kind: 'command', title: 'Retry', command: 'queueSplit.refresh' }),
@@ -46,7 +46,33 @@ export const fix = {
     what: 'the login command',
   }),
   openKubeconfig: (path: string): Fix => ({ kind: 'open', title: 'Open Kubeconfig', path }),
+  /** The same, when the file is not at hand: "Queue Split: Open Kubeconfig" finds it. */
+  openKubeconfigFile: (): Fix => ({
+    kind: 'command',
+    title: 'Open Kubeconfig',
+    command: 'queueSplit.openKubeconfig',
+  }),
 };
+
+/**
+ * Settings of `machine` or `machine-overridable` scope (package.json; a unit test checks): in a
+ * remote window (code-server, SSH, dev containers) the Settings editor lists them under its
+ * Remote tab only, so that is where their button opens.
+ */
+export const MACHINE_SETTINGS: ReadonlySet<string> = new Set([
+  'queueSplit.kubeconfig',
+  'queueSplit.delivery.relayAmqpUrl',
+  'queueSplit.delivery.relaySqsEndpoint',
+  'queueSplit.env',
+  'queueSplit.sidecar.nodePath',
+]);
+
+/** The command and argument that show `setting` in the Settings editor. */
+export function openSettingCommand(setting: string, remote: boolean): { command: string; arg: unknown } {
+  return remote && MACHINE_SETTINGS.has(setting)
+    ? { command: 'workbench.action.openRemoteSettings', arg: { query: setting } }
+    : { command: 'workbench.action.openSettings', arg: setting };
+}
 
 /** Fixes without repeats (by title), in order. */
 export function uniqueFixes(fixes: readonly (Fix | undefined)[]): Fix[] {

@@ -26,7 +26,7 @@ export const RELAY_FLAGS: Readonly<Record<(typeof PROVIDER_NAMES)[number], strin
 };
 
 const LAUNCH = {
-  words: 'the launch configuration (its queueSplit entry) or "Queue Split: Start Split…"',
+  words: 'your split definition (.vscode/queue-split.json) or "Queue Split: Start Split…"',
   fix: fix.startSplit(),
 };
 
@@ -54,7 +54,7 @@ export const FLAG_HOMES: Readonly<Record<string, FlagHome>> = {
   '--lease-seconds': setting('queueSplit.leaseSeconds'),
   '--ready-timeout': setting('queueSplit.readyTimeoutSeconds'),
   '--workload': {
-    words: 'the workload (the queueSplit.workload setting or the launch configuration)',
+    words: 'the workload (the queueSplit.workload setting or .vscode/queue-split.json)',
     fix: fix.setting('queueSplit.workload'),
   },
   '--queue': { words: 'the queues of ' + LAUNCH.words, fix: LAUNCH.fix },
@@ -193,11 +193,11 @@ export const SIDECAR_ERROR_WORDS: Readonly<Record<ErrorCode, CodeWords>> = {
   },
   'kube-unreachable': {
     action: `Check that the cluster runs and that this machine reaches it (VPN, proxy), ${START_AGAIN}.`,
-    fixes: () => [fix.retry(), fix.selectContext()],
+    fixes: () => [fix.selectContext()],
   },
   'kube-unauthorized': {
     action: `Your login to the cluster expired or was refused: log in again (or get a fresh kubeconfig), ${START_AGAIN}.`,
-    fixes: () => [fix.retry(), fix.selectContext()],
+    fixes: () => [fix.openKubeconfigFile(), fix.selectContext()],
   },
   forbidden: {
     action:
@@ -211,7 +211,7 @@ export const SIDECAR_ERROR_WORDS: Readonly<Record<ErrorCode, CodeWords>> = {
   },
   'workload-not-found': {
     action:
-      'Check the workload (the queueSplit.workload setting or the launch configuration) and the namespace.',
+      'Check the workload (the queueSplit.workload setting or .vscode/queue-split.json) and the namespace.',
     fixes: () => [fix.setting('queueSplit.workload'), fix.selectContext()],
   },
   'declaration-invalid': {

@@ -23,7 +23,7 @@ import {
 import { parseSidecarLine, type ErrorCode, type ErrorMessage } from '../../../core/sidecarProtocol';
 import { PROVIDER_NAMES } from '../../../core/providers';
 import { kubeProblem, type KubeProblem } from '../../../extension/kube/errors';
-import type { Fix } from '../../../extension/model/fixes';
+import { MACHINE_SETTINGS, openSettingCommand, type Fix } from '../../../extension/model/fixes';
 import {
   FLAG_HOMES,
   inEditorTerms,
@@ -114,7 +114,7 @@ describe('Kubernetes API failures in editor words', () => {
     const p = kubeProblem(err, op());
     assert.equal(p.kind, 'unreachable');
     assert.match(p.message, /context "dev" does not answer \(ECONNREFUSED\)/);
-    assert.deepEqual(titles(p.fixes), ['Retry', 'Select Context/Namespace…']);
+    assert.deepEqual(titles(p.fixes), ['Retry', 'Select Context…']);
     assert.equal(viewStateOf(p.kind), 'unreachable');
   });
 
@@ -137,7 +137,7 @@ describe('Kubernetes API failures in editor words', () => {
       assert.match(p.message, /context "dev" is not trusted/);
       assert.match(p.message, reason);
       assert.doesNotMatch(p.suggestedAction, /VPN/);
-      assert.deepEqual(titles(p.fixes), ['Open Kubeconfig', 'Select Context/Namespace…', 'Retry']);
+      assert.deepEqual(titles(p.fixes), ['Open Kubeconfig', 'Retry']);
       assert.equal(viewStateOf(p.kind), 'tlsUntrusted');
     }
   });
@@ -152,7 +152,7 @@ describe('Kubernetes API failures in editor words', () => {
       op({ command: 'aws', args: ['eks', 'get-token', '--cluster-name', 'c', '--profile', 'dev-admin'] }),
     );
     assert.match(aws.suggestedAction, /aws sso login --profile dev-admin/);
-    assert.deepEqual(titles(aws.fixes), ['Copy Login Command', 'Open Kubeconfig', 'Retry']);
+    assert.deepEqual(titles(aws.fixes), ['Copy Login Command', 'Retry']);
     assert.deepEqual(aws.fixes[0], {
       kind: 'copy',
       title: 'Copy Login Command',
@@ -178,7 +178,7 @@ describe('Kubernetes API failures in editor words', () => {
       text: command,
       what: 'the RoleBinding command (for your cluster admin)',
     });
-    assert.equal(p.fixes[1]?.title, 'Select Context/Namespace…');
+    assert.equal(p.fixes[1]?.title, 'Retry');
     const sa = forbiddenSubject('x is forbidden: User "system:serviceaccount:ci:deployer" cannot get');
     assert.deepEqual(sa, { kind: 'ServiceAccount', namespace: 'ci', name: 'deployer' });
     assert.equal(
@@ -234,7 +234,7 @@ describe('Kubernetes API failures in editor words', () => {
       'The credential plugin failing-plugin.sh of context "dev" failed: error: refresh failed for token=*** (Bearer ***)',
     );
     assert.doesNotMatch(p.message, /s3cr3t|abcdef1234|second line/);
-    assert.deepEqual(titles(p.fixes), ['Retry', 'Open Kubeconfig']);
+    assert.deepEqual(titles(p.fixes), ['Open Kubeconfig', 'Retry']);
     assert.equal(viewStateOf(p.kind), 'credentialPluginFailed');
     // A known plugin's failure offers its login.
     const gke = kubeProblem(
@@ -242,7 +242,7 @@ describe('Kubernetes API failures in editor words', () => {
       op({ command: '/usr/bin/gke-gcloud-auth-plugin' }),
     );
     assert.equal(gke.kind, 'credential-plugin-failed');
-    assert.deepEqual(titles(gke.fixes), ['Copy Login Command', 'Retry', 'Open Kubeconfig']);
+    assert.deepEqual(titles(gke.fixes), ['Copy Login Command', 'Retry']);
     // One that prints no credential JSON.
     const silent = kubeProblem(new SyntaxError('Unexpected token'), op({ command: 'kubelogin' }));
     assert.match(silent.message, /kubelogin of context "dev" failed: it printed no credential/);
@@ -276,7 +276,7 @@ describe('Kubernetes API failures in editor words', () => {
   test('the rest keep their kinds: crd missing, not found, conflict, owner policy', () => {
     const crd = kubeProblem(apiError(404, 'the server could not find the requested resource'), op());
     assert.equal(crd.kind, 'crd-missing');
-    assert.deepEqual(titles(crd.fixes), ['Install Controller…', 'Select Context/Namespace…']);
+    assert.deepEqual(titles(crd.fixes), ['Install Controller…', 'Select Context…']);
     assert.equal(
       kubeProblem(apiError(404, 'queuesplits "x" not found'), { ...op(), name: 'x' }).kind,
       'not-found',
@@ -308,6 +308,32 @@ describe('Kubernetes API failures in editor words', () => {
         `${f.title} runs ${f.command}`,
       );
     }
+  });
+});
+
+describe('settings buttons', () => {
+  test('machine settings open in the Remote tab of a remote window (where the Settings editor lists them)', () => {
+    const properties = (
+      JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+        contributes: { configuration: { properties: Record<string, { scope?: string }> } };
+      }
+    ).contributes.configuration.properties;
+    const machine = Object.entries(properties)
+      .filter(([, p]) => p.scope === 'machine' || p.scope === 'machine-overridable')
+      .map(([key]) => key);
+    assert.deepEqual([...MACHINE_SETTINGS].sort(), machine.sort());
+    assert.deepEqual(openSettingCommand('queueSplit.delivery.relayAmqpUrl', true), {
+      command: 'workbench.action.openRemoteSettings',
+      arg: { query: 'queueSplit.delivery.relayAmqpUrl' },
+    });
+    assert.deepEqual(openSettingCommand('queueSplit.delivery.relayAmqpUrl', false), {
+      command: 'workbench.action.openSettings',
+      arg: 'queueSplit.delivery.relayAmqpUrl',
+    });
+    assert.deepEqual(openSettingCommand('queueSplit.linger', true), {
+      command: 'workbench.action.openSettings',
+      arg: 'queueSplit.linger',
+    });
   });
 });
 
@@ -646,6 +672,6 @@ describe('what the real sidecar says, as the extension shows it', () => {
     assert.equal(missing.code, 'kube-config', missing.message);
     assert.match(missing.message, /credential plugin kubelogin, which is not installed/);
     const shown = noFlags(missing);
-    assert.deepEqual(titles(shown.fixes), ['Open Setting', 'Select Context/Namespace…']);
+    assert.deepEqual(titles(shown.fixes), ['Open Setting', 'Select Context…']);
   });
 });

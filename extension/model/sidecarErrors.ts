@@ -252,7 +252,7 @@ export const SIDECAR_ERROR_WORDS: Readonly<Record<ErrorCode, CodeWords>> = {
     action: `This machine does not reach the broker: forward its port and map the address (the queueSplit.addressMap setting), or choose http or relay delivery (the queueSplit.delivery.mode setting), ${START_AGAIN}.`,
     fixes: (m) => [
       flagHome(m.flag)?.fix ?? fix.setting('queueSplit.addressMap'),
-      fix.setting('queueSplit.delivery.mode', 'Open Delivery Mode'),
+      fix.setting('queueSplit.delivery.mode', 'Change Delivery Mode'),
     ],
   },
   'broker-auth': {

@@ -295,7 +295,7 @@ test('error classes in the view and notifications', async () => {
       assert.match(t7.text, /the queueSplit\.delivery\.relayAmqpUrl setting/);
       assert.doesNotMatch(t7.text, /--relay-amqp-url|sidecar:/);
       assert.match(t7.text, /Nothing was created/);
-      assert.deepEqual(t7.buttons, ['Open Setting', 'Open Delivery Mode', 'Show Logs']);
+      assert.deepEqual(t7.buttons, ['Open Setting', 'Change Delivery Mode', 'Show Logs']);
       assert.deepEqual(await fixture.splits(), [], 'the preflight created nothing');
       await steps.shot('sidecar error broker unreachable');
       await t7.el.locator('.monaco-button', { hasText: 'Open Setting' }).click();

@@ -1,10 +1,9 @@
 // Every failure class in editor words with the buttons that fix it (docs/extension-errors.md):
 // Kubernetes API failures as @kubernetes/client-node really raises them (a closed loopback port,
 // a credential plugin that is not there, one that fails; statuses and TLS verdicts by their
-// shape), and every sidecar error code, including lines the real sidecar prints, without a
-// sidecar flag left in what the user reads.
+// shape), and every sidecar error code, including errors the sidecar's own code raises, without
+// a sidecar flag left in what the user reads.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -20,7 +19,7 @@ import {
   forbiddenSubject,
   redactCredentials,
 } from '../../../core/kubeFailure';
-import { parseSidecarLine, type ErrorCode, type ErrorMessage } from '../../../core/sidecarProtocol';
+import type { ErrorCode, ErrorMessage } from '../../../core/sidecarProtocol';
 import { PROVIDER_NAMES } from '../../../core/providers';
 import { kubeProblem, type KubeProblem } from '../../../extension/kube/errors';
 import { MACHINE_SETTINGS, openSettingCommand, type Fix } from '../../../extension/model/fixes';
@@ -522,25 +521,6 @@ describe('sidecar error codes in editor words', () => {
   });
 });
 
-/** The sidecar's own error line for `args` (a real run: flags, kubeconfig, cluster reach). */
-function sidecarLine(args: string[]): ErrorMessage {
-  const result = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', path.join(repoRoot, 'sidecar', 'main.ts'), ...args],
-    {
-      cwd: repoRoot,
-      encoding: 'utf8',
-      timeout: 60_000,
-    },
-  );
-  const error = result.stdout
-    .split('\n')
-    .map(parseSidecarLine)
-    .find((m) => m?.type === 'error');
-  assert.ok(error?.type === 'error', `an error line: ${result.stdout} ${result.stderr}`);
-  return error;
-}
-
 describe('what the real sidecar says, as the extension shows it', () => {
   const raw = (overrides: Partial<RawOptions>): RawOptions => ({
     workload: 'deployment/orders',
@@ -636,42 +616,60 @@ describe('what the real sidecar says, as the extension shows it', () => {
     }
   });
 
-  test('the sidecar process: a credential plugin that is missing', async () => {
-    const kc = path.join(dir, 'plugin.kubeconfig');
-    fs.writeFileSync(
-      kc,
-      stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${await closedPort()}` } }],
-        users: [
-          {
-            name: 'u',
-            user: {
-              exec: {
-                apiVersion: 'client.authentication.k8s.io/v1beta1',
-                command: 'kubelogin',
-                env: [{ name: 'PATH', value: dir }],
-                interactiveMode: 'Never',
-              },
-            },
-          },
-        ],
-        contexts: [{ name: 'dev', context: { cluster: 'c', user: 'u', namespace: 'team-a' } }],
-        'current-context': 'dev',
-      }),
-    );
-    const missing = sidecarLine([
-      '--workload',
-      'deployment/x',
-      '--target',
-      'http://127.0.0.1:1/',
-      '--kubeconfig',
-      kc,
-    ]);
+  test('the sidecar’s kube client: a credential plugin that is missing, one that fails', async () => {
+    const write = (exec: Record<string, unknown>, port: number) => {
+      const file = path.join(dir, `plugin-${port}.kubeconfig`);
+      fs.writeFileSync(
+        file,
+        stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${port}` } }],
+          users: [{ name: 'u', user: { exec } }],
+          contexts: [{ name: 'dev', context: { cluster: 'c', user: 'u', namespace: 'team-a' } }],
+          'current-context': 'dev',
+        }),
+      );
+      return file;
+    };
+    const attempt = async (exec: Record<string, unknown>) => {
+      const kube = loadKube({ kubeconfig: write(exec, await closedPort()) });
+      const err = await clientError(kube.kc);
+      const e = kubeError(
+        err,
+        { verb: 'list', resource: 'queuesplits.queuesplit.dev', namespace: 'team-a' },
+        kube.context,
+      );
+      return line(e.code, e.message, e.suggestedAction, e.flag);
+    };
+    const base = { apiVersion: 'client.authentication.k8s.io/v1beta1', interactiveMode: 'Never' };
+    const missing = await attempt({ ...base, command: 'kubelogin', env: [{ name: 'PATH', value: dir }] });
     assert.equal(missing.code, 'kube-config', missing.message);
     assert.match(missing.message, /credential plugin kubelogin, which is not installed/);
-    const shown = noFlags(missing);
-    assert.deepEqual(titles(shown.fixes), ['Open Setting', 'Select Context…']);
+    assert.deepEqual(titles(noFlags(missing).fixes), ['Open Setting', 'Select Context…']);
+    const script = path.join(dir, 'sidecar-failing-plugin.sh');
+    fs.writeFileSync(script, '#!/bin/sh\necho "login expired; token=abcdef0123456789" >&2\nexit 1\n', {
+      mode: 0o755,
+    });
+    const failing = await attempt({ ...base, command: script });
+    assert.equal(failing.code, 'kube-unauthorized', failing.message);
+    assert.match(
+      failing.message,
+      /sidecar-failing-plugin\.sh of context "dev" failed: login expired; token=\*\*\*/,
+    );
+    assert.deepEqual(titles(noFlags(failing).fixes), ['Open Kubeconfig', 'Select Context…']);
+  });
+});
+
+describe('docs/extension-errors.md', () => {
+  test('lists every sidecar error code and every welcome state, and its screenshots exist', () => {
+    const doc = fs.readFileSync(path.join(repoRoot, 'docs', 'extension-errors.md'), 'utf8');
+    for (const code of Object.keys(SIDECAR_ERROR_WORDS))
+      assert.match(doc, new RegExp(`^\\| \`${code}\` \\|`, 'm'), code);
+    for (const state of WELCOME_STATES) assert.ok(doc.includes(`\`${state}\``), state);
+    for (const [, image] of doc.matchAll(/\]\((images\/extension\/[^)]+\.png)\)/g))
+      assert.ok(fs.existsSync(path.join(repoRoot, 'docs', image!)), image);
+    const readme = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+    assert.ok(readme.includes('(docs/extension-errors.md)'), 'README links it');
   });
 });

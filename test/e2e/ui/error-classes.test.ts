@@ -190,7 +190,14 @@ test('error classes in the view and notifications', async () => {
       await steps.shot('unreachable');
 
       // 2. TLS: a CA that did not sign the real API server.
-      await next(page, steps, variant({ ca: otherCa() }), kubeconfig, unreachable.el);
+      // (No client certificate in this one: its "Open Kubeconfig" below shows the file.)
+      await next(
+        page,
+        steps,
+        variant({ ca: otherCa(), user: { token: 'unused-the-handshake-fails-first' } }),
+        kubeconfig,
+        unreachable.el,
+      );
       const tls = await welcome(page, /is not trusted/);
       assert.deepEqual(tls.buttons, ['Open Kubeconfig', 'Select Context/Namespace', 'Retry']);
       const t2 = await toast(
@@ -200,6 +207,14 @@ test('error classes in the view and notifications', async () => {
       assert.doesNotMatch(t2.text, /VPN/);
       assert.deepEqual(t2.buttons, ['Open Kubeconfig', 'Retry', 'Show Logs']);
       await steps.shot('tls untrusted');
+      // Its "Open Kubeconfig" opens the file the context comes from, where the CA is fixed.
+      await t2.el.locator('.monaco-button', { hasText: 'Open Kubeconfig' }).click();
+      await page
+        .locator('.tabs-container .tab', { hasText: path.basename(kubeconfig) })
+        .first()
+        .waitFor({ state: 'visible', timeout: 30_000 });
+      // Closed again: the kubeconfigs of later steps hold client keys, never to be in a screenshot.
+      await runCommand(page, 'View: Close All Editors');
 
       // 3. 401: a token the API server does not accept (an expired login).
       await next(page, steps, variant({ user: { token: 'expired-or-revoked-token' } }), kubeconfig, tls.el);

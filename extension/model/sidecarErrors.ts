@@ -139,6 +139,7 @@ function rewriteHints(text: string): string {
       // "… setting (sidecar: --relay-to orders=<queue>)" → "… setting"
       .replace(/\s*\(sidecar:[^)]*\)/g, '')
       .replace(keyValueHint('--env'), 'the queueSplit.env setting ("$1": "$2")')
+      .replace(/--env ([A-Za-z_][A-Za-z0-9_]*)\b(?!=)/g, 'the queueSplit.env entry "$1"')
       .replace(keyValueHint('--map-address'), 'the queueSplit.addressMap setting ("$1": "$2")')
       .replace(keyValueHint('--relay-to'), 'the queueSplit.delivery.relayTo setting ("$1": "$2")')
       .replace(/--mode (http|env|relay)\b/g, '$1 delivery (the queueSplit.delivery.mode setting)')

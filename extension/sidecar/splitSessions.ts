@@ -13,6 +13,7 @@ import type { ClusterService } from '../cluster';
 import type { BlockedRef } from '../model/blocked';
 import { filterKeys } from '../model/owner';
 import { progressLine } from '../model/phases';
+import { inEditorTerms } from '../model/sidecarErrors';
 import { myLiveSplit, sameRequest } from '../model/startSplit';
 import type { QueueSplit, SplitRequest } from '../model/types';
 import { explain, fixAction, type Notifier, UserError } from '../notifications';
@@ -219,9 +220,10 @@ export class SessionManager implements vscode.Disposable {
   private onMessage(session: SplitSession, message: SidecarMessage): void {
     switch (message.type) {
       case 'warning':
+        // In the extension's words too (settings, not sidecar flags): model/sidecarErrors.ts.
         this.notifier.warn(
-          `${session.label}: ${message.message}`,
-          message.suggestedAction,
+          `${session.label}: ${inEditorTerms(message.message)}`,
+          message.suggestedAction !== undefined ? inEditorTerms(message.suggestedAction) : undefined,
           ...this.blockedActions(session, message.code, message.queue),
         );
         break;

@@ -271,7 +271,7 @@ test('error classes in the view and notifications', async () => {
 
       // 6. 403: a Kubernetes user without the developer role.
       await next(page, steps, fs.readFileSync(developerKubeconfig, 'utf8'), kubeconfig, failing.el);
-      const forbidden = await welcome(page, /may not read Queue Split's objects in this namespace/);
+      const forbidden = await welcome(page, /may not read what Queue Split needs in this namespace/);
       assert.deepEqual(forbidden.buttons, [
         'Retry',
         'Select Context/Namespace',

@@ -456,6 +456,10 @@ describe('sidecar error codes in editor words', () => {
       inEditorTerms('set working ones (the queueSplit.env setting; sidecar: --env), or not'),
       'set working ones (the queueSplit.env setting), or not',
     );
+    assert.equal(
+      inEditorTerms('--env AMQP_URL is ignored: with http delivery the queue-agent connects to the brokers.'),
+      'the queueSplit.env entry "AMQP_URL" is ignored: with http delivery the queue-agent connects to the brokers.',
+    );
     const kubectl = 'kubectl create rolebinding x --clusterrole=queuesplit-developer --user=alice -n a';
     assert.equal(inEditorTerms(kubectl), kubectl);
     assert.equal(namesFlags(kubectl), false);

@@ -240,21 +240,24 @@ export function classifyKubeFailure(err: unknown, exec?: ExecCredentialConfig): 
  * Who a 403 names: `User "alice" cannot list resource ...` → alice. The RoleBinding that fixes
  * it binds that subject (a service account has its own flag).
  */
-export function forbiddenSubject(
-  statusMessage: string | undefined,
-): { kind: 'User'; name: string } | { kind: 'ServiceAccount'; namespace: string; name: string } | undefined {
+export function forbiddenSubject(statusMessage: string | undefined): RoleBindingSubject | undefined {
   const user = /\bUser "([^"]+)" cannot\b/.exec(statusMessage ?? '')?.[1];
-  if (user === undefined) return undefined;
+  return user !== undefined ? subjectOfUser(user) : undefined;
+}
+
+export type RoleBindingSubject =
+  { kind: 'User'; name: string } | { kind: 'ServiceAccount'; namespace: string; name: string };
+
+/** A Kubernetes user name as a RoleBinding subject (`system:serviceaccount:ns:name` is a service account). */
+export function subjectOfUser(user: string): RoleBindingSubject {
   const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(user);
-  if (sa !== null) return { kind: 'ServiceAccount', namespace: sa[1]!, name: sa[2]! };
-  return { kind: 'User', name: user };
+  return sa !== null
+    ? { kind: 'ServiceAccount', namespace: sa[1]!, name: sa[2]! }
+    : { kind: 'User', name: user };
 }
 
 /** The command a cluster admin runs to give `subject` the queuesplit-developer role in `namespace`. */
-export function developerRoleBindingCommand(
-  namespace: string,
-  subject: { kind: 'User'; name: string } | { kind: 'ServiceAccount'; namespace: string; name: string },
-): string {
+export function developerRoleBindingCommand(namespace: string, subject: RoleBindingSubject): string {
   const who =
     subject.kind === 'User'
       ? `--user=${shellWord(subject.name)}`

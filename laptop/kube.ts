@@ -15,6 +15,7 @@ import {
   classifyKubeFailure,
   developerRoleBindingCommand,
   forbiddenSubject,
+  subjectOfUser,
   type ExecCredentialConfig,
 } from '../core/kubeFailure';
 import { SidecarError, errorText } from './errors';
@@ -225,14 +226,6 @@ export async function whoAmI(kube: KubeTarget): Promise<string> {
   }
 }
 
-/** A user name as a RoleBinding subject (service accounts have their own). */
-function userSubject(user: string): Parameters<typeof developerRoleBindingCommand>[1] {
-  const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(user);
-  return sa !== null
-    ? { kind: 'ServiceAccount', namespace: sa[1]!, name: sa[2]! }
-    : { kind: 'User', name: user };
-}
-
 /**
  * The RBAC preflight (core/accessPreflight.ts): every verb the session needs, asked before the
  * QueueSplit exists, so a missing one creates nothing (no cutover nobody could stop).
@@ -263,6 +256,6 @@ export async function checkSessionAccess(
   throw new SidecarError(
     'forbidden',
     `Your Kubernetes credentials (user ${user}, context "${kube.context}") may not, in namespace ${kube.namespace}: ${denied.map((c) => `${accessText(c)} (to ${c.why})`).join('; ')}. Nothing was created.`,
-    `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${kube.namespace}: ${developerRoleBindingCommand(kube.namespace, userSubject(user))}`,
+    `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${kube.namespace}: ${developerRoleBindingCommand(kube.namespace, subjectOfUser(user))}`,
   );
 }

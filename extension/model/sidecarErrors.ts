@@ -6,7 +6,7 @@
 // docs/extension-errors.md lists what each code says and offers.
 import { PROVIDER_NAMES, PROVIDERS } from '../../core/providers';
 import type { ErrorCode, ErrorMessage } from '../../core/sidecarProtocol';
-import { developerRoleBindingCommand } from '../../core/kubeFailure';
+import { developerRoleBindingCommand, subjectOfUser } from '../../core/kubeFailure';
 import { fix, uniqueFixes, type Fix } from './fixes';
 
 /** Where a sidecar flag (or --settings key) is set in VS Code: a setting, or a command. */
@@ -293,15 +293,7 @@ function roleBindingFix(m: ErrorMessage, c: SidecarErrorContext): Fix | undefine
   const given = /kubectl create rolebinding [^\n)]*/.exec(m.suggestedAction)?.[0];
   if (given !== undefined) return fix.copyRoleBinding(given.replace(/[.\s]+$/, ''));
   if (c.namespace === undefined || c.user === undefined || c.user === '') return undefined;
-  const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(c.user);
-  return fix.copyRoleBinding(
-    developerRoleBindingCommand(
-      c.namespace,
-      sa !== null
-        ? { kind: 'ServiceAccount', namespace: sa[1]!, name: sa[2]! }
-        : { kind: 'User', name: c.user },
-    ),
-  );
+  return fix.copyRoleBinding(developerRoleBindingCommand(c.namespace, subjectOfUser(c.user)));
 }
 
 /**

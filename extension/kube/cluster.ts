@@ -95,7 +95,7 @@ export class ClusterApi {
         const command = subject !== undefined ? developerRoleBindingCommand(this.ns, subject) : undefined;
         throw new KubeProblem(
           `Your credentials (context "${this.target.context}") may not ${SELF_REVIEW_PERMISSION}: Queue Split uses it to learn your Kubernetes user name, the owner of your splits.`,
-          `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${this.ns} (it grants ${SELF_REVIEW_PERMISSION}), then run "Queue Split: Refresh".`,
+          `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${this.ns} (it grants ${SELF_REVIEW_PERMISSION}), then Retry.`,
           'forbidden',
           uniqueFixes([command !== undefined ? fix.copyRoleBinding(command) : undefined, fix.retry()]),
         );

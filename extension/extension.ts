@@ -39,7 +39,7 @@ export function activate(context: vscode.ExtensionContext): QueueSplitApi {
   const sessions = new SessionManager(context, cluster, log, notifier);
   const services: Services = { context, log, notifier, cluster, sessions };
   const details = new DetailsProvider(cluster, sessions);
-  const tree = new SplitsTreeProvider(cluster, sessions, log);
+  const tree = new SplitsTreeProvider(cluster, sessions, log, notifier);
   const debug = new QueueSplitDebugProvider(services);
 
   // Disposed in reverse order: sessions (a stop request to every sidecar) go last but one.

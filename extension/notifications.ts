@@ -2,6 +2,7 @@
 // `queueSplit.notifications.*`, every message is also in the log, and errors always carry a
 // suggested action and a way to the log. Nothing here opens the log by itself.
 import * as vscode from 'vscode';
+import { openSettingCommand, type Fix } from './model/fixes';
 import { settings } from './settings';
 
 export interface Action {
@@ -9,8 +10,50 @@ export interface Action {
   run: () => unknown;
 }
 
+/** Copied command lines are said in the log and in a notification (the clipboard cannot be seen). */
+let onCopied: ((what: string, text: string, copied: boolean) => void) | undefined;
+
+/** Shows one setting in the Settings editor (a machine setting of a remote window: its Remote tab). */
+export function openSetting(setting: string): Thenable<unknown> {
+  const { command, arg } = openSettingCommand(setting, vscode.env.remoteName !== undefined);
+  return vscode.commands.executeCommand(command, arg);
+}
+
+/** A fix (model/fixes.ts) as a button. */
+export function fixAction(f: Fix): Action {
+  switch (f.kind) {
+    case 'setting':
+      return { title: f.title, run: () => openSetting(f.setting) };
+    case 'command':
+      return { title: f.title, run: () => vscode.commands.executeCommand(f.command, ...(f.args ?? [])) };
+    case 'copy':
+      return {
+        title: f.title,
+        run: async () => {
+          try {
+            await vscode.env.clipboard.writeText(f.text);
+            onCopied?.(f.what, f.text, true);
+          } catch {
+            // A browser workbench may refuse the clipboard: the text is still said in full.
+            onCopied?.(f.what, f.text, false);
+          }
+        },
+      };
+    case 'open':
+      return {
+        title: f.title,
+        run: () => vscode.window.showTextDocument(vscode.Uri.file(f.path), { preview: false }),
+      };
+  }
+}
+
 export class Notifier {
-  constructor(private readonly log: vscode.LogOutputChannel) {}
+  constructor(private readonly log: vscode.LogOutputChannel) {
+    onCopied = (what, text, copied) =>
+      copied
+        ? this.info(`Copied ${what} to the clipboard: ${text}`)
+        : this.warn(`Could not use the clipboard; ${what}: ${text}`);
+  }
 
   private showLogs: Action = { title: 'Show Logs', run: () => this.log.show(true) };
 
@@ -81,19 +124,28 @@ export class UserError extends Error {
     message: string,
     readonly suggestedAction: string,
     readonly actions: Action[] = [],
+    readonly fixes: readonly Fix[] = [],
   ) {
     super(message);
     this.name = 'UserError';
   }
 }
 
-/** Any error → (message, suggested action). The sidecar's and kube layer's errors carry one. */
+/**
+ * Any error → (message, suggested action, buttons). The kube layer's and the sidecar's errors
+ * carry a suggested action and fixes (model/fixes.ts); a UserError may carry its own actions.
+ */
 export function explain(err: unknown): { message: string; suggestedAction: string; actions: Action[] } {
+  const e = err as { message?: unknown; suggestedAction?: unknown; actions?: unknown; fixes?: unknown };
+  const fixes = Array.isArray(e?.fixes) ? (e.fixes as Fix[]).map(fixAction) : [];
   if (err instanceof UserError)
-    return { message: err.message, suggestedAction: err.suggestedAction, actions: err.actions };
-  const withAction = err as { message?: unknown; suggestedAction?: unknown };
-  if (typeof withAction?.message === 'string' && typeof withAction.suggestedAction === 'string')
-    return { message: withAction.message, suggestedAction: withAction.suggestedAction, actions: [] };
+    return {
+      message: err.message,
+      suggestedAction: err.suggestedAction,
+      actions: [...err.actions, ...fixes],
+    };
+  if (typeof e?.message === 'string' && typeof e.suggestedAction === 'string')
+    return { message: e.message, suggestedAction: e.suggestedAction, actions: fixes };
   const message = err instanceof Error ? err.message : String(err);
   return {
     message,

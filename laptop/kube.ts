@@ -13,6 +13,13 @@ import {
 } from '../core/identity';
 import { accessText, deniedAccess, sessionAccessChecks } from '../core/accessPreflight';
 import type { WorkloadRef } from '../core/crd/queueSplitSchema';
+import {
+  classifyKubeFailure,
+  developerRoleBindingCommand,
+  forbiddenSubject,
+  subjectOfUser,
+  type ExecCredentialConfig,
+} from '../core/kubeFailure';
 import { SidecarError, errorText, systemCode } from './errors';
 import { loadKubeconfigFiles } from './kubeconfigFiles';
 
@@ -20,6 +27,20 @@ export interface KubeTarget {
   kc: KubeConfig;
   context: string;
   namespace: string;
+}
+
+/**
+ * The credential plugin of the context loadKube() chose (the sidecar talks to one), so that a
+ * plugin's failure, a bare Error of its stderr, is told from other errors (core/kubeFailure.ts).
+ */
+let credentialPlugin: ExecCredentialConfig | undefined;
+
+function execOf(kc: KubeConfig): ExecCredentialConfig | undefined {
+  const user = kc.getCurrentUser();
+  const exec = (user?.exec ??
+    (user?.authProvider as { config?: { exec?: unknown } } | undefined)?.config?.exec) as
+    ExecCredentialConfig | undefined;
+  return exec !== undefined && exec !== null && typeof exec.command === 'string' ? exec : undefined;
 }
 
 export function loadKube(options: { kubeconfig?: string; context?: string; namespace?: string }): KubeTarget {
@@ -69,6 +90,7 @@ export function loadKube(options: { kubeconfig?: string; context?: string; names
     );
   }
   const namespace = options.namespace ?? kc.getContextObject(context)?.namespace ?? 'default';
+  credentialPlugin = execOf(kc);
   return { kc, context, namespace };
 }
 
@@ -107,16 +129,47 @@ function statusMessage(err: unknown): string | undefined {
 export function kubeError(err: unknown, op: KubeOperation, context: string): SidecarError {
   const object = `${op.resource}${op.name ? `/${op.name}` : ''} in namespace ${op.namespace}`;
   const why = op.purpose ? ` ${op.purpose}` : '';
-  const status = kubeStatus(err);
-  if (status === undefined) {
-    const code = systemCode(err);
-    return new SidecarError(
-      'kube-unreachable',
-      `Cannot reach the Kubernetes API of context "${context}" (${code ?? errorText(err)}) while trying to ${op.verb} ${object}.`,
-      'Check your connection/VPN and that `kubectl --context ' +
-        context +
-        ' get ns` works, then start the sidecar again.',
-    );
+  const failure = classifyKubeFailure(err, credentialPlugin);
+  const status = failure.kind === 'status' ? failure.status : undefined;
+  switch (failure.kind) {
+    case 'unreachable':
+      return new SidecarError(
+        'kube-unreachable',
+        `Cannot reach the Kubernetes API of context "${context}" (${failure.code}) while trying to ${op.verb} ${object}.`,
+        'Check your connection/VPN and that `kubectl --context ' +
+          context +
+          ' get ns` works, then start the sidecar again.',
+      );
+    case 'tls':
+      return new SidecarError(
+        'kube-unreachable',
+        `The Kubernetes API of context "${context}" is not trusted: ${failure.reason} (${failure.code}), while trying to ${op.verb} ${object}.`,
+        "Fix the cluster's certificate-authority or server address in your kubeconfig (a fresh kubeconfig from your cluster provider has both), then start the sidecar again.",
+      );
+    case 'exec-missing':
+      return new SidecarError(
+        'kube-config',
+        `The kubeconfig logs in to context "${context}" with the credential plugin ${failure.plugin.binary}, which ${failure.notExecutable ? `cannot be run (${failure.command} is not executable)` : 'is not installed (not found on the PATH)'}.`,
+        `Install ${failure.plugin.installedBy ?? failure.plugin.binary} (or put it on the PATH), then start the sidecar again.`,
+      );
+    case 'exec-failed':
+      return new SidecarError(
+        'kube-unauthorized',
+        `The credential plugin ${failure.plugin.binary} of context "${context}" failed: ${failure.firstLine}`,
+        failure.plugin.login !== undefined
+          ? `Log in again (\`${failure.plugin.login}\`), then start the sidecar again.`
+          : "Run the plugin in a terminal to see why (the kubeconfig user's exec), fix that, then start the sidecar again.",
+      );
+    case 'other':
+      return new SidecarError(
+        'kube-unreachable',
+        `Talking to the Kubernetes API of context "${context}" failed (${failure.text}) while trying to ${op.verb} ${object}.`,
+        'Check your connection/VPN and that `kubectl --context ' +
+          context +
+          ' get ns` works, then start the sidecar again.',
+      );
+    case 'status':
+      break;
   }
   if (status === 401) {
     return new SidecarError(
@@ -134,11 +187,12 @@ export function kubeError(err: unknown, op: KubeOperation, context: string): Sid
     );
   }
   if (status === 403) {
+    const subject = forbiddenSubject(statusMessage(err));
     return new SidecarError(
       'forbidden',
       `Your Kubernetes credentials (context "${context}") may not ${op.verb} ${object}${why}.`,
       op.forbiddenAction ??
-        `Ask your cluster admin for RBAC permission to ${op.verb} ${op.resource} in namespace ${op.namespace}.`,
+        `Ask your cluster admin for RBAC permission to ${op.verb} ${op.resource} in namespace ${op.namespace}${subject !== undefined ? ` (the queuesplit-developer ClusterRole has it: ${developerRoleBindingCommand(op.namespace, subject)})` : ''}.`,
     );
   }
   if (
@@ -218,6 +272,6 @@ export async function checkSessionAccess(
   throw new SidecarError(
     'forbidden',
     `Your Kubernetes credentials (user ${user}, context "${kube.context}") may not, in namespace ${kube.namespace}: ${denied.map((c) => `${accessText(c)} (to ${c.why})`).join('; ')}. Nothing was created.`,
-    `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${kube.namespace}: kubectl create rolebinding queuesplit-developer --clusterrole=queuesplit-developer --user=${user} -n ${kube.namespace}`,
+    `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${kube.namespace}: ${developerRoleBindingCommand(kube.namespace, subjectOfUser(user))}`,
   );
 }

@@ -6,8 +6,10 @@ import type { Services } from '../services';
 import type { BlockedRef } from '../model/blocked';
 import { addToLaunchConfig, migrateLaunchConfigs, type AddToLaunchArgs } from './addToLaunchConfig';
 import { registerBlockedContext, rejectBlockedMessage, retryBlockedMessage } from './blockedMessage';
+import { openSetting } from '../notifications';
 import { guarded } from './guard';
 import { installController, type InstallArgs } from './installController';
+import { openKubeconfig } from './openKubeconfig';
 import { selectContext, unpinContext } from './selectContext';
 import { sendTestMessage } from './sendTestMessage';
 import { showSplitDetails } from './showDetails';
@@ -26,6 +28,8 @@ export function registerCommands(services: Services, refresh: () => void): vscod
     register('queueSplit.showSplitDetails', (arg?: TreeNode | string) => showSplitDetails(services, arg)),
     register('queueSplit.selectContext', () => selectContext(services)),
     register('queueSplit.unpinContext', () => unpinContext(services)),
+    register('queueSplit.openKubeconfig', () => openKubeconfig(services)),
+    register('queueSplit.openSetting', async (setting?: string) => openSetting(setting ?? 'queueSplit')),
     register('queueSplit.installController', (args?: InstallArgs) => installController(services, args)),
     register('queueSplit.addToLaunchConfig', (args?: AddToLaunchArgs) => addToLaunchConfig(services, args)),
     register('queueSplit.migrateLaunchConfigs', (folder?: vscode.Uri) =>

@@ -55,12 +55,17 @@ export async function startSplit(services: Services, node?: TreeNode): Promise<v
   } catch (err) {
     if (!(err instanceof SidecarFailure)) throw err;
     if (session.stopping !== undefined) return; // the user cancelled
-    throw new UserError(err.message, err.suggestedAction, [
-      {
-        title: 'Stop Split',
-        run: () => services.sessions.stopByName(session.name, session.split.metadata.uid),
-      },
-    ]);
+    throw new UserError(
+      err.message,
+      err.suggestedAction,
+      [
+        {
+          title: 'Stop Split',
+          run: () => services.sessions.stopByName(session.name, session.split.metadata.uid),
+        },
+      ],
+      err.fixes,
+    );
   }
   const where =
     ready.mode === 'env'

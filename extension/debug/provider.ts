@@ -279,7 +279,11 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
           (err: unknown) => {
             if (session.stopping !== undefined) return;
             const e = explain(err);
-            services.notifier.error(`Split for "${configuration.name}": ${e.message}`, e.suggestedAction);
+            services.notifier.error(
+              `Split for "${configuration.name}": ${e.message}`,
+              e.suggestedAction,
+              ...e.actions,
+            );
           },
         );
       return resolved;

@@ -2,7 +2,10 @@
 // words: which verbs are missing, that nothing was created, and what to do (core/accessPreflight.ts).
 import type { WorkloadRef } from '../../core/crd/queueSplitSchema';
 import { accessText, deniedAccess, sessionAccessChecks } from '../../core/accessPreflight';
+import { developerRoleBindingCommand, subjectOfUser } from '../../core/kubeFailure';
+import { fix, uniqueFixes } from '../model/fixes';
 import type { ClusterApi } from './cluster';
+import { failureFacts } from './connection';
 import { KubeProblem, kubeProblem } from './errors';
 
 export async function sessionPreflight(
@@ -19,13 +22,18 @@ export async function sessionPreflight(
       verb: 'create',
       resource: 'selfsubjectaccessreviews.authorization.k8s.io',
       namespace,
-      context,
+      ...failureFacts(api.connection),
     });
   }
   if (denied.length === 0) return;
+  // Who to bind, for the command an admin runs (a refusal here costs one more call, once).
+  const user = await api.whoAmI().catch(() => undefined);
+  const command =
+    user !== undefined ? developerRoleBindingCommand(namespace, subjectOfUser(user)) : undefined;
   throw new KubeProblem(
     `Your credentials (context "${context}") may not, in namespace ${namespace}: ${denied.map((c) => `${accessText(c)} (to ${c.why})`).join('; ')}. Nothing was created.`,
     `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${namespace}, or pick a namespace where you have it with "Queue Split: Select Context/Namespace…".`,
     'forbidden',
+    uniqueFixes([command !== undefined ? fix.copyRoleBinding(command) : undefined, fix.selectContext()]),
   );
 }

@@ -15,6 +15,8 @@ import {
 } from '@kubernetes/client-node';
 import { type QueueSplit } from '../../core/crd/queueSplitSchema';
 import { IdentityUnknown, SELF_REVIEW_PERMISSION, reviewSelf } from '../../core/identity';
+import { developerRoleBindingCommand, failureStatusMessage, forbiddenSubject } from '../../core/kubeFailure';
+import { fix, uniqueFixes } from '../model/fixes';
 import { queueSplitName, routeIdFromRandomBytes } from '../../core/names';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import { queueSplitObject } from '../../core/crd/queueSplitObject';
@@ -22,7 +24,7 @@ import { QUEUE_SPLIT_RESOURCE, QueueSplitClient } from '../../laptop/queueSplitC
 import { annotateForbidden, resourceOfKind } from '../model/annotation/forbidden';
 import type { SplitRequest, WorkloadInfo, WorkloadKind } from '../model/types';
 import { isAnnotated, summarizeWorkload } from '../model/workloads';
-import type { KubeConnection } from './connection';
+import { failureFacts, type KubeConnection } from './connection';
 import { httpStatus, isCrdMissing, kubeProblem, KubeProblem } from './errors';
 
 export type Probe =
@@ -76,7 +78,7 @@ export class ClusterApi {
     return kubeProblem(err, {
       verb,
       resource,
-      context: this.target.context,
+      ...failureFacts(this.connection),
       ...(namespaced ? { namespace: this.ns } : {}),
       ...(name !== undefined ? { name } : {}),
     });
@@ -91,12 +93,16 @@ export class ClusterApi {
     try {
       return (await reviewSelf(this.connection.kc)).username;
     } catch (err) {
-      if (err instanceof IdentityUnknown && err.forbidden)
+      if (err instanceof IdentityUnknown && err.forbidden) {
+        const subject = forbiddenSubject(failureStatusMessage(err.cause));
+        const command = subject !== undefined ? developerRoleBindingCommand(this.ns, subject) : undefined;
         throw new KubeProblem(
           `Your credentials (context "${this.target.context}") may not ${SELF_REVIEW_PERMISSION}: Queue Split uses it to learn your Kubernetes user name, the owner of your splits.`,
-          `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${this.ns} (it grants ${SELF_REVIEW_PERMISSION}), then run "Queue Split: Refresh".`,
+          `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${this.ns} (it grants ${SELF_REVIEW_PERMISSION}), then Retry.`,
           'forbidden',
+          uniqueFixes([command !== undefined ? fix.copyRoleBinding(command) : undefined, fix.retry()]),
         );
+      }
       if (err instanceof IdentityUnknown && err.cause === undefined)
         throw new KubeProblem(
           `The cluster of context "${this.target.context}" did not say who you are: ${err.message}.`,
@@ -303,7 +309,7 @@ export class ClusterApi {
           resource: object.kind ?? 'object',
           name: object.metadata?.name ?? '',
           ...(object.metadata?.namespace !== undefined ? { namespace: object.metadata.namespace } : {}),
-          context: this.target.context,
+          ...failureFacts(this.connection),
         });
       }
     }
@@ -322,7 +328,7 @@ export class ClusterApi {
             verb: 'get',
             resource: 'customresourcedefinitions',
             name,
-            context: this.target.context,
+            ...failureFacts(this.connection),
           });
       }
       if (Date.now() > deadline)

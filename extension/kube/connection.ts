@@ -4,18 +4,49 @@
 // workspace, else the queueSplit.context setting, else the kubeconfig's current context, read
 // afresh on every use (so `kubectl config use-context` is followed). The namespace: the pinned
 // one, else queueSplit.namespace, else the context's namespace, else `default`.
+import * as fs from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { describeKubeconfigFiles, type KubeconfigFiles } from '../../core/kubeconfig';
+import type { ExecCredentialConfig } from '../../core/kubeFailure';
 import { KubeconfigLoadError, loadKubeconfigFiles } from '../../laptop/kubeconfigFiles';
 import type { KubeTargetInfo } from '../model/types';
 import type { Selection } from '../model/selection';
-import { KubeProblem } from './errors';
+import { fix } from '../model/fixes';
+import { KubeProblem, type Operation } from './errors';
 
 export interface KubeConnection {
   kc: KubeConfig;
   target: KubeTargetInfo;
   /** The files read, for the sidecar (an explicit file as --kubeconfig, a list as $KUBECONFIG). */
   kubeconfig: KubeconfigFiles;
+  /** The current user's credential plugin (users[].user.exec), when the kubeconfig uses one. */
+  exec?: ExecCredentialConfig;
+  /** The kubeconfig file a person would open to fix the context (Open Kubeconfig). */
+  kubeconfigFile?: string;
+}
+
+/** What kubeProblem() needs of a connection besides the operation: context, plugin, file. */
+export function failureFacts(
+  connection: KubeConnection,
+): Pick<Operation, 'context' | 'exec' | 'kubeconfigFile'> {
+  return {
+    context: connection.target.context,
+    ...(connection.exec !== undefined ? { exec: connection.exec } : {}),
+    ...(connection.kubeconfigFile !== undefined ? { kubeconfigFile: connection.kubeconfigFile } : {}),
+  };
+}
+
+/** The file behind the kubeconfig in use (the first of its files that exists); undefined: none. */
+export function kubeconfigFile(source: KubeconfigFiles): string | undefined {
+  return source.files.find((f) => fs.existsSync(f));
+}
+
+function execOf(kc: KubeConfig): ExecCredentialConfig | undefined {
+  const user = kc.getCurrentUser();
+  const exec = (user?.exec ??
+    (user?.authProvider as { config?: { exec?: unknown } } | undefined)?.config?.exec) as
+    ExecCredentialConfig | undefined;
+  return exec !== undefined && exec !== null && typeof exec.command === 'string' ? exec : undefined;
 }
 
 export interface ContextInfo {
@@ -38,6 +69,7 @@ export function loadKubeConfig(source: KubeconfigFiles): KubeConfig {
       `Cannot load the kubeconfig ${describeKubeconfigFiles(source)}: ${reason}`,
       FIX_FILES,
       'config',
+      [fix.setting('queueSplit.kubeconfig')],
     );
   }
   if (loaded.missing.length === source.files.length) {
@@ -45,6 +77,7 @@ export function loadKubeConfig(source: KubeconfigFiles): KubeConfig {
       `Cannot load the kubeconfig ${describeKubeconfigFiles(source)}: ${source.files.length === 1 ? 'it does' : 'none of them does'} not exist.`,
       FIX_FILES,
       'config',
+      [fix.setting('queueSplit.kubeconfig')],
     );
   }
   return loaded.kc;
@@ -87,6 +120,7 @@ export function connect(
           ? 'Run "Queue Split: Select Context/Namespace…" to pick another, or "Queue Split: Unpin Context" to follow the kubeconfig\'s current context.'
           : 'Change the queueSplit.context setting, or run "Queue Split: Select Context/Namespace…".',
         'config',
+        [fix.selectContext(), fix.setting('queueSplit.context')],
       );
     }
     kc.setCurrentContext(wanted);
@@ -100,6 +134,7 @@ export function connect(
         : `The kubeconfig ${kubeconfigSource(source)} has no current context.`,
       'Run "Queue Split: Select Context/Namespace…", or set one with `kubectl config use-context`.',
       'config',
+      [fix.selectContext()],
     );
   }
   const contextNamespace = kc.getContextObject(context)?.namespace || undefined;
@@ -111,6 +146,8 @@ export function connect(
         ? 'context'
         : 'default';
   const namespace = selection.namespace || settingsTarget.namespace || contextNamespace || 'default';
+  const exec = execOf(kc);
+  const file = kubeconfigFile(source);
   return {
     kc,
     target: {
@@ -121,5 +158,7 @@ export function connect(
       namespaceFrom,
     },
     kubeconfig: source,
+    ...(exec !== undefined ? { exec } : {}),
+    ...(file !== undefined ? { kubeconfigFile: file } : {}),
   };
 }

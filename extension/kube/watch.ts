@@ -22,7 +22,7 @@ import {
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import type { WorkloadInfo } from '../model/types';
 import { isAnnotated, summarizeWorkload } from '../model/workloads';
-import type { KubeConnection } from './connection';
+import { failureFacts, type KubeConnection } from './connection';
 import { kubeProblem, type KubeProblem } from './errors';
 
 export interface NamespaceState {
@@ -123,7 +123,7 @@ export class NamespaceWatch {
         verb: 'watch',
         resource: name === 'queuesplits' ? `${QUEUE_SPLIT_PLURAL}.${QUEUE_SPLIT_GROUP}` : `${name}.apps`,
         namespace: this.connection.target.namespace,
-        context: this.connection.target.context,
+        ...failureFacts(this.connection),
       });
       this.log(`watch of ${name} failed (${problem.message}); restarting in ${entry.backoff / 1000}s`);
       this.state = { ...this.state, error: problem };

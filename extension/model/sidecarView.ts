@@ -8,6 +8,7 @@ import type {
   SidecarMessage,
   WarningMessage,
 } from '../../core/sidecarProtocol';
+import { sidecarError } from './sidecarErrors';
 
 export type SessionStage =
   'starting' | 'resolving' | 'waiting' | 'active' | 'stopping' | 'draining' | 'stopped' | 'failed';
@@ -123,8 +124,17 @@ export function reduceSession(view: SessionView, message: SidecarMessage): Sessi
     }
     case 'warning':
       return { ...view, warnings: [...view.warnings, message].slice(-10) };
-    case 'error':
-      return { ...view, stage: 'failed', error: message, message: message.message, blocked: [] };
+    case 'error': {
+      // Kept in the extension's words (settings and commands, not sidecar flags): model/sidecarErrors.ts.
+      const shown = sidecarError(message);
+      return {
+        ...view,
+        stage: 'failed',
+        error: { ...message, message: shown.message, suggestedAction: shown.suggestedAction },
+        message: shown.message,
+        blocked: [],
+      };
+    }
     case 'ready':
       return {
         ...view,

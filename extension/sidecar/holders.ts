@@ -53,7 +53,7 @@ export class SplitHolders implements vscode.Disposable {
         this.log.info(`last debug session of ${session.name} ended: stopping the split`);
         void this.stop(session).catch((err: unknown) => {
           const e = explain(err);
-          this.notifier.error(e.message, e.suggestedAction);
+          this.notifier.error(e.message, e.suggestedAction, ...e.actions);
         });
       };
       const seconds = options.now === true ? 0 : this.lingerSeconds();

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { SESSION_SECRET_ENV, type ErrorMessage } from '../../core/sidecarProtocol';
 import type { KubeconfigFiles } from '../../core/kubeconfig';
+import { sidecarError } from '../model/sidecarErrors';
 import {
   preflightArgs,
   safeFileName,
@@ -126,7 +127,10 @@ export class SidecarLauncher {
       const timer = setTimeout(() => void child.stop(5_000), PREFLIGHT_TIMEOUT_MS);
       const exit = await child.exited.finally(() => clearTimeout(timer));
       if (exit.code === 0) return;
-      if (error !== undefined) throw new UserError(error.message, error.suggestedAction);
+      if (error !== undefined) {
+        const shown = sidecarError(error, { namespace: request.target.namespace, user: request.owner });
+        throw new UserError(shown.message, shown.suggestedAction, [], shown.fixes);
+      }
       throw new UserError(
         `The preflight of your ${request.mode} split of ${request.workload.name} ended without a result (exit code ${exit.code}, signal ${exit.signal}). Nothing was created.`,
         'Open the Queue Split output for the sidecar log, then start the split again.',

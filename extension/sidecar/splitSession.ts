@@ -5,11 +5,14 @@ import * as vscode from 'vscode';
 import { randomUUID } from 'node:crypto';
 import type {
   BlockedMessageRequest,
+  ErrorMessage,
   PublishRequest,
   ReadyMessage,
   SidecarMessage,
 } from '../../core/sidecarProtocol';
 import { initialSession, isLive, reduceSession, sessionExited, type SessionView } from '../model/sidecarView';
+import type { Fix } from '../model/fixes';
+import { sidecarError, type EditorError } from '../model/sidecarErrors';
 import type { QueueSplit, SplitRequest } from '../model/types';
 import type { SidecarProcess } from './process';
 
@@ -17,6 +20,8 @@ export class SidecarFailure extends Error {
   constructor(
     message: string,
     readonly suggestedAction: string,
+    /** Its buttons (model/sidecarErrors.ts). */
+    readonly fixes: readonly Fix[] = [],
   ) {
     super(message);
     this.name = 'SidecarFailure';
@@ -111,9 +116,16 @@ export class SplitSession {
     }
     this.view = reduceSession(this.view, message);
     if (message.type === 'ready') this.settle?.resolve(message);
-    if (message.type === 'error')
-      this.settle?.reject(new SidecarFailure(message.message, message.suggestedAction));
+    if (message.type === 'error') {
+      const shown = this.explainError(message);
+      this.settle?.reject(new SidecarFailure(shown.message, shown.suggestedAction, shown.fixes));
+    }
     this.changed.fire(this);
+  }
+
+  /** A sidecar error line in the extension's words, with its buttons. */
+  explainError(message: ErrorMessage): EditorError {
+    return sidecarError(message, { namespace: this.request.target.namespace, user: this.request.owner });
   }
 
   exited(code: number | null, signal: string | null): void {

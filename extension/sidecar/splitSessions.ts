@@ -14,10 +14,11 @@ import type { ClusterService } from '../cluster';
 import type { BlockedRef } from '../model/blocked';
 import { filterKeys } from '../model/owner';
 import { progressLine } from '../model/phases';
+import { inEditorTerms } from '../model/sidecarErrors';
 import { myLiveSplit, sameRequest } from '../model/startSplit';
 import type { QueueSplit, SplitRequest } from '../model/types';
 import { ChangeThrottle } from '../model/changeThrottle';
-import { explain, type Notifier, UserError } from '../notifications';
+import { explain, fixAction, type Notifier, UserError } from '../notifications';
 import { settings } from '../settings';
 import { SplitHolders } from './holders';
 import { DETACH_TIMEOUT_SECONDS, SidecarLauncher } from './sidecarLauncher';
@@ -251,9 +252,10 @@ export class SessionManager implements vscode.Disposable {
   private onMessage(session: SplitSession, message: SidecarMessage): void {
     switch (message.type) {
       case 'warning':
+        // In the extension's words too (settings, not sidecar flags): model/sidecarErrors.ts.
         this.notifier.warn(
-          `${session.label}: ${message.message}`,
-          message.suggestedAction,
+          `${session.label}: ${inEditorTerms(message.message)}`,
+          message.suggestedAction !== undefined ? inEditorTerms(message.suggestedAction) : undefined,
           ...this.blockedActions(session, message.code, message.queue),
         );
         break;
@@ -270,12 +272,21 @@ export class SessionManager implements vscode.Disposable {
             secretKey(session.request.target.context, session.request.target.namespace, session.name),
           );
         break;
-      case 'error':
+      case 'error': {
         // Before `ready` the starter reports it (with its own actions); afterwards it ends the session.
+        const shown = session.explainError(message);
+        this.log.info(
+          `${session.label}: the sidecar's error line: ${message.code}${message.flag !== undefined ? ` (${message.flag})` : ''}: ${message.message}`,
+        );
         if (session.view.ready !== undefined)
-          this.notifier.error(`${session.label}: ${message.message}`, message.suggestedAction);
-        else this.log.error(`${session.label}: ${message.message} → ${message.suggestedAction}`);
+          this.notifier.error(
+            `${session.label}: ${shown.message}`,
+            shown.suggestedAction,
+            ...shown.fixes.map(fixAction),
+          );
+        else this.log.error(`${session.label}: ${shown.message} → ${shown.suggestedAction}`);
         break;
+      }
       default:
         break;
     }

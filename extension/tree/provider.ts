@@ -1,10 +1,13 @@
 // The "Queue Splits" view. The root is one probe of the cluster (installed? anything
-// annotated?) that decides between the tree and a welcome view (context key queueSplit.state);
-// the namespace watch starts when the context node is expanded and stops a little after it is
+// annotated?) that decides between the tree and a welcome view (context key queueSplit.state,
+// one per failure class: model/viewState.ts); a failure the welcome text cannot name in full
+// (which plugin, verb and resource) is also a notification with the buttons that fix it. The
+// namespace watch starts when the context node is expanded and stops a little after it is
 // collapsed. Nodes and their looks come from model/tree.ts.
 import * as vscode from 'vscode';
 import type { ClusterService } from '../cluster';
-import type { NamespaceState, NamespaceWatch } from '../kube';
+import type { KubeProblem, NamespaceState, NamespaceWatch } from '../kube';
+import type { Fix } from '../model/fixes';
 import {
   childrenOf,
   contextFromText,
@@ -17,11 +20,12 @@ import {
 } from '../model/tree';
 import type { KubeTargetInfo } from '../model/types';
 import type { SessionView } from '../model/sidecarView';
+import { notifiesOf, viewStateOf, type ViewState } from '../model/viewState';
+import { explain, fixAction, type Notifier } from '../notifications';
 import { sessionKey } from '../sidecar/splitSession';
 import type { SessionManager, SessionsChange } from '../sidecar/splitSessions';
 
-export type ViewState =
-  'loading' | 'noCluster' | 'unreachable' | 'controllerMissing' | 'noWorkloads' | 'ready';
+export type { ViewState } from '../model/viewState';
 
 const FIRST_LIST_WAIT_MS = 10_000;
 
@@ -41,7 +45,8 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
    */
   private readonly routes = new Map<string, RouteNode>();
   private view: vscode.TreeView<TreeNode> | undefined;
-  private root: { state: ViewState; target?: KubeTargetInfo; message?: string } | undefined;
+  private root:
+    { state: ViewState; target?: KubeTargetInfo; message?: string; problem?: unknown } | undefined;
   private held: { watch: NamespaceWatch; release: () => void; listener: { dispose(): void } } | undefined;
   private namespaceState: NamespaceState | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
@@ -50,6 +55,7 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     private readonly cluster: ClusterService,
     private readonly sessions: SessionManager,
     private readonly log: vscode.LogOutputChannel,
+    private readonly notifier: Notifier,
     private readonly options: SplitsTreeOptions = {},
   ) {
     this.subscriptions.push(
@@ -65,6 +71,11 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     const view = vscode.window.createTreeView(id, { treeDataProvider: this, showCollapseAll: true });
     this.view = view;
     this.subscriptions.push(
+      // The welcome views' buttons that act on the problem at hand (package.json viewsWelcome).
+      vscode.commands.registerCommand('queueSplit.copyRoleBindingCommand', () =>
+        this.runFix('copy', 'RoleBinding'),
+      ),
+      vscode.commands.registerCommand('queueSplit.copyLoginCommand', () => this.runFix('copy', 'Login')),
       view.onDidCollapseElement((e) => {
         if (e.element.kind === 'context') this.releaseWatch();
       }),
@@ -111,6 +122,18 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
    * a `message`, so the detail of a problem goes to the log and the view's description only.
    */
   private async setState(state: ViewState, detail?: string, target?: KubeTargetInfo): Promise<void> {
+    // The problem's buttons first, so that the welcome view never shows a stale one.
+    const fixes = this.problemFixes();
+    await vscode.commands.executeCommand(
+      'setContext',
+      'queueSplit.problemHasLogin',
+      fixes.some((f) => f.kind === 'copy' && f.title.includes('Login')),
+    );
+    await vscode.commands.executeCommand(
+      'setContext',
+      'queueSplit.problemHasRoleBinding',
+      fixes.some((f) => f.kind === 'copy' && f.title.includes('RoleBinding')),
+    );
     await vscode.commands.executeCommand('setContext', 'queueSplit.state', state);
     if (detail !== undefined) this.log.warn(`Queue Splits view: ${detail}`);
     if (this.view !== undefined)
@@ -194,20 +217,43 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
 
   private async rootChildren(): Promise<TreeNode[]> {
     if (this.root === undefined) {
-      this.root = await this.probe();
-      await this.setState(this.root.state, this.root.message, this.root.target);
+      const root = await this.probe();
+      this.root = root;
+      await this.setState(root.state, root.message, root.target);
+      if (root.problem !== undefined && notifiesOf(root.state)) {
+        const e = explain(root.problem);
+        this.notifier.error(e.message, e.suggestedAction, ...e.actions);
+      }
     }
     return this.root.state === 'ready' && this.root.target !== undefined
       ? [contextNode(this.root.target)]
       : [];
   }
 
-  private async probe(): Promise<{ state: ViewState; target?: KubeTargetInfo; message?: string }> {
+  /** The fixes of the problem the view shows, if any. */
+  private problemFixes(): readonly Fix[] {
+    const fixes = (this.root?.problem as KubeProblem | undefined)?.fixes;
+    return Array.isArray(fixes) ? fixes : [];
+  }
+
+  /** A welcome button: the fix of the problem at hand whose title names `what`. */
+  private async runFix(kind: Fix['kind'], what: string): Promise<void> {
+    const found = this.problemFixes().find((f) => f.kind === kind && f.title.includes(what));
+    if (found !== undefined) await fixAction(found).run();
+    else this.notifier.info(`The Queue Splits view shows no problem with a ${what} command any more.`);
+  }
+
+  private async probe(): Promise<{
+    state: ViewState;
+    target?: KubeTargetInfo;
+    message?: string;
+    problem?: unknown;
+  }> {
     let api;
     try {
       api = await this.cluster.api();
     } catch (err) {
-      return { state: 'noCluster', message: err instanceof Error ? err.message : String(err) };
+      return { state: 'noCluster', message: err instanceof Error ? err.message : String(err), problem: err };
     }
     const target = api.target;
     try {
@@ -223,9 +269,7 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.log.warn(`cluster ${target.context}/${target.namespace}: ${message}`);
-      const kind = (err as { kind?: unknown }).kind;
-      if (kind === 'crd-missing') return { state: 'controllerMissing', target, message };
-      return { state: 'unreachable', target, message };
+      return { state: viewStateOf((err as { kind?: unknown }).kind), target, message, problem: err };
     }
   }
 

@@ -140,7 +140,7 @@ async function run(config: Config, storage: string, measureSeconds = seconds): P
   const disposables: { dispose(): unknown }[] = [sessions];
   let views: vscodeStandIn.TreeViewStandIn<unknown> | undefined;
   if (config !== 'floor') {
-    const tree = new SplitsTreeProvider(cluster, sessions, log, {
+    const tree = new SplitsTreeProvider(cluster, sessions, log, notifier, {
       redraw: config === 'after' ? 'route' : 'tree',
     });
     disposables.push(tree, tree.createView('queueSplit.splits'));

@@ -415,6 +415,11 @@ test('a developer who may create but not renew or stop a split is refused before
         /patch queuesplits\.queuesplit\.dev.*delete queuesplits\.queuesplit\.dev.*Nothing was created/,
       );
       assert.match(e.suggestedAction, /queuesplit-developer.*Select Context\/Namespace/);
+      // Its button copies the binding an admin runs, for this user (docs/extension-errors.md).
+      assert.equal(
+        (e.fixes[0] as { text?: string } | undefined)?.text,
+        `kubectl create rolebinding queuesplit-developer-${userC} --clusterrole=queuesplit-developer --user=${userC} -n ${namespace}`,
+      );
       return true;
     },
   );

@@ -32,6 +32,8 @@ export async function launchBrowser(): Promise<Browser> {
       headless: true,
       args: chromiumArgs,
       viewport: { width: 1400, height: 900 },
+      // "Copy … Command" buttons write the clipboard, and tests read it back.
+      permissions: ['clipboard-read', 'clipboard-write'],
       timeout: 60_000,
     });
   } catch (err) {

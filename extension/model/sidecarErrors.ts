@@ -1,0 +1,347 @@
+// A sidecar `error` line (core/sidecarProtocol.ts ErrorMessage) in the extension's words: the
+// sidecar speaks to a terminal user, in flags (`--target`, `--env NAME=<value>`); the extension's
+// user has settings and commands. Every error code has an entry here (the Record's type says so)
+// with the suggested action and buttons in editor terms; a `flag`, when the line has one, points
+// the button at that flag's setting. Pure: sidecar/splitSessions.ts and sidecarLauncher.ts use it.
+// docs/extension-errors.md lists what each code says and offers.
+import { PROVIDER_NAMES, PROVIDERS } from '../../core/providers';
+import type { ErrorCode, ErrorMessage } from '../../core/sidecarProtocol';
+import { developerRoleBindingCommand, subjectOfUser } from '../../core/kubeFailure';
+import { fix, uniqueFixes, type Fix } from './fixes';
+
+/** Where a sidecar flag (or --settings key) is set in VS Code: a setting, or a command. */
+export interface FlagHome {
+  /** How the text names it: "the queueSplit.delivery.httpTarget setting". */
+  words: string;
+  fix?: Fix;
+}
+
+const setting = (key: string): FlagHome => ({ words: `the ${key} setting`, fix: fix.setting(key) });
+
+/** Each provider's relay flag (sidecar/providers/<provider>.ts `relay.flag`; a unit test checks them). */
+export const RELAY_FLAGS: Readonly<Record<(typeof PROVIDER_NAMES)[number], string>> = {
+  kafka: '--relay-kafka-brokers',
+  rabbitmq: '--relay-amqp-url',
+  sqs: '--relay-sqs-endpoint',
+};
+
+const LAUNCH = {
+  words: 'your split definition (.vscode/queue-split.json) or "Queue Split: Start Split…"',
+  fix: fix.startSplit(),
+};
+
+/**
+ * Every flag the sidecar may name, and where the extension's user changes it. Flags the
+ * extension sets itself with no setting behind them (--split, --state-file, ...) are its own:
+ * a refusal there is a bug of the extension, said so.
+ */
+export const FLAG_HOMES: Readonly<Record<string, FlagHome>> = {
+  '--target': setting('queueSplit.delivery.httpTarget'),
+  '--settings target': setting('queueSplit.delivery.httpTarget'),
+  '--mode': setting('queueSplit.delivery.mode'),
+  '--env': setting('queueSplit.env'),
+  '--map-address': setting('queueSplit.addressMap'),
+  '--settings addressMap': setting('queueSplit.addressMap'),
+  '--relay-to': setting('queueSplit.delivery.relayTo'),
+  '--reject-after': setting('queueSplit.delivery.rejectAfterAttempts'),
+  '--kubeconfig': setting('queueSplit.kubeconfig'),
+  '--context': { words: 'the context ("Queue Split: Select Context/Namespace…")', fix: fix.selectContext() },
+  '--namespace': {
+    words: 'the namespace ("Queue Split: Select Context/Namespace…")',
+    fix: fix.selectContext(),
+  },
+  '--owner': setting('queueSplit.owner'),
+  '--lease-seconds': setting('queueSplit.leaseSeconds'),
+  '--ready-timeout': setting('queueSplit.readyTimeoutSeconds'),
+  '--workload': {
+    words: 'the workload (the queueSplit.workload setting or .vscode/queue-split.json)',
+    fix: fix.setting('queueSplit.workload'),
+  },
+  '--queue': { words: 'the queues of ' + LAUNCH.words, fix: LAUNCH.fix },
+  '--filter': { words: 'the filter of ' + LAUNCH.words, fix: LAUNCH.fix },
+  '--tls-ca-file': {
+    words: "the broker's TLS settings in the workload's queue declaration",
+    fix: fix.declareQueues(),
+  },
+  ...Object.fromEntries(
+    PROVIDER_NAMES.map((p) => [RELAY_FLAGS[p], setting(`queueSplit.delivery.${PROVIDERS[p].relay.setting}`)]),
+  ),
+};
+
+/** The extension's own sidecar arguments: no setting behind them. */
+const INTERNAL = 'an argument the extension passes to the sidecar';
+
+/**
+ * Every flag of the sidecar's command line (sidecar/main.ts; a unit test checks the list), so
+ * that only they are rewritten: a kubectl command in a message keeps its own flags.
+ */
+export const SIDECAR_FLAGS: ReadonlySet<string> = new Set([
+  '--agent-url',
+  '--context',
+  '--detach-timeout',
+  '--env',
+  '--env-out',
+  '--filter',
+  '--help',
+  '--http-timeout',
+  '--kubeconfig',
+  '--lease-seconds',
+  '--map-address',
+  '--mode',
+  '--namespace',
+  '--owner',
+  '--poll-interval',
+  '--preflight-only',
+  '--queue',
+  '--ready-timeout',
+  '--reject-after',
+  '--relay-to',
+  '--retry-max-delay',
+  '--settings',
+  '--split',
+  '--state-file',
+  '--stop-grace',
+  '--target',
+  '--tls-ca-file',
+  '--transport',
+  '--version',
+  '--workload',
+  ...Object.values(RELAY_FLAGS),
+]);
+
+/** Where `flag` (a flag, "--settings key", or anything the sidecar put there) is changed; undefined: internal. */
+export function flagHome(flag: string | undefined): FlagHome | undefined {
+  if (flag === undefined) return undefined;
+  return FLAG_HOMES[flag] ?? FLAG_HOMES[flag.split(' ')[0] ?? ''];
+}
+
+const FLAG = /(?<![\w-])--[a-z][a-z0-9-]*/g;
+
+/** True when `text` still speaks in sidecar flags (kubectl's in a command line do not count). */
+export function namesFlags(text: string): boolean {
+  return [...text.matchAll(FLAG)].some(([flag]) => SIDECAR_FLAGS.has(flag));
+}
+
+const KEY = String.raw`((?:<[^>]*>|[^\s<>=,;()])+)`;
+const VALUE = String.raw`((?:<[^>]*>|[^\s<>,;()])+?)(?=[.,;)]*(?:\s|$))`;
+const keyValueHint = (flag: string) => new RegExp(`${flag} ${KEY}=${VALUE}`, 'g');
+
+/**
+ * The sidecar's hints that have an exact editor equivalent: "(sidecar: --x)" asides go (the text
+ * before them already names the setting), `--env NAME=<value>`-style hints become the setting
+ * with that entry, "--mode env" the delivery, "start the sidecar again" the split.
+ */
+function rewriteHints(text: string): string {
+  return (
+    text
+      // "(the queueSplit.env setting; sidecar: --env)" → "(the queueSplit.env setting)"
+      .replace(/;\s*sidecar:[^)]*\)/g, ')')
+      // "… setting (sidecar: --relay-to orders=<queue>)" → "… setting"
+      .replace(/\s*\(sidecar:[^)]*\)/g, '')
+      .replace(keyValueHint('--env'), 'the queueSplit.env setting ("$1": "$2")')
+      .replace(/--env ([A-Za-z_][A-Za-z0-9_]*)\b(?!=)/g, 'the queueSplit.env entry "$1"')
+      .replace(keyValueHint('--map-address'), 'the queueSplit.addressMap setting ("$1": "$2")')
+      .replace(keyValueHint('--relay-to'), 'the queueSplit.delivery.relayTo setting ("$1": "$2")')
+      .replace(/--mode (http|env|relay)\b/g, '$1 delivery (the queueSplit.delivery.mode setting)')
+      .replace(/--transport broker\b/g, 'the broker transport')
+      .replace(/\b(start|run) the sidecar again\b/gi, 'start the split again')
+      .replace(/\bthe sidecar log\b/g, 'the Queue Split log')
+  );
+}
+
+/** Sidecar words → editor words: the hints above, then every other sidecar flag by its home. */
+export function inEditorTerms(text: string): string {
+  let out = rewriteHints(text).replace(
+    /\bRun with --help[^.]*\.?/g,
+    'Report this with the Queue Split log (it is a bug of the extension).',
+  );
+  // "--target: "x" is not a URL." → "The queueSplit.delivery.httpTarget setting: "x" is not a URL."
+  out = out.replace(/^(--[a-z][a-z0-9-]*(?: [a-zA-Z.]+)?): /, (all, flag: string) =>
+    SIDECAR_FLAGS.has(flag.split(' ')[0] ?? '') ? `${capitalize(flagHome(flag)?.words ?? INTERNAL)}: ` : all,
+  );
+  return out.replace(FLAG, (flag) => (SIDECAR_FLAGS.has(flag) ? (flagHome(flag)?.words ?? INTERNAL) : flag));
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+export interface SidecarErrorContext {
+  /** The namespace of the split (for a RoleBinding command). */
+  namespace?: string;
+  /** The Kubernetes user the split is started as (queueSplit.owner or the SelfSubjectReview). */
+  user?: string;
+}
+
+interface CodeWords {
+  /** The suggested action when the sidecar's own one speaks in flags. */
+  action: string | ((m: ErrorMessage) => string);
+  fixes: (m: ErrorMessage, c: SidecarErrorContext) => (Fix | undefined)[];
+}
+
+const START_AGAIN = 'then start the split again';
+const BUG = 'This is a bug of the extension: report it with the Queue Split log.';
+
+/** Every sidecar error code in editor terms (typed Record: a new code does not compile without one). */
+export const SIDECAR_ERROR_WORDS: Readonly<Record<ErrorCode, CodeWords>> = {
+  usage: {
+    action: (m) => `Fix ${flagHome(m.flag)?.words ?? 'the setting it names'}, ${START_AGAIN}.`,
+    fixes: (m) => [flagHome(m.flag)?.fix],
+  },
+  'kube-config': {
+    action: `Point the queueSplit.kubeconfig setting (or $KUBECONFIG) at a working kubeconfig, or pick another context, ${START_AGAIN}.`,
+    fixes: () => [fix.setting('queueSplit.kubeconfig'), fix.selectContext()],
+  },
+  'kube-unreachable': {
+    action: `Check that the cluster runs and that this machine reaches it (VPN, proxy), ${START_AGAIN}.`,
+    fixes: () => [fix.selectContext()],
+  },
+  'kube-unauthorized': {
+    action: `Your login to the cluster expired or was refused: log in again (or get a fresh kubeconfig), ${START_AGAIN}.`,
+    fixes: () => [fix.openKubeconfigFile(), fix.selectContext()],
+  },
+  forbidden: {
+    action:
+      'Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in this namespace, or pick a namespace where you have it.',
+    fixes: (m, c) => [roleBindingFix(m, c), fix.selectContext()],
+  },
+  'crd-missing': {
+    action:
+      'Run "Queue Split: Install Controller into Cluster…" (needs cluster-admin), or pick the right context.',
+    fixes: () => [fix.installController(), fix.selectContext()],
+  },
+  'workload-not-found': {
+    action:
+      'Check the workload (the queueSplit.workload setting or .vscode/queue-split.json) and the namespace.',
+    fixes: () => [fix.setting('queueSplit.workload'), fix.selectContext()],
+  },
+  'declaration-invalid': {
+    action:
+      "Fix the workload's queue declaration (its telepresence.io/queue-config annotation), or pick a queue it declares.",
+    fixes: () => [fix.declareQueues()],
+  },
+  'config-missing': {
+    action: `Give the env var a value for this machine in the queueSplit.env setting, ${START_AGAIN}.`,
+    fixes: (m) => [flagHome(m.flag)?.fix ?? fix.setting('queueSplit.env')],
+  },
+  'split-conflict': {
+    action: 'Stop the split that is in the way (the Queue Splits view), then start again.',
+    fixes: () => [fix.showView()],
+  },
+  'split-rejected': {
+    action: 'The controller refused the split for the reason given: change what it names, then start again.',
+    fixes: () => [fix.showView()],
+  },
+  'split-failed': {
+    action:
+      'The controller could not activate the split: the Queue Splits view and the log say why. Nothing of yours is lost.',
+    fixes: () => [fix.showView()],
+  },
+  'split-timeout': {
+    action: `The split did not become active in time: look at it in the Queue Splits view, or raise the queueSplit.readyTimeoutSeconds setting, ${START_AGAIN}.`,
+    fixes: () => [fix.setting('queueSplit.readyTimeoutSeconds'), fix.showView()],
+  },
+  'split-deleted': {
+    action: 'Somebody deleted your split (or its lease ran out): start it again if you still need it.',
+    fixes: () => [fix.startSplit()],
+  },
+  'target-unreachable': {
+    action: `Start the service you debug so it listens there, or fix the queueSplit.delivery.httpTarget setting, ${START_AGAIN}.`,
+    fixes: (m) => [flagHome(m.flag)?.fix ?? fix.setting('queueSplit.delivery.httpTarget')],
+  },
+  'broker-unreachable': {
+    action: `This machine does not reach the broker: forward its port and map the address (the queueSplit.addressMap setting), or choose http or relay delivery (the queueSplit.delivery.mode setting), ${START_AGAIN}.`,
+    fixes: (m) => [
+      flagHome(m.flag)?.fix ?? fix.setting('queueSplit.addressMap'),
+      fix.setting('queueSplit.delivery.mode', 'Change Delivery Mode'),
+    ],
+  },
+  'broker-auth': {
+    action: `The broker refused the login: set working credentials for this machine (the queueSplit.env setting), or choose http or relay delivery, ${START_AGAIN}.`,
+    fixes: (m) => [flagHome(m.flag)?.fix ?? fix.setting('queueSplit.env')],
+  },
+  'shadow-missing': {
+    action: 'The split’s session queue is gone from the broker: stop the split and start it again.',
+    fixes: () => [fix.showView()],
+  },
+  'relay-destination-missing': {
+    action: `Create the destination on your local broker (or start your service once so it does), or choose another in the queueSplit.delivery.relayTo setting, ${START_AGAIN}.`,
+    fixes: (m) => [flagHome(m.flag)?.fix ?? fix.setting('queueSplit.delivery.relayTo')],
+  },
+  'session-refused': {
+    action:
+      'Another window (or machine) receives this split’s messages, or its secret is not this window’s: stop the split and start it again here.',
+    fixes: () => [fix.showView()],
+  },
+  'agent-unreachable': {
+    action: `The queue-agent pod could not be reached through the cluster: check it is running (the Queue Splits view), ${START_AGAIN}.`,
+    fixes: () => [fix.showView()],
+  },
+  'agent-impostor': {
+    action:
+      'Nothing was sent to it. Tell your cluster admin: a pod with the queue-agent’s labels in this namespace is not the queue-agent.',
+    fixes: () => [],
+  },
+  internal: {
+    action: BUG,
+    fixes: () => [],
+  },
+};
+
+function roleBindingFix(m: ErrorMessage, c: SidecarErrorContext): Fix | undefined {
+  // The sidecar's own action may carry the command already (its RBAC preflight).
+  const given = /kubectl create rolebinding [^\n)]*/.exec(m.suggestedAction)?.[0];
+  if (given !== undefined) return fix.copyRoleBinding(given.replace(/[.\s]+$/, ''));
+  if (c.namespace === undefined || c.user === undefined || c.user === '') return undefined;
+  return fix.copyRoleBinding(developerRoleBindingCommand(c.namespace, subjectOfUser(c.user)));
+}
+
+/**
+ * The --settings file is written by the extension from the user's settings: a refused key there
+ * is that setting's (`<file>: env.MY-VAR: Invalid key` → queueSplit.env), not the file's.
+ */
+function settingsFileFlag(m: ErrorMessage): { flag?: string } {
+  if (m.flag !== '--settings') return {};
+  const key = /: (env|addressMap|target|relay\.to|relay\.[A-Za-z]+)\b[^:]*: /.exec(m.message)?.[1];
+  if (key === undefined) return {};
+  if (key === 'env') return { flag: '--env' };
+  if (key === 'addressMap') return { flag: '--map-address' };
+  if (key === 'target') return { flag: '--target' };
+  if (key === 'relay.to') return { flag: '--relay-to' };
+  const provider = PROVIDER_NAMES.find((p) => `relay.${PROVIDERS[p].relay.settingsKey}` === key);
+  return provider !== undefined ? { flag: RELAY_FLAGS[provider] } : {};
+}
+
+export interface EditorError {
+  message: string;
+  suggestedAction: string;
+  fixes: Fix[];
+}
+
+/** A sidecar error line → what the extension shows: words without flags, and its buttons. */
+export function sidecarError(line: ErrorMessage, context: SidecarErrorContext = {}): EditorError {
+  const m = { ...line, ...settingsFileFlag(line) };
+  const words = SIDECAR_ERROR_WORDS[m.code] ?? SIDECAR_ERROR_WORDS.internal;
+  const internalFlag = m.flag !== undefined && flagHome(m.flag) === undefined;
+  const message = inEditorTerms(
+    // "--settings: /…/x.settings.json: env.A-B: …" names the extension's file: say the setting.
+    m.flag !== line.flag
+      ? m.message.replace(/^--settings: .*?: (?=(env|addressMap|target|relay)\b)/, `${m.flag}: `)
+      : m.message,
+  );
+  // The sidecar's action stays when it speaks the editor's language once its hints are
+  // rewritten (the preflights' do); otherwise the code's own words.
+  const hinted = rewriteHints(m.suggestedAction);
+  const suggestedAction = internalFlag
+    ? BUG
+    : !namesFlags(hinted)
+      ? hinted
+      : typeof words.action === 'string'
+        ? words.action
+        : words.action(m);
+  return {
+    message: internalFlag ? `The sidecar refused ${INTERNAL}: ${message}` : message,
+    suggestedAction,
+    fixes: uniqueFixes(words.fixes(m, context)),
+  };
+}

@@ -1,7 +1,8 @@
 // The real VS Code as a developer meets it: a Kubernetes user bound to the
 // `queuesplit-developer` role only (never the admin kubeconfig), no `queueSplit.owner`, `http`
 // delivery to the debugged process. Start (a debug launch), debug (the debuggee receives its
-// messages, which the queue-agent streams through the API server's port-forward), stop.
+// messages, which the queue-agent streams through the API server's port-forward), the split's
+// details (the role may not list Events: the page says so and shows the rest), stop.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -14,12 +15,15 @@ import { userKubeconfig } from '../../env/k8s/kubeconfig';
 import { runDir } from '../../env/paths';
 import { freePort } from '../../support/freePort';
 import { getSplit, pollUntil, prepareSplitFixture, type SplitFixture } from '../support/cluster';
+import type { QueueSplitApi } from '../../../extension/extension';
+import type { DetailsModel } from '../../../extension/model/details';
 import { activateExtension, HostSettings, launchNode, leaveHost } from '../support/host';
 
 let fixture: SplitFixture;
 let dir: string;
 let user: string;
 let kubeconfig: string;
+let api: QueueSplitApi;
 const settings = new HostSettings();
 
 describe('a developer with only the developer role: start, debug and stop in the real VS Code (real cluster, http through the queue-agent)', function () {
@@ -38,7 +42,7 @@ describe('a developer with only the developer role: start, debug and stop in the
       path.join(runDir, 'k8s', 'pki', 'ca.crt'),
       kubeconfig,
     );
-    await activateExtension();
+    api = await activateExtension();
     await settings.set({
       kubeconfig,
       namespace: fixture.namespace,
@@ -50,7 +54,7 @@ describe('a developer with only the developer role: start, debug and stop in the
 
   after(async function () {
     this.timeout(120_000);
-    await leaveHost({ settings, remove: [dir], fixture });
+    await leaveHost({ settings, remove: [dir], fixture, closeEditors: true });
   });
 
   it('a debug launch splits as the Kubernetes user, the debuggee receives its messages, stopping hands the queue back', async () => {
@@ -103,6 +107,24 @@ describe('a developer with only the developer role: start, debug and stop in the
       received.every((m) => m.user === user),
       'only messages with my header reached me',
     );
+
+    // The details page of my split: the developer role grants no `list events`, so that one line
+    // says why, and the page shows everything else (never a failure).
+    await vscode.commands.executeCommand('queueSplit.showSplitDetails', name);
+    const handed = (m: DetailsModel | undefined) =>
+      Number(m?.counts.find((c) => c.label === 'Handed to your process')?.value ?? 0);
+    const details = await pollUntil(
+      'the details page shows my Active split, its deliveries and why there are no events',
+      async () => api.details.modelOf(name),
+      (m) => m?.phase.text === 'Active' && m.events.state !== 'loading' && handed(m) >= ids.length,
+      30_000,
+    );
+    assert.equal(details?.heading, `Your split of ${fixture.workload}`);
+    const events = details?.events;
+    assert.equal(events?.state, 'unavailable', JSON.stringify(events));
+    assert.match(events.reason, /may not list events in namespace /);
+    assert.equal(details?.routes[0]?.queue, 'orders');
+    assert.equal(details?.actions[0]?.id, 'sendTest');
 
     await vscode.debug.stopDebugging();
     await fixture.waitForNoSplits();

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { ClusterService } from './cluster';
 import { registerCommands } from './commands';
 import { QueueSplitDebugProvider } from './debug/provider';
-import { DETAILS_SCHEME, DetailsProvider } from './details';
+import { DetailsPanels } from './details';
 import { registerLogging } from './logging';
 import { Notifier } from './notifications';
 import type { Services } from './services';
@@ -25,6 +25,8 @@ export interface QueueSplitApi {
   debug: QueueSplitDebugProvider;
   /** The Queue Splits view's data: host tests read its rows as the user sees them. */
   tree: SplitsTreeProvider;
+  /** The split details panels: host tests read what an open one shows. */
+  details: DetailsPanels;
   activationMs: number;
 }
 
@@ -37,8 +39,8 @@ export function activate(context: vscode.ExtensionContext): QueueSplitApi {
     log,
   );
   const sessions = new SessionManager(context, cluster, log, notifier);
-  const services: Services = { context, log, notifier, cluster, sessions };
-  const details = new DetailsProvider(cluster, sessions);
+  const details = new DetailsPanels({ context, log, notifier, cluster, sessions });
+  const services: Services = { context, log, notifier, cluster, sessions, details };
   const tree = new SplitsTreeProvider(cluster, sessions, log, notifier);
   const debug = new QueueSplitDebugProvider(services);
 
@@ -47,7 +49,6 @@ export function activate(context: vscode.ExtensionContext): QueueSplitApi {
     cluster,
     sessions,
     details,
-    vscode.workspace.registerTextDocumentContentProvider(DETAILS_SCHEME, details),
     tree,
     tree.createView(VIEW_ID),
     ...registerCommands(services, () => cluster.refresh()),
@@ -58,7 +59,7 @@ export function activate(context: vscode.ExtensionContext): QueueSplitApi {
   log.info(
     `Queue Split ${context.extension.packageJSON.version as string} activated in ${activationMs.toFixed(1)} ms`,
   );
-  return { services, debug, tree, activationMs };
+  return { services, debug, tree, details, activationMs };
 }
 
 export function deactivate(): void {

@@ -1,7 +1,9 @@
 // What every feature gets handed at activation: the one owner of disposables (the
-// ExtensionContext), the log, the notifier, the cluster handle and the session manager.
+// ExtensionContext), the log, the notifier, the cluster handle, the session manager and the
+// split details panels.
 import type * as vscode from 'vscode';
 import type { ClusterService } from './cluster';
+import type { DetailsPanels } from './details';
 import type { Notifier } from './notifications';
 import type { SessionManager } from './sidecar/splitSessions';
 
@@ -11,4 +13,5 @@ export interface Services {
   notifier: Notifier;
   cluster: ClusterService;
   sessions: SessionManager;
+  details: DetailsPanels;
 }

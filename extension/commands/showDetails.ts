@@ -1,6 +1,5 @@
-// Queue Split: Show Split Details — the QueueSplit and the sidecar's state as live YAML.
-import * as vscode from 'vscode';
-import { detailsUri } from '../details';
+// Queue Split: Show Split Details — one split as a person reads it, live (details.ts): the tree
+// row's split, the one split this window runs, or one of mine to pick.
 import type { TreeNode } from '../model/tree';
 import type { Services } from '../services';
 import { chooseMySplit } from './pickers';
@@ -26,7 +25,5 @@ export async function showSplitDetails(services: Services, arg?: TreeNode | stri
       name = choice.name;
     }
   }
-  const document = await vscode.workspace.openTextDocument(detailsUri(context, namespace, name));
-  await vscode.languages.setTextDocumentLanguage(document, 'yaml');
-  await vscode.window.showTextDocument(document, { preview: true, preserveFocus: false });
+  services.details.show({ context, namespace, name });
 }

@@ -6,3 +6,4 @@ export { KubeProblem } from './errors';
 export { NamespaceWatch, type NamespaceState } from './watch';
 export { installObjects } from './install';
 export { sessionPreflight } from './accessPreflight';
+export { listEventsOf, type EventSubject } from './events';

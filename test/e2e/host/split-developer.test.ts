@@ -3,7 +3,8 @@
 // delivery to the debugged process. Start (a debug launch), debug (the debuggee receives its
 // messages, which the queue-agent streams through the API server's port-forward), a burst whose
 // delivered count the Queue Splits view follows (redrawn at most 4 times a second, the final
-// count always shown), stop.
+// count always shown), the split's details (the role may not list Events: the page says so and
+// shows the rest), stop.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -19,6 +20,7 @@ import { userKubeconfig } from '../../env/k8s/kubeconfig';
 import { runDir } from '../../env/paths';
 import { freePort } from '../../support/freePort';
 import { getSplit, pollUntil, prepareSplitFixture, type SplitFixture } from '../support/cluster';
+import type { DetailsModel } from '../../../extension/model/details';
 import { activateExtension, HostSettings, launchNode, leaveHost } from '../support/host';
 
 let fixture: SplitFixture;
@@ -75,7 +77,7 @@ describe('a developer with only the developer role: start, debug and stop in the
 
   after(async function () {
     this.timeout(120_000);
-    await leaveHost({ settings, remove: [dir], fixture });
+    await leaveHost({ settings, remove: [dir], fixture, closeEditors: true });
   });
 
   it('a debug launch splits as the Kubernetes user, the debuggee receives its messages, stopping hands the queue back', async () => {
@@ -177,6 +179,23 @@ describe('a developer with only the developer role: start, debug and stop in the
       redraws.every((r, i) => i === 0 || r.at - redraws[i - 1]!.at >= SESSION_CHANGE_INTERVAL_MS - 10),
       `at most one redraw per ${SESSION_CHANGE_INTERVAL_MS} ms, not one per message: ${summary}`,
     );
+    // The details page of my split: the developer role grants no `list events`, so that one line
+    // says why, and the page shows everything else (never a failure).
+    await vscode.commands.executeCommand('queueSplit.showSplitDetails', name);
+    const handed = (m: DetailsModel | undefined) =>
+      Number(m?.counts.find((c) => c.label === 'Handed to your process')?.value ?? 0);
+    const details = await pollUntil(
+      'the details page shows my Active split, its deliveries and why there are no events',
+      async () => api.details.modelOf(name),
+      (m) => m?.phase.text === 'Active' && m.events.state !== 'loading' && handed(m) >= ids.length,
+      30_000,
+    );
+    assert.equal(details?.heading, `Your split of ${fixture.workload}`);
+    const events = details?.events;
+    assert.equal(events?.state, 'unavailable', JSON.stringify(events));
+    assert.match(events.reason, /may not list events in namespace /);
+    assert.equal(details?.routes[0]?.queue, 'orders');
+    assert.equal(details?.actions[0]?.id, 'sendTest');
 
     await vscode.debug.stopDebugging();
     await fixture.waitForNoSplits();

@@ -5,12 +5,14 @@
 //   (workload inferred from the repo's manifest, queue, filter x-queue-split-user=<me>, http
 //   delivery) → the route reaches Active in the tree → a second "Start Split…" refuses, as I type,
 //   a regex filter overlapping it (the input box shows a message matching both) and offers my
-//   OpenTelemetry routing key → "Show Split Details" → "Send Test Message…" with my header reaches
-//   the debugged service, after one my handler keeps failing blocked the route (tree and status bar
-//   say so) and "Reject Blocked Message…" let it go → a message without my header still goes to
-//   the cluster app → "Stop Split"
+//   OpenTelemetry routing key → "Show Split Details" opens a page a person reads (phase, route,
+//   filter, counts, the Deployment's Events) → "Send Test Message…" with my header reaches the
+//   debugged service, after one my handler keeps failing blocked the route (tree, status bar and
+//   the open details page say so, live) and the details page's "Reject…" button let it go → a
+//   message without my header still goes to the cluster app → "Stop Split"
 //   → the tree has no route and the app gets every message again.
-// Screenshots: test-results/e2e/split-lifecycle-from-the-command-palette/.
+// Screenshots: test-results/e2e/split-lifecycle-from-the-command-palette/ (the details page's are
+// docs/images/extension/split-details*.png).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -18,7 +20,6 @@ import { after, before, test } from 'node:test';
 import { freePort } from '../harness/codeServer';
 import {
   acceptQuickInput,
-  activeEditorText,
   clickDialogButton,
   clickQuickInputButton,
   fillQuickInput,
@@ -27,6 +28,7 @@ import {
   waitForQuickInputMessage,
 } from '../harness/quickInput';
 import { withWorkbench } from '../harness/session';
+import { clickWebviewButton, waitForWebviewText } from '../harness/webview';
 import { openViewContainer, runCommand, waitForNotification, waitForTreeRow } from '../harness/workbench';
 import { pollUntil, prepareSplitFixture, workloadManifest, type SplitFixture } from '../support/cluster';
 
@@ -218,19 +220,51 @@ test('split lifecycle from the command palette', async () => {
         `filter overlap shown as typed, then Escape: ${((Date.now() - overlapStarted) / 1000).toFixed(1)}s`,
       );
 
+      // Show Split Details: a page a person reads, in a webview (its text read from the frame).
+      // The debug console's panel and the notifications are put away so the screenshot shows the page.
+      await runCommand(page, 'View: Hide Panel');
+      await runCommand(page, 'Notifications: Clear All Notifications');
+      await page.mouse.move(150, 600); // no hover over the page in the screenshot
+      const detailsStarted = Date.now();
       await runCommand(page, 'Queue Split: Show Split Details');
-      await pollUntil(
-        'the details show the Active QueueSplit',
-        () => activeEditorText(page),
-        (t) => /kind: QueueSplit/.test(t) && /phase: Active/.test(t),
-        30_000,
+      const details = 'main[data-split]';
+      const shown = await waitForWebviewText(
+        page,
+        details,
+        (t) =>
+          new RegExp(`Recent events .*Deployment/${workload} `).test(t) &&
+          t.includes('Open Workload Manifest'),
+        "the details page shows my split and the Deployment's events",
+        60_000,
+      );
+      console.log(
+        `Show Split Details → page with events: ${((Date.now() - detailsStarted) / 1000).toFixed(1)}s`,
+      );
+      assert.match(shown, new RegExp(`^Your split of ${workload} Active `), shown);
+      assert.match(
+        shown,
+        new RegExp(
+          `Next Messages that match your filter reach you: POST http://127\\.0\\.0\\.1:${port}/events\\.`,
+        ),
+      );
+      assert.match(shown, /Send Test Message… Stop Split Open Workload Manifest Show Logs Refresh/);
+      assert.match(
+        shown,
+        new RegExp(
+          `Routes orders Active RabbitMQ queue ${source} Session shadow \\S+ Delivers to POST http://127\\.0\\.0\\.1:${port}/events Routed \\d+ `,
+        ),
+      );
+      assert.match(shown, new RegExp(`Filter x-queue-split-user=${owner} `));
+      assert.match(shown, /Routed \d+ Handed to you 0 Failed attempts 0 Rejected 0 Recent events /);
+      assert.match(
+        shown,
+        /Conditions .* Ready True RouteActive Matching messages reach your session shadow\./,
       );
       await steps.shot('split details');
-      await runCommand(page, 'View: Close All Editors');
 
-      // A message my handler keeps failing (HTTP 500) blocks my route, and the tree and status bar
-      // say so; I reject it from the extension (RabbitMQ: without requeue, as the app's reject
-      // would), and the next message flows (the test message below).
+      // A message my handler keeps failing (HTTP 500) blocks my route, and the tree, the status bar
+      // and the open details page say so; I reject it with the page's button (RabbitMQ: without
+      // requeue, as the app's reject would), and the next message flows (the test message below).
       await runCommand(page, 'Queue Split: Send Test Message…');
       await fillQuickInput(page, 'Send Test Message: body', JSON.stringify({ test: `${owner}-fail-me` }));
       const blockedRow = await waitForTreeRow(
@@ -245,7 +279,22 @@ test('split lifecycle from the command palette', async () => {
         .filter({ hasText: /blocked: HTTP 500, attempt \d+/ })
         .waitFor({ state: 'visible', timeout: 30_000 });
       await steps.shot('route blocked on a failing message');
-      await runCommand(page, 'Queue Split: Reject Blocked Message…');
+      const blockedPage = await waitForWebviewText(
+        page,
+        details,
+        (t) => t.includes(`blocked on message ${poisonId}: HTTP 500`),
+        'the details page shows the blocked message',
+        30_000,
+      );
+      assert.match(
+        blockedPage,
+        new RegExp(
+          `Next Message ${poisonId} of orders keeps failing \\(HTTP 500, attempt \\d+\\) .* Retry Now Reject… Stop Split`,
+        ),
+      );
+      await page.mouse.move(150, 600);
+      await steps.shot('split details blocked');
+      await clickWebviewButton(page, details, 'Reject…');
       const reject = await waitForDialog(page, `Reject message ${poisonId} of orders?`);
       assert.match((await reject.textContent()) ?? '', /RabbitMQ rejects it without requeue/);
       await steps.shot('reject confirmation');
@@ -256,7 +305,15 @@ test('split lifecycle from the command palette', async () => {
         new RegExp(`${owner} \\(you\\)\\s*Active(?!.*blocked)`),
         60_000,
       );
+      await waitForWebviewText(
+        page,
+        details,
+        (t) => !t.includes('blocked on message') && / Rejected 1( |$)/.test(t),
+        'the details page shows the route flowing again, one message rejected',
+        30_000,
+      );
       await steps.shot('route flows again');
+      await runCommand(page, 'View: Close All Editors');
 
       const body = JSON.stringify({ test: `${owner}-${Date.now()}` });
       await runCommand(page, 'Queue Split: Send Test Message…');

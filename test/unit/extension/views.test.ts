@@ -1,4 +1,4 @@
-// The small views: status bar, details YAML, phase wording, owner rules, workload summaries,
+// The small views: status bar, phase wording, owner rules, workload summaries,
 // the install confirmation.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -8,11 +8,9 @@ import { parse } from 'yaml';
 import { queueSplitCrd } from '../../../core/crd/crdManifest';
 import { controllerManifests, defaultInstall } from '../../../deploy/manifests';
 import type { AnyOfFilter } from '../../../core/filter';
-import { detailsYaml } from '../../../extension/model/details';
 import { describeManifests, installConfirmation } from '../../../extension/model/install';
 import { filterForDisplay, filterKeys } from '../../../extension/model/owner';
 import { blockingReason, progressLine, queuePhase, splitPhase } from '../../../extension/model/phases';
-import { initialSession, reduceSession } from '../../../extension/model/sidecarView';
 import { statusBarLook } from '../../../extension/model/statusBar';
 import { summarizeWorkload } from '../../../extension/model/workloads';
 import { deploymentObject, split } from './fixtures';
@@ -83,74 +81,6 @@ describe('owner and filters', () => {
     assert.equal(filterForDisplay(anyOf, true), 'tenant^=alice- or baggage:queue-split-user=alice');
     assert.equal(filterForDisplay(anyOf, false), 'baggage:queue-split-user=…,tenant=…');
     assert.equal(filterForDisplay({ anyOf: [{}] }, false), '(all messages)');
-  });
-});
-
-describe('details YAML', () => {
-  test('mine: the QueueSplit as is, plus the sidecar state; no managedFields', () => {
-    const s = split({ phase: 'Active' });
-    (s.metadata as Record<string, unknown>).managedFields = [{ manager: 'x' }];
-    let view = initialSession('env');
-    view = reduceSession(view, {
-      type: 'ready',
-      time: 't',
-      mode: 'env',
-      split: { name: s.metadata.name, namespace: 'team-a', routeId: s.spec.routeId },
-      queues: [{ name: 'orders', provider: 'rabbitmq', shadow: 'qs-rses-x', deliversTo: 'env' }],
-      env: { SOURCE_QUEUE: 'qs-rses-x' },
-      secretEnv: ['AMQP_URL'],
-      envFile: '/tmp/x.env',
-    });
-    const text = detailsYaml(s, {
-      mine: true,
-      session: view,
-      name: s.metadata.name,
-      namespace: 'team-a',
-      context: 'dev',
-    });
-    const doc = parse(text) as {
-      queueSplit: { spec: { filter: Record<string, string> }; metadata: Record<string, unknown> };
-      sidecar: Record<string, unknown>;
-    };
-    assert.equal(doc.queueSplit.spec.filter['x-queue-split-user'], 'alice');
-    assert.equal(doc.queueSplit.metadata.managedFields, undefined);
-    assert.deepEqual(doc.sidecar.secretEnvNames, ['AMQP_URL']);
-    assert.deepEqual(doc.sidecar.env, { SOURCE_QUEUE: 'qs-rses-x' });
-  });
-  test("a teammate's: filter values hidden", () => {
-    const s = split({ owner: 'bob', filter: { 'x-queue-split-user': 'bob-value' } });
-    const text = detailsYaml(s, { mine: false, name: s.metadata.name, namespace: 'team-a', context: 'dev' });
-    assert.ok(!text.includes('bob-value'), text);
-    assert.match(text, /x-queue-split-user: …/);
-  });
-  test("a teammate's anyOf (spec.match): every value hidden, the keys kept", () => {
-    const s = split({
-      owner: 'bob',
-      match: {
-        anyOf: [
-          { tenant: { prefix: 'bob-secret-' } },
-          { 'baggage:queue-split-user': { in: ['bob-secret-2'] } },
-        ],
-      },
-    });
-    const text = detailsYaml(s, { mine: false, name: s.metadata.name, namespace: 'team-a', context: 'dev' });
-    assert.ok(!text.includes('secret'), text);
-    const doc = parse(text) as { queueSplit: { spec: Record<string, unknown> }; state: { note: string } };
-    assert.deepEqual(doc.queueSplit.spec.match, {
-      anyOf: [{ tenant: '…' }, { 'baggage:queue-split-user': '…' }],
-    });
-    assert.equal(doc.queueSplit.spec.filter, undefined);
-    assert.match(doc.state.note, /baggage:queue-split-user=…,tenant=…/);
-    const own = detailsYaml(split({ match: { anyOf: [{ tenant: { prefix: 'alice-' } }] } }), {
-      mine: true,
-      name: 'x',
-      namespace: 'team-a',
-      context: 'dev',
-    });
-    assert.match(own, /prefix: alice-/);
-  });
-  test('a split that is gone says so', () => {
-    assert.match(detailsYaml(undefined, { mine: true, name: 'x', namespace: 'n', context: 'c' }), /gone/);
   });
 });
 

@@ -4,6 +4,7 @@
 // imported on first use (see cluster.ts and commands/sendTestMessage.ts).
 import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
+import { BrokerSecrets } from './brokerSecrets';
 import { ClusterService } from './cluster';
 import { registerCommands } from './commands';
 import { QueueSplitDebugProvider } from './debug/provider';
@@ -36,8 +37,9 @@ export function activate(context: vscode.ExtensionContext): QueueSplitApi {
     new SelectionStore(context.storageUri, context.workspaceState, log),
     log,
   );
-  const sessions = new SessionManager(context, cluster, log, notifier);
-  const services: Services = { context, log, notifier, cluster, sessions };
+  const brokerSecrets = new BrokerSecrets(context, notifier);
+  const sessions = new SessionManager(context, cluster, log, notifier, brokerSecrets);
+  const services: Services = { context, log, notifier, cluster, sessions, brokerSecrets };
   const details = new DetailsProvider(cluster, sessions);
   const tree = new SplitsTreeProvider(cluster, sessions, log);
   const debug = new QueueSplitDebugProvider(services);

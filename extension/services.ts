@@ -1,6 +1,8 @@
 // What every feature gets handed at activation: the one owner of disposables (the
-// ExtensionContext), the log, the notifier, the cluster handle and the session manager.
+// ExtensionContext), the log, the notifier, the cluster handle, the session manager and the
+// broker passwords kept in VS Code's secret storage.
 import type * as vscode from 'vscode';
+import type { BrokerSecrets } from './brokerSecrets';
 import type { ClusterService } from './cluster';
 import type { Notifier } from './notifications';
 import type { SessionManager } from './sidecar/splitSessions';
@@ -11,4 +13,5 @@ export interface Services {
   notifier: Notifier;
   cluster: ClusterService;
   sessions: SessionManager;
+  brokerSecrets: BrokerSecrets;
 }

@@ -9,6 +9,7 @@ import { childrenOf, contextNode, lookOf, type TreeNode, type TreeSnapshot } fro
 import type { KubeTargetInfo } from '../model/types';
 import type { SessionView } from '../model/sidecarView';
 import type { SessionManager } from '../sidecar/splitSessions';
+import { RESTRICTED_MESSAGE } from '../trust';
 
 export type ViewState =
   'loading' | 'noCluster' | 'unreachable' | 'controllerMissing' | 'noWorkloads' | 'ready';
@@ -34,6 +35,9 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
       cluster.onDidChangeTarget(() => this.refresh()),
       sessions.onDidChange(() => this.changed.fire(undefined)),
       cluster.onDidChangeOwner(() => this.changed.fire(undefined)),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        if (this.view !== undefined) this.view.message = undefined;
+      }),
     );
   }
 
@@ -69,8 +73,11 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
   private async setState(state: ViewState, detail?: string, target?: KubeTargetInfo): Promise<void> {
     await vscode.commands.executeCommand('setContext', 'queueSplit.state', state);
     if (detail !== undefined) this.log.warn(`Queue Splits view: ${detail}`);
-    if (this.view !== undefined)
+    if (this.view !== undefined) {
       this.view.description = target !== undefined ? `${target.context} · ${target.namespace}` : undefined;
+      // Only over the tree: a message would hide the welcome views of the other states.
+      this.view.message = state === 'ready' && !vscode.workspace.isTrusted ? RESTRICTED_MESSAGE : undefined;
+    }
   }
 
   private snapshot(target: KubeTargetInfo): TreeSnapshot {

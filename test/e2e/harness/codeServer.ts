@@ -1,11 +1,13 @@
 // Starts a private code-server (a real VS Code server) on a free loopback port with throwaway
-// user-data and extensions folders, and stops its whole process group. Nothing here reads or
-// writes the developer's own VS Code state.
+// user-data and extensions folders — the extensions folder holding dist/queue-split.vsix as
+// code-server installed it (installedExtension.ts) — and stops its whole process group. Nothing
+// here reads or writes the developer's own VS Code state.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { removeTempDir, signalGroup, tempDir, trackGroup, untrackGroup } from './exitCleanup';
+import { copyInstalledExtension } from './installedExtension';
 import { codeServerBin } from './paths';
 import { freePort } from '../../support/freePort';
 export { freePort } from '../../support/freePort';
@@ -30,6 +32,9 @@ export interface CodeServerOptions {
   settings?: Record<string, unknown>;
   /** Over this process's environment, for the server and its extension hosts. */
   env?: Record<string, string>;
+  /** On: VS Code's Workspace Trust works as on a user's machine (no --disable-workspace-trust),
+   * so a folder nobody trusted opens in Restricted Mode. Off (default): every folder is trusted. */
+  workspaceTrust?: boolean;
 }
 
 /** Settings that keep a test's workbench quiet and deterministic. */
@@ -60,9 +65,11 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
   const extensionsDir = path.join(state, 'extensions');
   fs.mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
   fs.mkdirSync(extensionsDir);
+  copyInstalledExtension(extensionsDir);
+  const trust = options.workspaceTrust === true ? { 'security.workspace.trust.enabled': true } : {};
   fs.writeFileSync(
     path.join(userDataDir, 'User', 'settings.json'),
-    JSON.stringify({ ...quietSettings, ...options.settings }, null, 2),
+    JSON.stringify({ ...quietSettings, ...trust, ...options.settings }, null, 2),
   );
 
   const port = await freePort();
@@ -77,7 +84,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
     userDataDir,
     '--extensions-dir',
     extensionsDir,
-    '--disable-workspace-trust',
+    ...(options.workspaceTrust === true ? [] : ['--disable-workspace-trust']),
     '--disable-telemetry',
     '--disable-update-check',
     options.workspace,

@@ -19,6 +19,8 @@ export interface CodeServer {
   logFile: string;
   /** VS Code's server-side logs while it runs (one folder per extension host, output channels). */
   logsDir: string;
+  /** The server's user-data folder (User/settings.json) while it runs. */
+  userDataDir: string;
   stop(): Promise<void>;
 }
 
@@ -126,7 +128,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
       (r) => r.ok,
       () => false,
     );
-    if (healthy) return { url, pid, logFile: options.logFile, logsDir: logs, stop };
+    if (healthy) return { url, pid, logFile: options.logFile, logsDir: logs, userDataDir, stop };
     if (exited !== undefined || Date.now() > deadline) {
       await stop();
       const log = fs.readFileSync(options.logFile, 'utf8').split('\n').slice(-30).join('\n');

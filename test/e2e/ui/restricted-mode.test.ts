@@ -4,7 +4,8 @@
 // its view shows the cluster — through the kubeconfig of the user's settings, although the
 // workspace's .vscode/settings.json names another (queueSplit.kubeconfig is machine-scoped, so
 // is the sidecar's Node) — with a message saying what needs trust; Start Split… and Send Test
-// Message… say "Trust the workspace to …" and create nothing; Set Broker Password… is offered.
+// Message… say "Trust the workspace to …" and create nothing; Set Broker Password… works: the
+// local RabbitMQ's password typed into it goes to VS Code's secret storage (the row says stored).
 // Trusting the workspace from that notification lifts it: the message goes, Start Split… asks
 // its questions. Screenshots: test-results/e2e/restricted-mode/ (copies in docs/images/extension/).
 import assert from 'node:assert/strict';
@@ -13,7 +14,13 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { waitForServerLog } from '../harness/codeServer';
-import { clickDialogButton, waitForDialog, waitForQuickInput } from '../harness/quickInput';
+import {
+  clickDialogButton,
+  fillQuickInput,
+  quickPickRows,
+  waitForDialog,
+  waitForQuickInput,
+} from '../harness/quickInput';
 import { withWorkbench } from '../harness/session';
 import { openViewContainer, runCommand, waitForNotification, waitForTreeRow } from '../harness/workbench';
 import { prepareSplitFixture, splitNamesIn, workloadManifest, type SplitFixture } from '../support/cluster';
@@ -50,6 +57,8 @@ test('restricted mode', async () => {
     'queueSplit.kubeconfig': fixture.services.kubeconfig,
     'queueSplit.namespace': namespace,
     'queueSplit.owner': owner,
+    // The user's own local broker for relay delivery, without its password.
+    'queueSplit.delivery.relayAmqpUrl': 'amqp://guest@127.0.0.1:5672',
   };
   await withWorkbench(
     'restricted mode',
@@ -98,11 +107,40 @@ test('restricted mode', async () => {
       await runCommand(page, 'Notifications: Clear All Notifications');
       assert.deepEqual(await splitNamesIn(fixture.admin, namespace), [], 'no QueueSplit was created');
 
-      // What works without trust: keeping a broker password.
+      // What works without trust: keeping a broker password, in VS Code's secret storage.
       await runCommand(page, 'Queue Split: Set Broker Password…');
       await waitForQuickInput(page, 'Set Broker Password', 30_000);
       await steps.shot('set broker password offered');
+      const rows = await quickPickRows(page);
+      assert.ok(
+        rows.some((r) => /Local RabbitMQ \(relay delivery\).*amqp:\/\/guest@127\.0\.0\.1:5672/.test(r)),
+        JSON.stringify(rows),
+      );
+      await page
+        .locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'Local RabbitMQ' })
+        .first()
+        .click();
+      const passwordBox = await waitForQuickInput(page, 'Set Broker Password: local RabbitMQ', 30_000);
+      assert.equal(await passwordBox.getAttribute('type'), 'password', 'typed hidden');
+      await fillQuickInput(page, 'Set Broker Password: local RabbitMQ', 'guest');
+      await waitForNotification(
+        page,
+        /The password for amqp:\/\/guest@127\.0\.0\.1:5672 is in VS Code's secret storage/,
+      );
+      await steps.shot('broker password stored');
+      await runCommand(page, 'Notifications: Clear All Notifications');
+      await runCommand(page, 'Queue Split: Set Broker Password…');
+      await waitForQuickInput(page, 'Set Broker Password', 30_000);
+      assert.ok(
+        (await quickPickRows(page)).some((r) => /Local RabbitMQ.*· stored/.test(r)),
+        'the row says the password is stored',
+      );
       await page.keyboard.press('Escape');
+      const userSettings = fs.readFileSync(
+        path.join(session.server.userDataDir, 'User', 'settings.json'),
+        'utf8',
+      );
+      assert.ok(!userSettings.includes('guest:guest'), 'the password is not in settings.json');
 
       // Trust, from the refusal's own button: the gate lifts without a reload.
       await runCommand(page, 'Queue Split: Start Split…');

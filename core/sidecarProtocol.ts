@@ -19,6 +19,12 @@ export const SIDECAR_PROTOCOL_VERSION = 1;
  * started with --split the route's session secret (never on the command line). */
 export const SESSION_SECRET_ENV = 'QUEUE_SPLIT_SESSION_SECRET';
 
+/** The env var through which a parent (the extension) hands the sidecar the settings that may
+ * hold a credential — `env` overrides and relay brokers, as JSON shaped like the --settings
+ * file's `env` and `relay` — so that they are on no command line and in no file. The --settings
+ * file's values are overridden by it, and flags override both. */
+export const SECRET_SETTINGS_ENV = 'QUEUE_SPLIT_SECRET_SETTINGS';
+
 export type SidecarDeliveryMode = 'http' | 'env' | 'relay';
 
 /** Exit codes: 0 after a clean stop (detached), 1 after an `error`, 2 for bad flags, 130 when a second signal cut the stop short. */

@@ -4,6 +4,7 @@
 // imported on first use (see cluster.ts and commands/sendTestMessage.ts).
 import { performance } from 'node:perf_hooks';
 import * as vscode from 'vscode';
+import { BrokerSecrets } from './brokerSecrets';
 import { ClusterService } from './cluster';
 import { registerCommands } from './commands';
 import { QueueSplitDebugProvider } from './debug/provider';
@@ -38,9 +39,10 @@ export function activate(context: vscode.ExtensionContext): QueueSplitApi {
     new SelectionStore(context.storageUri, context.workspaceState, log),
     log,
   );
-  const sessions = new SessionManager(context, cluster, log, notifier);
-  const details = new DetailsPanels({ context, log, notifier, cluster, sessions });
-  const services: Services = { context, log, notifier, cluster, sessions, details };
+  const brokerSecrets = new BrokerSecrets(context, notifier);
+  const sessions = new SessionManager(context, cluster, log, notifier, brokerSecrets);
+  const details = new DetailsPanels({ context, log, notifier, cluster, sessions, brokerSecrets });
+  const services: Services = { context, log, notifier, cluster, sessions, details, brokerSecrets };
   const tree = new SplitsTreeProvider(cluster, sessions, log, notifier);
   const debug = new QueueSplitDebugProvider(services);
 

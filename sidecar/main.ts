@@ -7,7 +7,7 @@ import { SidecarError, errorText } from '../laptop/errors';
 import { buildOptions, collect, intIn, type RawOptions } from './options';
 import { Reporter } from './output';
 import { createInterface } from 'node:readline';
-import { parseSidecarRequest, SIDECAR_EXIT_CODES } from '../core/sidecarProtocol';
+import { parseSidecarRequest, SECRET_SETTINGS_ENV, SIDECAR_EXIT_CODES } from '../core/sidecarProtocol';
 import { Session } from './lifecycle';
 import { PROVIDER_NAMES, PROVIDERS } from '../core/providers';
 import { sidecarProvider } from './providers/registry';
@@ -146,7 +146,7 @@ program
   .option('--tls-ca-file <path>', 'CA bundle (PEM) instead of the declared caSecret')
   .option(
     '--settings <file>',
-    `YAML/JSON with env, addressMap, tlsCaFile, target, relay {${PROVIDER_NAMES.map((p) => PROVIDERS[p].relay.settingsKey).join(', ')}, to}; flags win`,
+    `YAML/JSON with env, addressMap, tlsCaFile, target, relay {${PROVIDER_NAMES.map((p) => PROVIDERS[p].relay.settingsKey).join(', ')}, to}; flags win. Credentials (env values, relay broker URLs) may come instead as the same JSON, env and relay only, in $${SECRET_SETTINGS_ENV}, over the file`,
   )
   .optionsGroup('Kubernetes:')
   .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG or ~/.kube/config)')
@@ -228,7 +228,15 @@ try {
       return typeof text === 'string' ? [[provider, text]] : [];
     }),
   );
-  options = buildOptions({ ...given, relayBrokers });
+  // Credentials the parent handed over in the environment: read once, then dropped from this
+  // process's environment so that nothing it starts inherits them.
+  const secretSettings = process.env[SECRET_SETTINGS_ENV];
+  Reflect.deleteProperty(process.env, SECRET_SETTINGS_ENV);
+  options = buildOptions({
+    ...given,
+    relayBrokers,
+    ...(secretSettings !== undefined && secretSettings !== '' ? { secretSettings } : {}),
+  });
 } catch (err) {
   usageFailure(
     err instanceof SidecarError

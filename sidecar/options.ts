@@ -11,7 +11,7 @@ import { PATTERNS } from '../core/queueConfig/schema';
 import { AddressMap } from '../laptop/addressMap';
 import type { RetryPolicy } from './delivery/retry';
 import { SidecarError, usageError, errorText } from '../laptop/errors';
-import type { SidecarDeliveryMode } from '../core/sidecarProtocol';
+import { SECRET_SETTINGS_ENV, type SidecarDeliveryMode } from '../core/sidecarProtocol';
 import { PROVIDER_NAMES, PROVIDERS, type Provider } from '../core/providers';
 import { sidecarProvider } from './providers/registry';
 
@@ -38,6 +38,9 @@ export interface RawOptions {
   mapAddress?: string[];
   tlsCaFile?: string;
   settings?: string;
+  /** The JSON the parent passed in QUEUE_SPLIT_SECRET_SETTINGS (env overrides, relay brokers):
+   * read like the --settings file, over it. */
+  secretSettings?: string;
   kubeconfig?: string;
   context?: string;
   namespace?: string;
@@ -200,6 +203,51 @@ export function loadSettings(file: string): SettingsFile {
   return parsed.data;
 }
 
+/** What QUEUE_SPLIT_SECRET_SETTINGS may carry: the --settings keys that can hold a credential. */
+const secretSettingsSchema = settingsSchema.pick({ env: true, relay: true });
+
+/** Reads QUEUE_SPLIT_SECRET_SETTINGS; a problem names the env var and the key, never a value. */
+export function loadSecretSettings(text: string): SettingsFile {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw usageError(
+      SECRET_SETTINGS_ENV,
+      'is not JSON.',
+      'Leave it unset, or pass {"env": {NAME: value}, "relay": {...}} (the extension sets it itself).',
+    );
+  }
+  const parsed = secretSettingsSchema.safeParse(value ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.join('.') || '(top level)';
+    throw usageError(
+      SECRET_SETTINGS_ENV,
+      `${where}: ${issue?.message ?? 'invalid'}.`,
+      `Allowed keys: env {NAME: value}, relay {${relaySettingsKeys}, to {queue: destination}}.`,
+    );
+  }
+  return parsed.data;
+}
+
+/** The --settings file's values with QUEUE_SPLIT_SECRET_SETTINGS's over them, key by key. */
+function mergeSettings(file: SettingsFile, secret: SettingsFile): SettingsFile {
+  const env = { ...file.env, ...secret.env };
+  const relay = {
+    ...file.relay,
+    ...secret.relay,
+    ...(file.relay?.to !== undefined || secret.relay?.to !== undefined
+      ? { to: { ...file.relay?.to, ...secret.relay?.to } }
+      : {}),
+  };
+  return {
+    ...file,
+    ...(Object.keys(env).length > 0 ? { env } : {}),
+    ...(Object.keys(relay).length > 0 ? { relay } : {}),
+  };
+}
+
 function httpUrl(text: string, flag: string): URL {
   let url: URL;
   try {
@@ -242,7 +290,10 @@ export function parseRejectAfter(text: string, mode: SidecarDeliveryMode): numbe
 }
 
 export function buildOptions(raw: RawOptions): SidecarOptions {
-  const settings = raw.settings !== undefined ? loadSettings(raw.settings) : {};
+  const settings = mergeSettings(
+    raw.settings !== undefined ? loadSettings(raw.settings) : {},
+    raw.secretSettings !== undefined ? loadSecretSettings(raw.secretSettings) : {},
+  );
   const mode = raw.mode;
   if (mode !== 'http' && mode !== 'env' && mode !== 'relay') {
     throw usageError(

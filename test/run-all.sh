@@ -39,6 +39,10 @@ cleanup() {
 trap cleanup EXIT
 
 step build npm run --silent build || exit 1
+# The .vsix the Marketplace would get (vsce runs vscode:prepublish, the build, again: seconds). The
+# unit suite checks what it ships (test/support/vsix.ts). The e2e suite builds and packages once
+# more at its start, as it does when run alone, and installs that .vsix into the real VS Code.
+step package npm run --silent package || exit 1
 step typecheck npm run --silent typecheck
 step lint npm run --silent lint
 # The control plane's Go build is minutes of both cores on a fresh machine (a no-op when cached):

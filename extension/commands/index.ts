@@ -4,9 +4,11 @@ import * as vscode from 'vscode';
 import type { TreeNode } from '../model/tree';
 import type { Services } from '../services';
 import type { BlockedRef } from '../model/blocked';
+import { requireTrust } from '../trust';
 import { addToLaunchConfig, migrateLaunchConfigs, type AddToLaunchArgs } from './addToLaunchConfig';
 import { registerBlockedContext, rejectBlockedMessage, retryBlockedMessage } from './blockedMessage';
 import { openSetting } from '../notifications';
+import { setBrokerPassword } from './brokerPassword';
 import { guarded } from './guard';
 import { installController, type InstallArgs } from './installController';
 import { openKubeconfig } from './openKubeconfig';
@@ -20,21 +22,38 @@ import { writeQueueConfig, type WriteQueueConfigArgs } from './writeQueueConfig'
 export function registerCommands(services: Services, refresh: () => void): vscode.Disposable[] {
   const register = <A extends unknown[], R>(id: string, body: (...args: A) => Promise<R>) =>
     vscode.commands.registerCommand(id, guarded(services, id, body));
+  // Restricted Mode (trust.ts): these act with this workspace's files and settings.
+  const acting = 'it acts on your cluster and brokers with this workspace’s files and settings.';
+  const debugging = 'VS Code starts no debug session in Restricted Mode.';
   return [
-    register('queueSplit.startSplit', (node?: TreeNode) => startSplit(services, node)),
+    register('queueSplit.startSplit', (node?: TreeNode) => {
+      requireTrust('start a split', acting);
+      return startSplit(services, node);
+    }),
     register('queueSplit.stopSplit', (arg?: TreeNode | string) => stopSplit(services, arg)),
     register('queueSplit.stopAllMySplits', () => stopAllMySplits(services)),
-    register('queueSplit.sendTestMessage', (node?: TreeNode) => sendTestMessage(services, node)),
+    register('queueSplit.sendTestMessage', (node?: TreeNode) => {
+      requireTrust('send a test message', acting);
+      return sendTestMessage(services, node);
+    }),
     register('queueSplit.showSplitDetails', (arg?: TreeNode | string) => showSplitDetails(services, arg)),
     register('queueSplit.selectContext', () => selectContext(services)),
     register('queueSplit.unpinContext', () => unpinContext(services)),
     register('queueSplit.openKubeconfig', () => openKubeconfig(services)),
     register('queueSplit.openSetting', async (setting?: string) => openSetting(setting ?? 'queueSplit')),
-    register('queueSplit.installController', (args?: InstallArgs) => installController(services, args)),
-    register('queueSplit.addToLaunchConfig', (args?: AddToLaunchArgs) => addToLaunchConfig(services, args)),
-    register('queueSplit.migrateLaunchConfigs', (folder?: vscode.Uri) =>
-      migrateLaunchConfigs(services, folder),
-    ),
+    register('queueSplit.installController', (args?: InstallArgs) => {
+      requireTrust('install the controller', acting);
+      return installController(services, args);
+    }),
+    register('queueSplit.addToLaunchConfig', (args?: AddToLaunchArgs) => {
+      requireTrust('add Queue Split to a launch configuration', debugging);
+      return addToLaunchConfig(services, args);
+    }),
+    register('queueSplit.migrateLaunchConfigs', (folder?: vscode.Uri) => {
+      requireTrust('migrate its launch configurations', debugging);
+      return migrateLaunchConfigs(services, folder);
+    }),
+    register('queueSplit.setBrokerPassword', () => setBrokerPassword(services)),
     register('queueSplit.retryBlockedMessage', (arg?: TreeNode | BlockedRef) =>
       retryBlockedMessage(services, arg),
     ),

@@ -140,7 +140,7 @@ export async function sendTestMessage(services: Services, node?: TreeNode): Prom
       body: plan.body,
       ...(plan.contentType !== undefined ? { contentType: plan.contentType } : {}),
     },
-    { env: settings.envOverrides(), addressMap: settings.addressMap() },
+    { env: await services.brokerSecrets.envOverrides(), addressMap: settings.addressMap() },
     (line) => services.log.info(line),
   );
   // The user's own header values may be shown to them; the log line above has the keys only.

@@ -1,7 +1,9 @@
 // The sidecar command lines: the preflight the extension runs before it creates a split
 // (`--preflight-only`), and the sidecar for a split the extension created, which adopts it
-// (`--split`), renews its lease and delivers. Secrets (env overrides, relay URL with a password)
-// never go on the command line, where `ps` shows them: they go in the 0600 settings file.
+// (`--split`), renews its lease and delivers. Credentials (env overrides, relay URLs with their
+// passwords from VS Code's secret storage) never go on the command line, where `ps` shows them,
+// nor in a file: they go in the child's environment (QUEUE_SPLIT_SECRET_SETTINGS), private to it.
+// The --settings file (0600) keeps the rest: the address map and the relay destinations.
 import * as path from 'node:path';
 import type { KubeconfigFiles } from '../../core/kubeconfig';
 import { PROVIDER_NAMES, PROVIDERS, type Provider } from '../../core/providers';
@@ -107,27 +109,36 @@ function modeArgs(launch: { mode: SidecarDeliveryMode; httpTarget?: string }): s
   return args;
 }
 
-/** JSON (valid YAML) for the sidecar's --settings: env overrides, address map, relay brokers and
- * destinations. Every provider's local broker goes here, under its key (core/providers.ts): one
- * path for all, and a broker URL may hold a password. */
+/** JSON (valid YAML) for the sidecar's --settings: what holds no credential, the address map and
+ * the relay destinations. */
 export function settingsFileContent(input: {
-  env: Readonly<Record<string, string>>;
   addressMap: Readonly<Record<string, string>>;
-  relayBrokers?: Readonly<Partial<Record<Provider, string>>>;
   /** relay: logical queue → local topic/queue (default: the source's own name). */
   relayTo?: Readonly<Record<string, string>>;
 }): string | undefined {
   const content: Record<string, unknown> = {};
-  if (Object.keys(input.env).length > 0) content.env = { ...input.env };
   if (Object.keys(input.addressMap).length > 0) content.addressMap = { ...input.addressMap };
+  if (input.relayTo !== undefined && Object.keys(input.relayTo).length > 0)
+    content.relay = { to: { ...input.relayTo } };
+  return Object.keys(content).length > 0 ? `${JSON.stringify(content, null, 2)}\n` : undefined;
+}
+
+/** The value of QUEUE_SPLIT_SECRET_SETTINGS (core/sidecarProtocol.ts): env overrides and every
+ * provider's local broker, under its key (core/providers.ts) — a broker URL may hold a password,
+ * an env value may be one. Undefined when there is nothing to pass. */
+export function secretSettingsContent(input: {
+  env: Readonly<Record<string, string>>;
+  relayBrokers?: Readonly<Partial<Record<Provider, string>>>;
+}): string | undefined {
+  const content: Record<string, unknown> = {};
+  if (Object.keys(input.env).length > 0) content.env = { ...input.env };
   const relay: Record<string, unknown> = {};
   for (const provider of PROVIDER_NAMES) {
     const broker = input.relayBrokers?.[provider];
     if (broker !== undefined && broker !== '') relay[PROVIDERS[provider].relay.settingsKey] = broker;
   }
-  if (input.relayTo !== undefined && Object.keys(input.relayTo).length > 0) relay.to = { ...input.relayTo };
   if (Object.keys(relay).length > 0) content.relay = relay;
-  return Object.keys(content).length > 0 ? `${JSON.stringify(content, null, 2)}\n` : undefined;
+  return Object.keys(content).length > 0 ? JSON.stringify(content) : undefined;
 }
 
 /** File-name-safe text (contexts are often ARNs or URLs). */

@@ -1,16 +1,20 @@
 // The sidecar process of a split, as this window runs it: its command (the configured Node, else
 // VS Code's own runtime as Node), the files it needs (a 0600 settings file, the env and state
-// files) in the extension's storage, its arguments from the request and the settings, and the
-// preflight run that checks a relay or env split before it exists.
+// files) in the extension's storage, its arguments from the request and the settings, the
+// credentials it gets in its environment (QUEUE_SPLIT_SECRET_SETTINGS: env values and relay
+// broker URLs with their passwords from VS Code's secret storage), and the preflight run that
+// checks a relay or env split before it exists.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { SESSION_SECRET_ENV, type ErrorMessage } from '../../core/sidecarProtocol';
+import { SECRET_SETTINGS_ENV, SESSION_SECRET_ENV, type ErrorMessage } from '../../core/sidecarProtocol';
 import type { KubeconfigFiles } from '../../core/kubeconfig';
+import type { BrokerSecrets } from '../brokerSecrets';
 import { sidecarError } from '../model/sidecarErrors';
 import {
   preflightArgs,
   safeFileName,
+  secretSettingsContent,
   settingsFileContent,
   sidecarArgs,
   sidecarKubeconfig,
@@ -33,13 +37,26 @@ export class SidecarLauncher {
     private readonly context: vscode.ExtensionContext,
     private readonly log: vscode.LogOutputChannel,
     private readonly notifier: Notifier,
+    private readonly brokerSecrets: BrokerSecrets,
   ) {}
+
+  /** The sidecar's QUEUE_SPLIT_SECRET_SETTINGS for `request`: queueSplit.env with the stored
+   * values over it, and the relay brokers with their stored passwords. Never logged. */
+  async credentials(request: SplitRequest): Promise<string | undefined> {
+    return secretSettingsContent({
+      env: await this.brokerSecrets.envOverrides(),
+      ...(request.relay !== undefined
+        ? { relayBrokers: await this.brokerSecrets.relayBrokers(request.relay.brokers) }
+        : {}),
+    });
+  }
 
   /** Starts the sidecar that serves `split`; `files` (settings, env, state) go when it exits. */
   launch(
     request: SplitRequest,
     split: QueueSplit,
     kubeconfigFiles: KubeconfigFiles | undefined,
+    credentials: string | undefined,
     sessionSecret?: string,
   ): { process: SidecarProcess; files: string[] } {
     const kube = sidecarKubeconfig(kubeconfigFiles);
@@ -78,7 +95,7 @@ export class SidecarLauncher {
       ...(envOut !== undefined ? { envOut } : {}),
       ...(settingsFile !== undefined ? { settingsFile } : {}),
     });
-    const command = this.sidecarCommand(args, kube.env);
+    const command = this.sidecarCommand(args, kube.env, credentials);
     // The secret goes in the child's environment (private to it), never on its command line.
     const spec =
       sessionSecret !== undefined
@@ -96,7 +113,11 @@ export class SidecarLauncher {
    * rolls the team's workload. `http` is not: its target is the process the
    * debug launch starts after the sidecar. A failure creates nothing and says what to change.
    */
-  async preflight(request: SplitRequest, kubeconfigFiles: KubeconfigFiles | undefined): Promise<void> {
+  async preflight(
+    request: SplitRequest,
+    kubeconfigFiles: KubeconfigFiles | undefined,
+    credentials: string | undefined,
+  ): Promise<void> {
     if (request.mode === 'http') return;
     const kube = sidecarKubeconfig(kubeconfigFiles);
     const dir = this.storageDir();
@@ -116,6 +137,7 @@ export class SidecarLauncher {
           ...(settingsFile !== undefined ? { settingsFile } : {}),
         }),
         kube.env,
+        credentials,
       );
       this.log.info(`preflight of ${request.workload.name} (${request.mode}) before creating the split`);
       const child = new SidecarProcess(spec);
@@ -146,12 +168,11 @@ export class SidecarLauncher {
     return dir;
   }
 
-  /** The sidecar's --settings file for `request` (0600; it can hold secrets), if it needs one. */
+  /** The sidecar's --settings file for `request` (0600; no credential: those go in its
+   * environment), if it needs one. */
   private writeSettings(dir: string, base: string, request: SplitRequest): string | undefined {
     const settingsText = settingsFileContent({
-      env: settings.envOverrides(),
       addressMap: settings.addressMap(),
-      ...(request.relay !== undefined ? { relayBrokers: request.relay.brokers } : {}),
       ...(request.relay?.to !== undefined ? { relayTo: request.relay.to } : {}),
     });
     if (settingsText === undefined) return undefined;
@@ -161,7 +182,11 @@ export class SidecarLauncher {
   }
 
   /** How to run dist/sidecar.js: the configured Node, else VS Code's own runtime as Node. */
-  private sidecarCommand(args: string[], env: Record<string, string> = {}): SidecarSpawn {
+  private sidecarCommand(
+    args: string[],
+    env: Record<string, string>,
+    credentials: string | undefined,
+  ): SidecarSpawn {
     const configuredNode = settings.sidecarNodePath();
     const node = configuredNode !== '' ? configuredNode : process.execPath;
     const script = this.context.asAbsolutePath(path.join('dist', 'sidecar.js'));
@@ -174,7 +199,11 @@ export class SidecarLauncher {
       node,
       script,
       args,
-      env: { ...env, ...(configuredNode === '' ? { ELECTRON_RUN_AS_NODE: '1' } : {}) },
+      env: {
+        ...env,
+        ...(configuredNode === '' ? { ELECTRON_RUN_AS_NODE: '1' } : {}),
+        ...(credentials !== undefined ? { [SECRET_SETTINGS_ENV]: credentials } : {}),
+      },
       cwd: path.dirname(script),
     };
   }

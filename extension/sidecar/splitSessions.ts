@@ -10,6 +10,7 @@ import { formatFilter } from '../../core/filter';
 import { secretFits, sessionPublicKey } from '../../core/sessionSecret';
 import type { ReadyMessage, SidecarMessage } from '../../core/sidecarProtocol';
 import { handbackUnfinished } from '../../core/workloadStatus';
+import type { BrokerSecrets } from '../brokerSecrets';
 import type { ClusterService } from '../cluster';
 import type { BlockedRef } from '../model/blocked';
 import { filterKeys } from '../model/owner';
@@ -73,12 +74,13 @@ export class SessionManager implements vscode.Disposable {
     private readonly cluster: ClusterService,
     private readonly log: vscode.LogOutputChannel,
     private readonly notifier: Notifier,
+    brokerSecrets: BrokerSecrets,
     options: SessionManagerOptions = {},
   ) {
     this.throttle = new ChangeThrottle(options.coalesceMs ?? SESSION_CHANGE_INTERVAL_MS, (keys) =>
       this.changed.fire({ keys }),
     );
-    this.launcher = new SidecarLauncher(context, log, notifier);
+    this.launcher = new SidecarLauncher(context, log, notifier, brokerSecrets);
     this.holders = new SplitHolders(
       () => this.list(),
       (session) => this.stop(session),
@@ -152,6 +154,8 @@ export class SessionManager implements vscode.Disposable {
       creates: mine === undefined,
       streams,
     });
+    // Env values and relay passwords from VS Code's secret storage, for the sidecar's environment.
+    const credentials = await this.launcher.credentials(request);
     let split: QueueSplit;
     let sessionSecret: string | undefined;
     if (mine !== undefined) {
@@ -166,7 +170,7 @@ export class SessionManager implements vscode.Disposable {
       this.log.info(`adopting my split ${mine.metadata.name} (${mine.status?.phase ?? 'Pending'})`);
       split = mine;
     } else {
-      await this.launcher.preflight(request, api.connection.kubeconfig);
+      await this.launcher.preflight(request, api.connection.kubeconfig, credentials);
       const secret = streams ? randomBytes(32).toString('base64url') : undefined;
       split = await api.createSplit(
         request,
@@ -186,7 +190,7 @@ export class SessionManager implements vscode.Disposable {
       );
     }
     try {
-      return this.spawn(request, split, api.connection.kubeconfig, sessionSecret);
+      return this.spawn(request, split, api.connection.kubeconfig, credentials, sessionSecret);
     } catch (err) {
       if (mine === undefined)
         await api.deleteSplit(split.metadata.name, split.metadata.uid).catch(() => undefined);
@@ -218,9 +222,16 @@ export class SessionManager implements vscode.Disposable {
     request: SplitRequest,
     split: QueueSplit,
     kubeconfig: KubeconfigFiles | undefined,
+    credentials: string | undefined,
     sessionSecret?: string,
   ): SplitSession {
-    const { process: child, files } = this.launcher.launch(request, split, kubeconfig, sessionSecret);
+    const { process: child, files } = this.launcher.launch(
+      request,
+      split,
+      kubeconfig,
+      credentials,
+      sessionSecret,
+    );
     const session = new SplitSession(request, split, child, files);
     child.onLog((line) => this.log.info(`[sidecar ${split.metadata.name}] ${line}`));
     child.onMessage((message) => {

@@ -24,6 +24,7 @@ import { notifiesOf, viewStateOf, type ViewState } from '../model/viewState';
 import { explain, fixAction, type Notifier } from '../notifications';
 import { sessionKey } from '../sidecar/splitSession';
 import type { SessionManager, SessionsChange } from '../sidecar/splitSessions';
+import { RESTRICTED_MESSAGE } from '../trust';
 
 export type { ViewState } from '../model/viewState';
 
@@ -63,6 +64,9 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
       cluster.onDidChangeTarget(() => this.refresh()),
       sessions.onDidChange((change) => this.sessionsChanged(change)),
       cluster.onDidChangeOwner(() => this.changed.fire(undefined)),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        if (this.view !== undefined) this.view.message = undefined;
+      }),
     );
   }
 
@@ -136,8 +140,11 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     );
     await vscode.commands.executeCommand('setContext', 'queueSplit.state', state);
     if (detail !== undefined) this.log.warn(`Queue Splits view: ${detail}`);
-    if (this.view !== undefined)
+    if (this.view !== undefined) {
       this.view.description = target !== undefined ? viewDescription(target) : undefined;
+      // Only over the tree: a message would hide the welcome views of the other states.
+      this.view.message = state === 'ready' && !vscode.workspace.isTrusted ? RESTRICTED_MESSAGE : undefined;
+    }
   }
 
   private snapshot(target: KubeTargetInfo): TreeSnapshot {

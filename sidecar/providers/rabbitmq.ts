@@ -45,7 +45,7 @@ class RabbitRelay implements RelayPublisher {
           failure.code,
           failure.message,
           failure.code === 'broker-auth'
-            ? 'Fix the user and password in the queueSplit.delivery.relayAmqpUrl setting (sidecar: --relay-amqp-url).'
+            ? 'Fix the user and password: the user in the queueSplit.delivery.relayAmqpUrl setting, its password with Queue Split: Set Broker Password… (sidecar: --relay-amqp-url).'
             : 'Start your local RabbitMQ, or fix the queueSplit.delivery.relayAmqpUrl setting (sidecar: --relay-amqp-url).',
           '--relay-amqp-url',
         );

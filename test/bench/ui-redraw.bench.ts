@@ -114,6 +114,7 @@ async function run(config: Config, storage: string, measureSeconds = seconds): P
   const { registerStatusBar } = await import('../../extension/statusBar');
   const { registerBlockedContext } = await import('../../extension/commands/blockedMessage');
   const { Notifier } = await import('../../extension/notifications');
+  const { BrokerSecrets } = await import('../../extension/brokerSecrets');
   type Context = ConstructorParameters<typeof SessionManager>[0];
   type Cluster = ConstructorParameters<typeof SessionManager>[1];
   type Log = ConstructorParameters<typeof SessionManager>[2];
@@ -134,7 +135,7 @@ async function run(config: Config, storage: string, measureSeconds = seconds): P
   const log = { info: quiet, warn: quiet, error: quiet, debug: quiet, trace: quiet } as unknown as Log;
   const cluster = clusterStandIn(namespace()) as unknown as Cluster; // the members the views use
   const notifier = new Notifier(log);
-  const sessions = new SessionManager(context, cluster, log, notifier, {
+  const sessions = new SessionManager(context, cluster, log, notifier, new BrokerSecrets(context, notifier), {
     coalesceMs: config === 'before' ? 0 : undefined,
   });
   const disposables: { dispose(): unknown }[] = [sessions];

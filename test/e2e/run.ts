@@ -1,6 +1,9 @@
 // `npm run test:e2e`: the extension in a real VS Code (code-server 4.100.3 + headless Chromium).
-//   1. builds the bundles (npm run build) and the extension-host tests (dist-test/e2e-host);
-//   2. ensures code-server and Chromium (test/e2e/setup/install-code-server.sh; cached);
+//   1. packages the extension once (npm run package: the build, then dist/queue-split.vsix) and
+//      builds the extension-host tests (dist-test/e2e-host);
+//   2. ensures code-server and Chromium (test/e2e/setup/install-code-server.sh; cached), and
+//      installs the .vsix with `code-server --install-extension` into the template every
+//      workbench's extensions folder is copied from (harness/installedExtension.ts);
 //   3. runs the extension-host tests (mocha, real `vscode` API) in workbenches side by side
 //      (QS_E2E_HOST_SHARDS, default 2; each runs the files it claims first, host/index.ts);
 //   4. runs the UI tests (test/e2e/ui/*.test.ts, node:test, one at a time).
@@ -14,6 +17,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runHostTests } from './harness/hostTests';
+import { installedExtensionsTemplate } from './harness/installedExtension';
 import { installScript, repoRoot, requireTools } from './harness/paths';
 import { buildHostTests } from './setup/build-host-tests';
 import { ensureController } from './support/cluster';
@@ -54,14 +58,16 @@ async function main(): Promise<number> {
   const started = Date.now();
   const prepared =
     (await phase('build', async () => {
-      sh('npm', ['run', '--silent', 'build']);
+      // vsce runs vscode:prepublish (npm run build) first: one build, one package per e2e run.
+      sh('npm', ['run', '--silent', 'package']);
       await buildHostTests();
-      return 'dist/ and dist-test/e2e-host/';
+      return 'dist/queue-split.vsix and dist-test/e2e-host/';
     })) &&
     (await phase('code-server + chromium', async () => {
       sh('bash', [installScript]);
       requireTools();
-      return 'ready';
+      const template = installedExtensionsTemplate();
+      return `ready; dist/queue-split.vsix installed in ${path.relative(repoRoot, template)}/`;
     })) &&
     // The real-cluster tests need the controller; the extension host cannot install it itself.
     (await phase('controller on the test cluster', async () => {

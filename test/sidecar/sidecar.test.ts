@@ -1121,7 +1121,9 @@ test('preflight, relay mode: a local Kafka or RabbitMQ that refuses, or wrong lo
       {
         code: 'broker-auth',
         message: /refused the credentials/,
-        action: [/user and password in the queueSplit\.delivery\.relayAmqpUrl setting/],
+        action: [
+          /the user in the queueSplit\.delivery\.relayAmqpUrl setting, its password with Queue Split: Set Broker Password/,
+        ],
       },
       before,
     ),

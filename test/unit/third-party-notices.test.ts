@@ -1,14 +1,15 @@
 // Third-party licence notices ship with the product (a licence condition): the .vsix that
 // `npm run package` builds carries dist/THIRD_PARTY_NOTICES.txt, the agent image copies it, and
 // every package the bundles carry (their esbuild metafile inputs under node_modules) has an entry
-// with its version, licence and licence text. Runs on the build (`npm run build` first).
+// with its version, licence and licence text. Runs on the build and the package (`npm run
+// package`, which builds; test/support/vsix.ts packages again when the .vsix is stale).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { bundledPackages, NOTICES_FILE, renderNotices } from '../../deploy/notices';
+import { packagedVsix, vsixEntries, vsixText } from '../support/vsix';
 
 const repoRoot = path.resolve(__dirname, '..', '..');
 const dist = path.join(repoRoot, 'dist');
@@ -45,6 +46,8 @@ function entriesOf(notices: string): Map<string, string> {
 }
 
 test('the .vsix `npm run package` builds carries THIRD_PARTY_NOTICES.txt, listing every package its bundles carry with licence and text', () => {
+  // The package `npm run package` makes (test/support/vsix.ts: packaged again if stale).
+  const vsix = packagedVsix();
   const inputs = JSON.parse(built('bundle-inputs.json')) as Record<string, string[]>;
   const shipped = packagesInBundles(inputs);
   assert.ok(
@@ -52,33 +55,12 @@ test('the .vsix `npm run package` builds carries THIRD_PARTY_NOTICES.txt, listin
     'sanity: kafkajs is bundled',
   );
 
-  // The package script itself, without its build step, writing to a scratch file.
-  const script = (
-    JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
-      scripts: Record<string, string>;
-    }
-  ).scripts.package!;
-  const vsce = script.replace(/^npm run build && /, '').split(' ');
-  assert.equal(vsce[0], 'vsce', `the package script runs vsce after the build: ${script}`);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-vsix-'));
-  try {
-    const vsix = path.join(dir, 'queue-split.vsix');
-    const args = vsce.slice(1).map((a) => (a === 'dist/queue-split.vsix' ? vsix : a));
-    const pack = spawnSync(path.join(repoRoot, 'node_modules', '.bin', 'vsce'), args, {
-      cwd: repoRoot,
-      encoding: 'utf8',
-    });
-    assert.equal(pack.status, 0, `vsce package failed:\n${pack.stdout}\n${pack.stderr}`);
-    const unzip = spawnSync('unzip', ['-p', vsix, `extension/dist/${NOTICES_FILE}`], {
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    if (unzip.error)
-      throw new Error(
-        `unzip could not run (test/env/install-system-deps.sh installs it): ${unzip.error.message}`,
-      );
-    assert.equal(unzip.status, 0, `the .vsix has no extension/dist/${NOTICES_FILE}: ${unzip.stderr}`);
-    const notices = unzip.stdout;
+  {
+    assert.ok(
+      vsixEntries(vsix).includes(`extension/dist/${NOTICES_FILE}`),
+      `the .vsix has no extension/dist/${NOTICES_FILE}`,
+    );
+    const notices = vsixText(vsix, `extension/dist/${NOTICES_FILE}`);
     const entries = entriesOf(notices);
     const missing = [...shipped].filter((p) => !entries.has(p));
     assert.deepEqual(missing, [], 'bundled packages without a notice');
@@ -86,8 +68,6 @@ test('the .vsix `npm run package` builds carries THIRD_PARTY_NOTICES.txt, listin
     // Licence texts, not just names: MIT's and Apache's own words are in it.
     assert.match(notices, /^--- LICENSE[^\n]*\n[\s\S]*Permission is hereby granted, free of charge/m);
     assert.match(notices, /Apache License\s+Version 2\.0/);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
 

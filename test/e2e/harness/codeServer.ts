@@ -1,11 +1,13 @@
 // Starts a private code-server (a real VS Code server) on a free loopback port with throwaway
-// user-data and extensions folders, and stops its whole process group. Nothing here reads or
-// writes the developer's own VS Code state.
+// user-data and extensions folders — the extensions folder holding dist/queue-split.vsix as
+// code-server installed it (installedExtension.ts) — and stops its whole process group. Nothing
+// here reads or writes the developer's own VS Code state.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { removeTempDir, signalGroup, tempDir, trackGroup, untrackGroup } from './exitCleanup';
+import { copyInstalledExtension } from './installedExtension';
 import { codeServerBin } from './paths';
 import { freePort } from '../../support/freePort';
 export { freePort } from '../../support/freePort';
@@ -17,6 +19,8 @@ export interface CodeServer {
   logFile: string;
   /** VS Code's server-side logs while it runs (one folder per extension host, output channels). */
   logsDir: string;
+  /** The server's user-data folder (User/settings.json) while it runs. */
+  userDataDir: string;
   stop(): Promise<void>;
 }
 
@@ -30,9 +34,12 @@ export interface CodeServerOptions {
   settings?: Record<string, unknown>;
   /** Over this process's environment, for the server and its extension hosts. */
   env?: Record<string, string>;
-  /** Extension folders copied into the fresh extensions folder, which the server then scans
-   * (it has no extensions.json yet) as installed extensions. */
+  /** Extension folders installed beside the .vsix (copied into the extensions folder and listed
+   * in its extensions.json, as `--install-extension` would). */
   installExtensions?: string[];
+  /** On: VS Code's Workspace Trust works as on a user's machine (no --disable-workspace-trust),
+   * so a folder nobody trusted opens in Restricted Mode. Off (default): every folder is trusted. */
+  workspaceTrust?: boolean;
 }
 
 /** Settings that keep a test's workbench quiet and deterministic. */
@@ -63,18 +70,33 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
   const extensionsDir = path.join(state, 'extensions');
   fs.mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
   fs.mkdirSync(extensionsDir);
+  copyInstalledExtension(extensionsDir);
   for (const folder of options.installExtensions ?? []) {
     const manifest = JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8')) as {
       publisher: string;
       name: string;
       version: string;
     };
-    const target = path.join(extensionsDir, `${manifest.publisher}.${manifest.name}-${manifest.version}`);
+    const relative = `${manifest.publisher}.${manifest.name}-${manifest.version}`;
+    const target = path.join(extensionsDir, relative);
     fs.cpSync(folder, target, { recursive: true });
+    const listFile = path.join(extensionsDir, 'extensions.json');
+    if (fs.existsSync(listFile)) {
+      const list = JSON.parse(fs.readFileSync(listFile, 'utf8')) as unknown[];
+      list.push({
+        identifier: { id: `${manifest.publisher}.${manifest.name}` },
+        version: manifest.version,
+        location: { $mid: 1, fsPath: target, path: target, scheme: 'file' },
+        relativeLocation: relative,
+        metadata: { installedTimestamp: Date.now(), source: 'vsix' },
+      });
+      fs.writeFileSync(listFile, JSON.stringify(list));
+    }
   }
+  const trust = options.workspaceTrust === true ? { 'security.workspace.trust.enabled': true } : {};
   fs.writeFileSync(
     path.join(userDataDir, 'User', 'settings.json'),
-    JSON.stringify({ ...quietSettings, ...options.settings }, null, 2),
+    JSON.stringify({ ...quietSettings, ...trust, ...options.settings }, null, 2),
   );
 
   const port = await freePort();
@@ -89,7 +111,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
     userDataDir,
     '--extensions-dir',
     extensionsDir,
-    '--disable-workspace-trust',
+    ...(options.workspaceTrust === true ? [] : ['--disable-workspace-trust']),
     '--disable-telemetry',
     '--disable-update-check',
     options.workspace,
@@ -131,7 +153,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
       (r) => r.ok,
       () => false,
     );
-    if (healthy) return { url, pid, logFile: options.logFile, logsDir: logs, stop };
+    if (healthy) return { url, pid, logFile: options.logFile, logsDir: logs, userDataDir, stop };
     if (exited !== undefined || Date.now() > deadline) {
       await stop();
       const log = fs.readFileSync(options.logFile, 'utf8').split('\n').slice(-30).join('\n');

@@ -22,6 +22,8 @@ export const installScript = path.join(repoRoot, 'test', 'e2e', 'setup', 'instal
 export const hostTestsDir = path.join(repoRoot, 'dist-test', 'e2e-host');
 
 export const extensionBundle = path.join(repoRoot, 'dist', 'extension.js');
+/** What the workbenches install (installedExtension.ts). */
+export const vsixFile = path.join(repoRoot, 'dist', 'queue-split.vsix');
 
 /** A clean results folder for one test: earlier screenshots of the same test are removed. */
 export function resultsDirFor(testName: string): string {
@@ -43,4 +45,6 @@ export function requireTools(): void {
   if (!fs.existsSync(chromiumBin)) throw new Error(`Chromium is not installed at ${chromiumBin}. ${fix}`);
   if (!fs.existsSync(extensionBundle))
     throw new Error(`${extensionBundle} is missing: run \`npm run build\` first (npm run test:e2e does).`);
+  if (!fs.existsSync(vsixFile))
+    throw new Error(`${vsixFile} is missing: run \`npm run package\` first (npm run test:e2e does).`);
 }

@@ -1,6 +1,6 @@
-// One real VS Code for one test: a private code-server, a fresh headless Chromium, the
-// automation hooks, and the workbench opened on a throwaway folder with this checkout loaded as
-// the extension under development. Everything is stopped on the way out, pass or fail.
+// One real VS Code for one test: a private code-server with dist/queue-split.vsix installed, a
+// fresh headless Chromium, the automation hooks, and the workbench opened on a throwaway folder.
+// Everything is stopped on the way out, pass or fail.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -8,7 +8,8 @@ import { exposeAutomationHooks, type AutomationHooks } from './automation';
 import { launchBrowser } from './browser';
 import { removeTempDir, tempDir } from './exitCleanup';
 import { startCodeServer, type CodeServer } from './codeServer';
-import { repoRoot, requireTools, resultsDirFor } from './paths';
+import { writeHostRunner } from './installedExtension';
+import { requireTools, resultsDirFor } from './paths';
 import { Steps } from './steps';
 import { workbenchUrl } from './workbenchUrl';
 
@@ -39,6 +40,8 @@ export interface SessionOptions {
   installExtensions?: string[];
   /** How long the workbench may take to appear. */
   loadTimeoutMs?: number;
+  /** VS Code's Workspace Trust on: the folder opens untrusted, in Restricted Mode (codeServer.ts). */
+  workspaceTrust?: boolean;
 }
 
 export async function withWorkbench<T>(
@@ -63,6 +66,7 @@ export async function withWorkbench<T>(
       ...(options.settings ? { settings: options.settings } : {}),
       ...(options.env ? { env: options.env } : {}),
       ...(options.installExtensions ? { installExtensions: options.installExtensions } : {}),
+      ...(options.workspaceTrust ? { workspaceTrust: true } : {}),
     });
     cleanups.push(server.stop);
     const browser = await launchBrowser();
@@ -70,10 +74,12 @@ export async function withWorkbench<T>(
     const { page } = browser;
     steps = new Steps(page, resultsDir);
     const hooks = await exposeAutomationHooks(page, resultsDir, options.echo);
+    // Host tests run only beside a development extension: a stub (installedExtension.ts).
     const url = workbenchUrl(server.url, {
       folder: workspace,
-      extensionDevelopmentPath: repoRoot,
-      ...(options.extensionTestsPath ? { extensionTestsPath: options.extensionTestsPath } : {}),
+      ...(options.extensionTestsPath
+        ? { extensionDevelopmentPath: writeHostRunner(), extensionTestsPath: options.extensionTestsPath }
+        : {}),
     });
     await page.goto(url, { waitUntil: 'domcontentloaded' });
     await page.locator('.monaco-workbench').waitFor({ timeout: options.loadTimeoutMs ?? 60_000 });

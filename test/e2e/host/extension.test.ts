@@ -1,7 +1,8 @@
 // e2e-host: first (it checks what activation loads into a fresh extension host)
-// The extension, loaded unpacked from this checkout, inside a real VS Code extension host: it is
-// found, activates fast on its own events only, registers every contributed command, and its
-// debug configuration provider guards launches — all through the real `vscode` API.
+// The extension, installed from this checkout's dist/queue-split.vsix (`code-server
+// --install-extension`, test/e2e/harness/installedExtension.ts), inside a real VS Code extension
+// host: it is found, activates fast on its own events only, registers every contributed command,
+// and its debug configuration provider guards launches — all through the real `vscode` API.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -29,15 +30,33 @@ type ExtensionApi = QueueSplitApi;
 
 function extension(): vscode.Extension<ExtensionApi> {
   const ext = vscode.extensions.getExtension<ExtensionApi>(extensionId);
-  assert.ok(ext, `${extensionId} is not loaded; extensionDevelopmentPath should be ${repoRoot}`);
+  assert.ok(
+    ext,
+    `${extensionId} is not installed: the workbench's extensions folder should hold dist/queue-split.vsix`,
+  );
   return ext;
 }
 
 const manifest = () => extension().packageJSON as PackageJson;
 
 describe('Queue Split extension in the extension host', () => {
-  it('is the copy from this checkout', () => {
-    assert.equal(extension().extensionPath, repoRoot);
+  it('is the .vsix of this checkout, installed (not the checkout loaded as a development extension)', () => {
+    const installed = extension().extensionPath;
+    assert.notEqual(installed, repoRoot);
+    assert.match(installed, /queuesplit\.queue-split-[0-9.]+$/, `installed in ${installed}`);
+    assert.equal(
+      (extension().packageJSON as { version: string }).version,
+      (JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string })
+        .version,
+    );
+    // This build's bundles, byte for byte.
+    for (const bundle of ['extension.js', 'sidecar.js'])
+      assert.ok(
+        fs
+          .readFileSync(path.join(installed, 'dist', bundle))
+          .equals(fs.readFileSync(path.join(repoRoot, 'dist', bundle))),
+        `the installed dist/${bundle} is not this checkout's`,
+      );
   });
 
   it('activates only on its own events (never "*")', () => {
@@ -67,7 +86,7 @@ describe('Queue Split extension in the extension host', () => {
 
   it('loads its heavy bundles (Kubernetes client, kafkajs, amqplib) only when first needed', async () => {
     const api = await extension().activate();
-    const dist = path.join(repoRoot, 'dist');
+    const dist = path.join(extension().extensionPath, 'dist');
     const loaded = () => Object.keys(require.cache).filter((f) => f.startsWith(dist));
     const activationBundle = fs.statSync(path.join(dist, 'extension.js')).size;
     console.log(`activation bundle dist/extension.js: ${(activationBundle / 1024).toFixed(0)} KiB`);
@@ -105,7 +124,10 @@ describe('Queue Split extension in the extension host', () => {
       ...m.contributes.walkthroughs.flatMap((w) => w.steps.map((s) => s.media.markdown)),
       ...m.contributes.jsonValidation.map((j) => j.url),
     ];
-    for (const file of files) assert.ok(fs.existsSync(path.join(repoRoot, file)), `${file} is missing`);
+    // In the installed copy: the .vsix carries them (.vscodeignore lets them through).
+    const installed = extension().extensionPath;
+    for (const file of files)
+      assert.ok(fs.existsSync(path.join(installed, file)), `${file} is not in the .vsix`);
   });
 
   it('runs queueSplit.showLogs', async () => {

@@ -9,12 +9,13 @@ import { describe, test } from 'node:test';
 import {
   preflightArgs,
   safeFileName,
+  secretSettingsContent,
   settingsFileContent,
   sidecarArgs,
   sidecarKubeconfig,
   type SidecarLaunch,
 } from '../../../extension/model/sidecarArgs';
-import { parseSidecarLine } from '../../../core/sidecarProtocol';
+import { parseSidecarLine, SECRET_SETTINGS_ENV } from '../../../core/sidecarProtocol';
 
 const repoRoot = path.resolve(__dirname, '../../..');
 
@@ -34,8 +35,8 @@ function launch(overrides: Partial<SidecarLaunch> = {}): SidecarLaunch {
 }
 
 /** The real sidecar got past its flags: it stops at the (missing) kubeconfig, not at usage. */
-function assertFlagsAccepted(args: string[]): void {
-  const { code, lines } = runSidecar(args);
+function assertFlagsAccepted(args: string[], env: Record<string, string> = {}): void {
+  const { code, lines } = runSidecar(args, env);
   const error = lines.find((m) => m?.type === 'error');
   assert.ok(error !== undefined && error.type === 'error', `no error line (exit ${code})`);
   assert.notEqual(error.code, 'usage', `the sidecar rejected a flag: ${error.message}`);
@@ -60,9 +61,9 @@ function runSidecar(
     ['--import', 'tsx', path.join(repoRoot, 'sidecar', 'main.ts'), ...args],
     {
       cwd: repoRoot,
+      env: { ...process.env, ...env },
       encoding: 'utf8',
       timeout: 60_000,
-      env: { ...process.env, ...env },
     },
   );
   return {
@@ -85,30 +86,58 @@ describe('sidecar command line', () => {
     assert.ok(!args.includes('--workload'), '--split and --workload exclude each other');
   });
 
-  test('secrets never go on the command line: env overrides and the relay brokers go in the settings file', () => {
-    const content = settingsFileContent({
+  test('credentials go on no command line and in no file: env overrides and relay brokers go in the environment', () => {
+    const secret = secretSettingsContent({
       env: { AMQP_URL: 'amqp://u:secret@host' },
-      addressMap: { 'kafka.svc:9092': '127.0.0.1:19092' },
       relayBrokers: { kafka: '127.0.0.1:9092', rabbitmq: 'amqp://guest:pw@127.0.0.1' },
     });
-    assert.deepEqual(JSON.parse(content!), {
+    assert.deepEqual(JSON.parse(secret!), {
       env: { AMQP_URL: 'amqp://u:secret@host' },
-      addressMap: { 'kafka.svc:9092': '127.0.0.1:19092' },
       relay: { kafkaBrokers: '127.0.0.1:9092', amqpUrl: 'amqp://guest:pw@127.0.0.1' },
     });
-    const args = sidecarArgs(launch({ mode: 'relay', settingsFile: '/x.json' }));
-    assert.ok(!args.join(' ').includes('secret') && !args.join(' ').includes('127.0.0.1:9092'));
-    assert.equal(settingsFileContent({ env: {}, addressMap: {} }), undefined);
-  });
-
-  test('relay destinations (queue → local topic) go in the settings file the sidecar reads', () => {
-    const content = settingsFileContent({
-      env: {},
-      addressMap: {},
+    assert.equal(secretSettingsContent({ env: {} }), undefined);
+    // The settings file keeps what holds no credential.
+    const file = settingsFileContent({
+      addressMap: { 'kafka.svc:9092': '127.0.0.1:19092' },
       relayTo: { orders: 'orders-local' },
     });
-    assert.deepEqual(JSON.parse(content!), { relay: { to: { orders: 'orders-local' } } });
-    assert.equal(settingsFileContent({ env: {}, addressMap: {}, relayTo: {} }), undefined);
+    assert.deepEqual(JSON.parse(file!), {
+      addressMap: { 'kafka.svc:9092': '127.0.0.1:19092' },
+      relay: { to: { orders: 'orders-local' } },
+    });
+    assert.equal(settingsFileContent({ addressMap: {} }), undefined);
+    assert.equal(settingsFileContent({ addressMap: {}, relayTo: {} }), undefined);
+    const args = sidecarArgs(launch({ mode: 'relay', settingsFile: '/x.json' })).join(' ');
+    assert.ok(!args.includes('secret') && !args.includes('pw') && !args.includes('127.0.0.1:9092'));
+  });
+
+  test(`the sidecar takes relay brokers from ${SECRET_SETTINGS_ENV} over the settings file`, () => {
+    inTempDir((dir) => {
+      const settingsFile = path.join(dir, 'settings.json');
+      fs.writeFileSync(settingsFile, settingsFileContent({ addressMap: {}, relayTo: { orders: 'x' } })!);
+      const args = sidecarArgs(launch({ mode: 'relay', settingsFile, stateFile: path.join(dir, 's.json') }));
+      // Without a relay broker the relay mode is refused at its flags; with one in the env it is not.
+      const refused = runSidecar(args).lines.find((m) => m?.type === 'error');
+      assert.ok(refused?.type === 'error' && refused.code === 'usage', 'relay without a broker is refused');
+      assertFlagsAccepted(args, {
+        [SECRET_SETTINGS_ENV]: secretSettingsContent({
+          env: {},
+          relayBrokers: { rabbitmq: 'amqp://guest:pw-123@127.0.0.1:5672' },
+        })!,
+      });
+    });
+  });
+
+  test(`a malformed ${SECRET_SETTINGS_ENV} is refused by name, its value never echoed`, () => {
+    const args = sidecarArgs(launch());
+    for (const value of ['{"env": {"AMQP_URL": 42}}', 'not-json s3cret-value', '{"addressMap": {}}']) {
+      const { code, lines } = runSidecar(args, { [SECRET_SETTINGS_ENV]: value });
+      const error = lines.find((m) => m?.type === 'error');
+      assert.ok(error?.type === 'error', `no error line (exit ${code})`);
+      assert.equal(error.code, 'usage');
+      assert.match(error.message, new RegExp(SECRET_SETTINGS_ENV));
+      assert.ok(!JSON.stringify(lines).includes('s3cret'), 'the value is not echoed');
+    }
   });
 
   test('file names are safe for any context name', () => {
@@ -125,12 +154,14 @@ describe('sidecar command line', () => {
         fs.writeFileSync(
           settingsFile,
           settingsFileContent({
-            env: { AMQP_URL: 'amqp://127.0.0.1' },
-            addressMap: {},
-            relayBrokers: { kafka: '127.0.0.1:9092', rabbitmq: 'amqp://127.0.0.1' },
+            addressMap: { 'kafka.svc:9092': '127.0.0.1:19092' },
             relayTo: { orders: 'orders-local' },
           })!,
         );
+        const credentials = secretSettingsContent({
+          env: { AMQP_URL: 'amqp://127.0.0.1' },
+          relayBrokers: { kafka: '127.0.0.1:9092', rabbitmq: 'amqp://127.0.0.1' },
+        })!;
         const args = sidecarArgs(
           launch({
             mode,
@@ -141,7 +172,7 @@ describe('sidecar command line', () => {
             ...(mode === 'env' ? { envOut: path.join(dir, 'x.env') } : {}),
           }),
         );
-        assertFlagsAccepted(args);
+        assertFlagsAccepted(args, { [SECRET_SETTINGS_ENV]: credentials });
       });
     });
   }
@@ -152,10 +183,8 @@ describe('sidecar command line', () => {
     test('the real sidecar CLI accepts the relay preflight command line (workload, queues, owner; no split)', () => {
       inTempDir((dir) => {
         const settingsFile = path.join(dir, 'settings.json');
-        fs.writeFileSync(
-          settingsFile,
-          settingsFileContent({ env: {}, addressMap: {}, relayBrokers: { kafka: '127.0.0.1:9092' } })!,
-        );
+        fs.writeFileSync(settingsFile, settingsFileContent({ addressMap: {}, relayTo: { orders: 'o' } })!);
+        const credentials = secretSettingsContent({ env: {}, relayBrokers: { kafka: '127.0.0.1:9092' } })!;
         const args = preflightArgs({
           workload: { kind: 'StatefulSet', name: 'billing' },
           queues: ['orders', 'invoices'],
@@ -170,7 +199,7 @@ describe('sidecar command line', () => {
         assert.equal(flag('--queue'), 'orders,invoices');
         assert.equal(flag('--owner'), 'alice');
         assert.ok(args.includes('--preflight-only') && !args.includes('--split'));
-        assertFlagsAccepted(args);
+        assertFlagsAccepted(args, { [SECRET_SETTINGS_ENV]: credentials });
       });
     });
   }

@@ -64,6 +64,7 @@ export const MACHINE_SETTINGS: ReadonlySet<string> = new Set([
   'queueSplit.delivery.relayAmqpUrl',
   'queueSplit.delivery.relaySqsEndpoint',
   'queueSplit.env',
+  'queueSplit.install.image',
   'queueSplit.sidecar.nodePath',
 ]);
 

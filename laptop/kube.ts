@@ -20,7 +20,7 @@ import {
   subjectOfUser,
   type ExecCredentialConfig,
 } from '../core/kubeFailure';
-import { SidecarError, errorText, systemCode } from './errors';
+import { SidecarError, errorText } from './errors';
 import { loadKubeconfigFiles } from './kubeconfigFiles';
 
 export interface KubeTarget {

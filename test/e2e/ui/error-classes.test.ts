@@ -25,7 +25,7 @@ import { userKubeconfig } from '../../env/k8s/kubeconfig';
 import { runDir } from '../../env/paths';
 import { freePort } from '../harness/codeServer';
 import { removeTempDir, tempDir } from '../harness/exitCleanup';
-import { acceptQuickInput } from '../harness/quickInput';
+import { acceptQuickInput, clickDialogButton, waitForDialog } from '../harness/quickInput';
 import { withWorkbench } from '../harness/session';
 import type { Steps } from '../harness/steps';
 import { openViewContainer, runCommand, waitForNotification, waitForTreeRow } from '../harness/workbench';
@@ -306,6 +306,11 @@ test('error classes in the view and notifications', async () => {
       await acceptQuickInput(page, /queues of orders-app/, 60_000);
       await acceptQuickInput(page, 'header filter');
       await acceptQuickInput(page, 'delivery');
+      // The first split of orders-app would restart its pods: asked first (split-lifecycle reads it).
+      await clickDialogButton(
+        await waitForDialog(page, 'Starting this split restarts', 30_000),
+        'Start Split',
+      );
       const t7 = await toast(page, /Preflight \(relay delivery\): .*local RabbitMQ/, 120_000);
       assert.match(t7.text, /the queueSplit\.delivery\.relayAmqpUrl setting/);
       assert.doesNotMatch(t7.text, /--relay-amqp-url|sidecar:/);

@@ -31,6 +31,7 @@ import {
 } from '../../core/filter';
 import { RouteIndex, type RouteEntry } from '../../core/routeIndex';
 import { median } from './stats';
+import { benchRun } from './support/benchRun';
 
 const perRun = Number(process.argv[2] ?? 20_000);
 const runs = Number(process.argv[3] ?? 7);
@@ -314,6 +315,7 @@ const heavyPairs: [string, FilterInput, FilterInput][] = [
 // ---- run -----------------------------------------------------------------------------------
 
 function main(): void {
+  const recorder = benchRun('filter-match');
   const deadline = Date.now() + budgetMs;
 
   // (iv) builds, the first one compiling every filter of its set.
@@ -431,41 +433,39 @@ function main(): void {
     `      over the pairs: median of medians ${warmMedian.toFixed(1)} ms, max ${warmMax.toFixed(1)} ms (first calls: max ${firstMax.toFixed(1)} ms); bound 50 ms`,
   );
   const round = (x: number, d = 1) => Number(x.toFixed(d));
-  console.log(
-    JSON.stringify({
-      bench: 'filter-match',
-      node: process.version,
-      routes: ROUTES,
-      perRun,
-      runs: baseline.length,
-      baselineNsPerMessage: round(base),
-      mixedNsPerMessage: round(mix),
-      mixedVsBaseline: round(mix / base, 2),
-      mixedNsByMessageKind: Object.fromEntries([...byKind].map(([k, v]) => [k, round(median(v))])),
-      headersOnlyNsPerMessage: round(hdr),
-      bodyFieldNsPerMessage: Object.fromEntries(BODY_SIZES.map((s) => [s, round(median(bodyCost.get(s)!))])),
-      headerRouteWithBodyNsPerMessage: Object.fromEntries(
-        BODY_SIZES.map((s) => [s, round(median(headersWithBody.get(s)!))]),
-      ),
-      buildMs: {
-        equality: { first: round(buildEqualityFirst), median: round(median(buildEquality)) },
-        mixed: { first: round(buildMixedFirst), median: round(median(buildMixed)) },
-      },
-      overlap: {
-        boundMs: 50,
-        medianOfMediansMs: round(warmMedian, 2),
-        maxMs: round(warmMax, 2),
-        firstCallMaxMs: round(firstMax, 2),
-        pairs: pairRows.map((r) => ({
-          ...r,
-          parseMs: round(r.parseMs, 2),
-          firstMs: round(r.firstMs, 2),
-          medianMs: round(r.medianMs, 2),
-          maxMs: round(r.maxMs, 2),
-        })),
-      },
-    }),
-  );
+  recorder.finish({
+    bench: 'filter-match',
+    node: process.version,
+    routes: ROUTES,
+    perRun,
+    runs: baseline.length,
+    baselineNsPerMessage: round(base),
+    mixedNsPerMessage: round(mix),
+    mixedVsBaseline: round(mix / base, 2),
+    mixedNsByMessageKind: Object.fromEntries([...byKind].map(([k, v]) => [k, round(median(v))])),
+    headersOnlyNsPerMessage: round(hdr),
+    bodyFieldNsPerMessage: Object.fromEntries(BODY_SIZES.map((s) => [s, round(median(bodyCost.get(s)!))])),
+    headerRouteWithBodyNsPerMessage: Object.fromEntries(
+      BODY_SIZES.map((s) => [s, round(median(headersWithBody.get(s)!))]),
+    ),
+    buildMs: {
+      equality: { first: round(buildEqualityFirst), median: round(median(buildEquality)) },
+      mixed: { first: round(buildMixedFirst), median: round(median(buildMixed)) },
+    },
+    overlap: {
+      boundMs: 50,
+      medianOfMediansMs: round(warmMedian, 2),
+      maxMs: round(warmMax, 2),
+      firstCallMaxMs: round(firstMax, 2),
+      pairs: pairRows.map((r) => ({
+        ...r,
+        parseMs: round(r.parseMs, 2),
+        firstMs: round(r.firstMs, 2),
+        medianMs: round(r.medianMs, 2),
+        maxMs: round(r.maxMs, 2),
+      })),
+    },
+  });
 }
 
 try {

@@ -11,6 +11,7 @@
 // line. Bounded: stops starting rounds after 150 s.
 import { DEFAULT_PREFETCH } from '../../agent/kafka/config';
 import { engineRun, median, partitions } from './kafkaBench';
+import { benchRun } from './support/benchRun';
 
 const perRun = Number(process.argv[2] ?? 20_000);
 const runs = Number(process.argv[3] ?? 3);
@@ -19,6 +20,7 @@ const SIZES = [100, 250, 500, 1000, 2000];
 const BASELINE = 2000;
 
 async function main(): Promise<void> {
+  const recorder = benchRun('kafka-chunk');
   const deadline = Date.now() + budgetMs;
   const rates = new Map<number, number[]>(SIZES.map((s) => [s, []]));
   for (let i = 0; i < runs && Date.now() < deadline; i++) {
@@ -44,19 +46,17 @@ async function main(): Promise<void> {
       duplicateBound: size,
     };
   });
-  console.log(
-    JSON.stringify({
-      bench: 'kafka-chunk',
-      client: 'kafkajs 2.2.4',
-      messageBytes: 1024,
-      partitions,
-      routes: 2,
-      perRun,
-      runs: rates.get(BASELINE)!.length,
-      baseline: BASELINE,
-      rows,
-    }),
-  );
+  recorder.finish({
+    bench: 'kafka-chunk',
+    client: 'kafkajs 2.2.4',
+    messageBytes: 1024,
+    partitions,
+    routes: 2,
+    perRun,
+    runs: rates.get(BASELINE)!.length,
+    baseline: BASELINE,
+    rows,
+  });
 }
 
 main().catch((err: unknown) => {

@@ -12,6 +12,7 @@
 import { copyCodec, type Codec } from '../../core/providers/kafka/codecs';
 import { topicBytes } from '../conformance/kafka/logSegments';
 import { engineRun, median, partitions } from './kafkaBench';
+import { benchRun } from './support/benchRun';
 
 const perRun = Number(process.argv[2] ?? 10_000);
 const runs = Number(process.argv[3] ?? 3);
@@ -37,6 +38,7 @@ function order(i: number): Buffer {
 }
 
 async function main(): Promise<void> {
+  const recorder = benchRun('kafka-codec');
   const deadline = Date.now() + budgetMs;
   const rates = new Map<Codec, number[]>(CODECS.map((c) => [c, []]));
   const bytes = new Map<Codec, number[]>(CODECS.map((c) => [c, []]));
@@ -73,19 +75,17 @@ async function main(): Promise<void> {
       runs: rates.get(codec)!.map(Math.round),
     };
   });
-  console.log(
-    JSON.stringify({
-      bench: 'kafka-codec',
-      client: 'kafkajs 2.2.4',
-      node: process.version,
-      messageBytes: 1024,
-      partitions,
-      routes: 2,
-      perRun,
-      runs: rates.get('none')!.length,
-      rows,
-    }),
-  );
+  recorder.finish({
+    bench: 'kafka-codec',
+    client: 'kafkajs 2.2.4',
+    node: process.version,
+    messageBytes: 1024,
+    partitions,
+    routes: 2,
+    perRun,
+    runs: rates.get('none')!.length,
+    rows,
+  });
 }
 
 main().then(

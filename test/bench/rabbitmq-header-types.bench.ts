@@ -13,6 +13,9 @@ import type { ChannelModel, Message, MessageProperties } from 'amqplib';
 import { captureRawHeaders } from '../../agent/rabbitmq/rawHeaders';
 import { shadowPublishOptions } from '../../agent/rabbitmq/properties';
 import { median } from './stats';
+import { benchRun } from './support/benchRun';
+
+const recorder = benchRun('rabbitmq-header-types');
 
 const perRun = Number(process.argv[2] ?? 50_000);
 const runs = Number(process.argv[3] ?? 7);
@@ -127,16 +130,14 @@ console.log('copy headers            median ns/msg   runs (ns/msg)');
 console.log(`plain (before)          ${fmt(p)}        ${plain.map((n) => n.toFixed(0)).join(' ')}`);
 console.log(`typed (capture+decode)  ${fmt(t)}        ${typed.map((n) => n.toFixed(0)).join(' ')}`);
 console.log(`typed / plain           ${(t / p).toFixed(2)}   added ${(t - p).toFixed(0)} ns per message`);
-console.log(
-  JSON.stringify({
-    bench: 'rabbitmq-header-types',
-    headers: 12,
-    perRun,
-    runs,
-    plainNsPerMsg: Math.round(p),
-    typedNsPerMsg: Math.round(t),
-    addedNsPerMsg: Math.round(t - p),
-    ratio: Number((t / p).toFixed(3)),
-    sink: sink > 0,
-  }),
-);
+recorder.finish({
+  bench: 'rabbitmq-header-types',
+  headers: 12,
+  perRun,
+  runs,
+  plainNsPerMsg: Math.round(p),
+  typedNsPerMsg: Math.round(t),
+  addedNsPerMsg: Math.round(t - p),
+  ratio: Number((t / p).toFixed(3)),
+  sink: sink > 0,
+});

@@ -28,11 +28,13 @@ import { KafkaShadowConsumer } from '../../sidecar/consumers/kafka';
 import type { Delivery, DeliveryHandler } from '../../sidecar/consumers/types';
 import { Reporter } from '../../sidecar/output';
 import { createTopics, drop, kafka, median, partitions, services } from './kafkaBench';
+import { benchRun } from './support/benchRun';
 
 const perRun = Number(process.argv[2] ?? 3000);
 const runs = Number(process.argv[3] ?? 3);
 const budgetMs = 240_000;
 const LATENCY_RECORDS = 300;
+const LATENCY_PERCENTILES = [1, 10, 25, 50, 75, 90, 95, 99, 100];
 process.env.QS_BENCH_BROKERS = services.kafkaBrokers.join(',');
 const silent = new Reporter(
   new Writable({ write: (_c, _e, done) => done() }),
@@ -205,6 +207,7 @@ const percentile = (xs: number[], p: number) => {
 };
 
 async function main(): Promise<void> {
+  const recorder = benchRun('session-stream');
   const deadline = Date.now() + budgetMs;
   const rates: Record<Path, number[]> = { direct: [], stream: [] };
   const latency: Record<Path, number[]> = { direct: [], stream: [] };
@@ -219,6 +222,10 @@ async function main(): Promise<void> {
     medianRecordsPerSecond: Math.round(median(rates[path])),
     p50Ms: percentile(latency[path], 50),
     p99Ms: percentile(latency[path], 99),
+    // The distribution for the HTML report (test/bench/report/): produce → handler, ms.
+    latencyPercentilesMs: Object.fromEntries(
+      LATENCY_PERCENTILES.map((p) => [`p${p}`, percentile(latency[path], p)]),
+    ),
     runs: rates[path].map(Math.round),
   });
   const direct = row('direct');
@@ -233,16 +240,14 @@ async function main(): Promise<void> {
     );
   const added = { p50Ms: stream.p50Ms - direct.p50Ms, p99Ms: stream.p99Ms - direct.p99Ms };
   console.log(`added latency of the stream: p50 ${added.p50Ms} ms, p99 ${added.p99Ms} ms`);
-  console.log(
-    JSON.stringify({
-      bench: 'session-stream',
-      perRun,
-      direct,
-      stream,
-      ratio: stream.medianRecordsPerSecond / direct.medianRecordsPerSecond,
-      addedLatencyMs: added,
-    }),
-  );
+  recorder.finish({
+    bench: 'session-stream',
+    perRun,
+    direct,
+    stream,
+    ratio: stream.medianRecordsPerSecond / direct.medianRecordsPerSecond,
+    addedLatencyMs: added,
+  });
   process.exit(0);
 }
 

@@ -26,6 +26,7 @@ import { running } from '../conformance/steps';
 import { loadServices } from '../support/services';
 import { SqsQueues, sqsClient, sqsTestCredentials } from '../support/sqs';
 import { median } from './stats';
+import { benchRun } from './support/benchRun';
 
 const perRun = Number(process.argv[2] ?? 2000);
 const runs = Number(process.argv[3] ?? 5);
@@ -173,6 +174,7 @@ async function rawRun(): Promise<number> {
 }
 
 async function main(): Promise<void> {
+  const recorder = benchRun('sqs-engine');
   const deadline = Date.now() + budgetMs;
   const engineRates: number[] = [];
   const rawRates: number[] = [];
@@ -191,21 +193,19 @@ async function main(): Promise<void> {
   console.log(`raw aws-sdk     ${fmt(raw)}       ${rawRates.map((r) => r.toFixed(0)).join(' ')}`);
   console.log(`queue-split     ${fmt(engine)}       ${engineRates.map((r) => r.toFixed(0)).join(' ')}`);
   console.log(`engine / raw    ${(engine / raw).toFixed(2)}`);
-  console.log(
-    JSON.stringify({
-      bench: 'sqs-engine',
-      server: 'ElasticMQ',
-      messageBytes: 1024,
-      routes: 1,
-      perRun,
-      runs: engineRates.length,
-      prefetch: DEFAULT_PREFETCH,
-      rawLoops,
-      engineMsgsPerSec: Math.round(engine),
-      rawMsgsPerSec: Math.round(raw),
-      ratio: Number((engine / raw).toFixed(3)),
-    }),
-  );
+  recorder.finish({
+    bench: 'sqs-engine',
+    server: 'ElasticMQ',
+    messageBytes: 1024,
+    routes: 1,
+    perRun,
+    runs: engineRates.length,
+    prefetch: DEFAULT_PREFETCH,
+    rawLoops,
+    engineMsgsPerSec: Math.round(engine),
+    rawMsgsPerSec: Math.round(raw),
+    ratio: Number((engine / raw).toFixed(3)),
+  });
 }
 
 main()

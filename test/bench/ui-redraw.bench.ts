@@ -35,6 +35,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { median } from './stats';
 import * as vscodeStandIn from './support/vscodeStandIn';
 import { split, workload } from '../unit/extension/fixtures';
+import { benchRun } from './support/benchRun';
 
 vscodeStandIn.install();
 
@@ -196,6 +197,7 @@ async function run(config: Config, storage: string, measureSeconds = seconds): P
 }
 
 async function main(): Promise<void> {
+  const recorder = benchRun('ui-redraw');
   const storage = fs.mkdtempSync(path.join(os.tmpdir(), 'qs-bench-redraw-'));
   const started = Date.now();
   const runs: Run[] = [];
@@ -244,18 +246,16 @@ async function main(): Promise<void> {
   console.log(
     `after vs before: ${(after / before).toFixed(2)} of the CPU; the views' share (above the floor) ${((after - floor) / (before - floor)).toFixed(2)}`,
   );
-  console.log(
-    JSON.stringify({
-      bench: 'ui-redraw',
-      node: process.version,
-      linesPerSecond: rate,
-      secondsPerRun: seconds,
-      rounds: runs.length / CONFIGS.length,
-      afterVsBefore: Number((after / before).toFixed(2)),
-      viewsShareAfterVsBefore: Number(((after - floor) / (before - floor)).toFixed(2)),
-      configs: rows,
-    }),
-  );
+  recorder.finish({
+    bench: 'ui-redraw',
+    node: process.version,
+    linesPerSecond: rate,
+    secondsPerRun: seconds,
+    rounds: runs.length / CONFIGS.length,
+    afterVsBefore: Number((after / before).toFixed(2)),
+    viewsShareAfterVsBefore: Number(((after - floor) / (before - floor)).toFixed(2)),
+    configs: rows,
+  });
 }
 
 main().then(

@@ -1,128 +1,117 @@
 // Throughput of the RabbitMQ engine beside a raw amqplib pipe doing the same minimum work
 // (consume → confirmed mandatory publish → ack after the confirm), in one process, against
 // the broker from `npm run env:up`. 1 KiB persistent messages, 2 routes (a third of the
-// messages per route, a third to the application shadow), a prefilled classic source.
+// messages per route, a third to the application shadow), a prefilled source: classic, then
+// quorum (the engine declares quorum shadows for a quorum source; the raw pipe's destinations
+// are quorum too, so both pay the same durability).
+// The raw pipe batches as well as amqplib lets it: the engine's prefetch, publishes pipelined
+// under that window, and one `multiple` ack per event-loop turn for the longest run of
+// confirmed deliveries (never past one still waiting for its confirm).
 //
-//   npx tsx test/bench/rabbitmq-engine.bench.ts [messages-per-run] [runs]
+//   npx tsx test/bench/rabbitmq-engine.bench.ts [messages-per-run] [runs] [engine-prefetch]
 //
-// Prints a table and one JSON line. Bounded: stops starting runs after 100 s.
-import * as amqp from 'amqplib';
-import { RabbitEngine } from '../../agent/rabbitmq/engine';
+// Prints a table and one JSON line. Bounded: stops starting runs after 240 s.
+import type * as amqp from 'amqplib';
 import { DEFAULT_PREFETCH } from '../../agent/rabbitmq/config';
-import { loadServices, uniqueName } from '../support/services';
+import { uniqueName } from '../support/services';
 import { median } from './stats';
+import { benchRun } from './support/benchRun';
+import {
+  drop,
+  engineThroughput,
+  prefill,
+  USER_HEADER,
+  withConnection,
+  type QueueType,
+} from './support/rabbitBench';
 
 const perRun = Number(process.argv[2] ?? 6000);
 const runs = Number(process.argv[3] ?? 5);
-const budgetMs = 100_000;
-const services = loadServices();
+const budgetMs = 240_000;
+const enginePrefetch = Number(process.argv[4] ?? DEFAULT_PREFETCH);
+const TYPES: readonly QueueType[] = ['classic', 'quorum'];
 const users = ['alice', 'bob', 'nobody'];
-const body = Buffer.alloc(1024, 'x');
-
-async function withConnection<T>(op: (c: amqp.ChannelModel) => Promise<T>): Promise<T> {
-  const c = await amqp.connect(services.amqpUrl);
-  c.on('error', () => undefined);
-  try {
-    return await op(c);
-  } finally {
-    await c.close().catch(() => undefined);
-  }
-}
-
-async function prefill(c: amqp.ChannelModel, queues: string[], source: string): Promise<void> {
-  const ch = await c.createConfirmChannel();
-  for (const q of queues)
-    await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'classic' } });
-  for (let i = 0; i < perRun; i++) {
-    const ok = ch.publish('', source, body, {
-      persistent: true,
-      messageId: `m-${i}`,
-      headers: { 'x-queue-split-user': users[i % 3] },
-    });
-    if (!ok) await new Promise((r) => ch.once('drain', r));
-    if (i % 500 === 499) await ch.waitForConfirms();
-  }
-  await ch.waitForConfirms();
-  await ch.close();
-}
-
-async function drop(c: amqp.ChannelModel, queues: string[]): Promise<void> {
-  const ch = await c.createChannel();
-  for (const q of queues) await ch.deleteQueue(q).catch(() => undefined);
-  await ch.close().catch(() => undefined);
-}
+const userOf = (i: number) => users[i % 3]!;
 
 /** Messages per second through the engine, from the moment `start` returns. */
-async function engineRun(): Promise<number> {
-  const base = uniqueName('bench-engine');
+async function engineRun(type: QueueType): Promise<number> {
+  const base = uniqueName(`bench-engine-${type}`);
   const names = { source: `${base}-src`, app: `${base}-app`, a: `${base}-a`, b: `${base}-b` };
   return withConnection(async (c) => {
-    await prefill(c, [names.source], names.source);
-    const engine = new RabbitEngine({
-      activationId: base,
-      epoch: 1,
-      amqpUrl: services.amqpUrl,
-      managementUrl: services.rabbitManagementUrl,
-      sourceQueue: names.source,
-      appShadow: names.app,
-      lockQueue: `${base}-lock`,
-      timing: { quiesceMs: 0, pollIntervalMs: 100 },
-    });
+    await prefill(c, [names.source], names.source, type, perRun, userOf);
     try {
-      const must = async (o: Promise<{ kind: string }>) => {
-        const r = await o;
-        if (r.kind !== 'done') throw new Error(JSON.stringify(r));
-      };
-      await must(engine.prepare());
-      await must(
-        engine.reconcileRoutes(1, [
-          { routeId: 'a', filter: { 'x-queue-split-user': 'alice' }, shadow: names.a },
-          { routeId: 'b', filter: { 'x-queue-split-user': 'bob' }, shadow: names.b },
-        ]),
-      );
-      const total = () =>
-        engine.status().app.published + engine.status().routes.reduce((n, r) => n + r.published, 0);
-      await must(engine.start()); // its preflight is not throughput: time from here
-      const started = process.hrtime.bigint();
-      const before = total();
-      while (total() < perRun) await new Promise((r) => setTimeout(r, 5));
-      return (perRun - before) / (Number(process.hrtime.bigint() - started) / 1e9);
+      return await engineThroughput({
+        base,
+        source: names.source,
+        appShadow: names.app,
+        routes: [
+          { routeId: 'a', filter: { [USER_HEADER]: 'alice' }, shadow: names.a },
+          { routeId: 'b', filter: { [USER_HEADER]: 'bob' }, shadow: names.b },
+        ],
+        count: perRun,
+        prefetch: enginePrefetch,
+      });
     } finally {
-      await engine.close();
-      await drop(c, Object.values(names));
+      // The routing exchange is named like the app shadow (agent/rabbitmq/routing.ts).
+      await drop(c, [...Object.values(names), `${base}-lock`], [names.app]);
     }
   });
 }
 
 /** Messages per second for the same work done by hand with amqplib. */
-async function rawRun(): Promise<number> {
-  const base = uniqueName('bench-raw');
+async function rawRun(type: QueueType): Promise<number> {
+  const base = uniqueName(`bench-raw-${type}`);
   const names = { source: `${base}-src`, app: `${base}-app`, a: `${base}-a`, b: `${base}-b` };
   return withConnection(async (c) => {
-    await prefill(c, Object.values(names), names.source);
+    await prefill(c, Object.values(names), names.source, type, perRun, userOf);
     const consumer = await c.createChannel();
     const publisher = await c.createConfirmChannel();
-    await consumer.prefetch(DEFAULT_PREFETCH);
+    await consumer.prefetch(enginePrefetch);
     const destination: Record<string, string> = { alice: names.a, bob: names.b };
+    // Delivery tags in arrival order, and those whose copy is confirmed: the acked prefix
+    // advances over confirmed tags only, one `multiple` ack per event-loop turn.
+    const waiting: number[] = [];
+    const confirmed = new Set<number>();
+    let head = 0;
+    let flushQueued = false;
     let acked = 0;
+    let resolveDone: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => (resolveDone = resolve));
+    const flush = () => {
+      flushQueued = false;
+      let last: number | undefined;
+      while (head < waiting.length && confirmed.has(waiting[head]!)) {
+        last = waiting[head]!;
+        confirmed.delete(last);
+        head++;
+      }
+      if (last === undefined) return;
+      // amqplib's ack reads only the delivery tag; `multiple` acks every tag up to it.
+      consumer.ack({ fields: { deliveryTag: last } } as amqp.Message, true);
+      acked = head;
+      if (acked === perRun) resolveDone();
+    };
     const started = process.hrtime.bigint();
-    const finished = new Promise<void>((resolve) => {
-      void consumer.consume(names.source, (msg) => {
-        if (!msg) return;
-        const user = msg.properties.headers?.['x-queue-split-user'];
-        const to = (typeof user === 'string' && destination[user]) || names.app;
-        publisher.publish(
-          '',
-          to,
-          msg.content,
-          { ...msg.properties, mandatory: true, persistent: true },
-          (err) => {
-            if (err) return; // not reached in a healthy run
-            consumer.ack(msg);
-            if (++acked === perRun) resolve();
-          },
-        );
-      });
+    await consumer.consume(names.source, (msg) => {
+      if (!msg) return;
+      const tag = msg.fields.deliveryTag;
+      waiting.push(tag);
+      const user = msg.properties.headers?.[USER_HEADER];
+      const to = (typeof user === 'string' && destination[user]) || names.app;
+      publisher.publish(
+        '',
+        to,
+        msg.content,
+        { ...msg.properties, mandatory: true, persistent: true },
+        (err) => {
+          if (err) return; // not reached in a healthy run
+          confirmed.add(tag);
+          if (!flushQueued) {
+            flushQueued = true;
+            setImmediate(flush);
+          }
+        },
+      );
     });
     await finished;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -132,35 +121,54 @@ async function rawRun(): Promise<number> {
 }
 
 async function main(): Promise<void> {
+  const recorder = benchRun('rabbitmq-engine');
   const deadline = Date.now() + budgetMs;
-  const engineRates: number[] = [];
-  const rawRates: number[] = [];
+  const rates = Object.fromEntries(
+    TYPES.map((t) => [t, { engine: [] as number[], raw: [] as number[] }]),
+  ) as Record<QueueType, { engine: number[]; raw: number[] }>;
   for (let i = 0; i < runs && Date.now() < deadline; i++) {
     // Alternate so drift on a shared machine hits both sides alike.
-    rawRates.push(await rawRun());
-    engineRates.push(await engineRun());
+    for (const type of TYPES) {
+      rates[type].raw.push(await rawRun(type));
+      rates[type].engine.push(await engineRun(type));
+    }
   }
-  const engine = median(engineRates);
-  const raw = median(rawRates);
   const fmt = (n: number) => n.toFixed(0).padStart(8);
-  console.log(`messages per run: ${perRun} (1 KiB, persistent, 2 routes + app), runs: ${engineRates.length}`);
-  console.log('pipeline        median msg/s   runs (msg/s)');
-  console.log(`raw amqplib     ${fmt(raw)}       ${rawRates.map((r) => r.toFixed(0)).join(' ')}`);
-  console.log(`queue-split     ${fmt(engine)}       ${engineRates.map((r) => r.toFixed(0)).join(' ')}`);
-  console.log(`engine / raw    ${(engine / raw).toFixed(2)}`);
+  const runsOf = (xs: number[]) => xs.map((r) => r.toFixed(0)).join(' ');
   console.log(
-    JSON.stringify({
-      bench: 'rabbitmq-engine',
-      messageBytes: 1024,
-      routes: 2,
-      perRun,
-      runs: engineRates.length,
-      prefetch: DEFAULT_PREFETCH,
+    `messages per run: ${perRun} (1 KiB, persistent, 2 routes + app), runs: ${rates.classic.engine.length}, prefetch: ${enginePrefetch}`,
+  );
+  console.log('source    pipeline        median msg/s   runs (msg/s)');
+  const rows = TYPES.map((type) => {
+    const { engine: e, raw: r } = rates[type];
+    const engine = median(e);
+    const raw = median(r);
+    console.log(`${type.padEnd(9)} raw amqplib     ${fmt(raw)}       ${runsOf(r)}`);
+    console.log(`${type.padEnd(9)} queue-split     ${fmt(engine)}       ${runsOf(e)}`);
+    console.log(`${type.padEnd(9)} engine / raw    ${(engine / raw).toFixed(2)}`);
+    return {
+      sourceType: type,
       engineMsgsPerSec: Math.round(engine),
       rawMsgsPerSec: Math.round(raw),
       ratio: Number((engine / raw).toFixed(3)),
-    }),
-  );
+      engineRuns: e.map(Math.round),
+      rawRuns: r.map(Math.round),
+    };
+  });
+  const classic = rows[0]!;
+  recorder.finish({
+    bench: 'rabbitmq-engine',
+    messageBytes: 1024,
+    routes: 2,
+    perRun,
+    runs: rates.classic.engine.length,
+    prefetch: enginePrefetch,
+    // The classic row at the top level, as before quorum joined (README quotes it).
+    engineMsgsPerSec: classic.engineMsgsPerSec,
+    rawMsgsPerSec: classic.rawMsgsPerSec,
+    ratio: classic.ratio,
+    rows,
+  });
 }
 
 main().catch((err: unknown) => {

@@ -1,0 +1,239 @@
+// The memory of a real queue-agent process with N routes ACTIVE on one RabbitMQ queue: the
+// agent bundle as the image runs it (`node --enable-source-maps dist/agent.js queue-agent`,
+// deploy/Dockerfile), built as `npm run build` builds it, started with the flags the controller
+// gives its pod (agent/controller/agentDeployment.ts) and the admin kubeconfig, in a namespace
+// of its own. The bench plays the controller: it seals and writes the desired document
+// (PREPARING → STARTING_PUMP → ACTIVE with the routes) and reads the observed one, so the agent
+// declares the shadows, installs the route table and copies a backlog through its engine.
+// RSS is read from /proc/<pid>/status (VmRSS, VmHWM) of the process it started.
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { planNames, routeShadowNames } from '../../../core/agentDocuments';
+import {
+  DESIRED_API_VERSION,
+  DESIRED_KEY,
+  OBSERVED_KEY,
+  type AgentRoute,
+  type DesiredState,
+  type ObservedState,
+} from '../../../core/agentProtocol';
+import type { WorkloadPhase } from '../../../core/state/phases';
+import { DESIRED_DIGESTS_KEY, documentDigest } from '../../../agent/kube/sealDocument';
+import { adminConfig } from '../../../fixtures/env/kube';
+import { uniqueName } from '../../support/services';
+import { drop, prefill, services, USER_HEADER, withConnection } from './rabbitBench';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const MiB = 1024 * 1024;
+
+export interface AgentMemory {
+  readonly routes: number;
+  /** After `agent.started`, before any desired document. */
+  readonly startedMiB: number;
+  /** Routes ACTIVE (table acknowledged), the pump consuming an empty source. */
+  readonly activeMiB: number;
+  /** After copying a backlog spread over the routes and the app. */
+  readonly afterBacklogMiB: number;
+  /** The process's peak RSS (VmHWM). */
+  readonly peakMiB: number;
+  readonly backlog: number;
+  readonly nodeFlags: readonly string[];
+}
+
+function rss(pid: number): { rss: number; peak: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: (kib('VmRSS') * 1024) / MiB, peak: (kib('VmHWM') * 1024) / MiB };
+}
+
+/** A route id of the shape core/names.ts makes ([a-z2-7]{16,32}). */
+const routeId = (k: number) =>
+  `benchroutes${k
+    .toString(26)
+    .replace(/./g, (d) => 'abcdefghijklmnopqrstuvwxyz'[parseInt(d, 26)]!)
+    .padStart(5, 'a')}`;
+
+let built = false;
+function buildAgent(): string {
+  if (!built) execFileSync(process.execPath, ['esbuild.config.mjs'], { cwd: ROOT, stdio: 'ignore' });
+  built = true;
+  return path.join(ROOT, 'dist/agent.js');
+}
+
+async function until<T>(
+  what: string,
+  read: () => Promise<T>,
+  ok: (t: T) => boolean,
+  ms = 120_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 500)}`);
+    await sleep(200);
+  }
+}
+
+export async function queueAgentMemory(
+  routes: number,
+  backlog: number,
+  nodeFlags: readonly string[] = ['--enable-source-maps'],
+): Promise<AgentMemory> {
+  const kc = adminConfig(services.kubeconfig);
+  const core = kc.makeApiClient(CoreV1Api);
+  const namespace = uniqueName('qs-bench-routes').slice(0, 63);
+  const id = { installId: 'bench', workloadUid: uniqueName('uid'), queue: 'orders', epoch: 1 };
+  const names = planNames('rabbitmq', id);
+  const source = uniqueName('bench-agent-src');
+  const env = { QS_BENCH_AMQP: services.amqpUrl, QS_BENCH_MGMT: services.rabbitManagementUrl };
+  const agentRoutes: AgentRoute[] = Array.from({ length: routes }, (_, k) => ({
+    routeId: routeId(k),
+    filter: { [USER_HEADER]: `user-${k}` },
+    queues: ['orders'],
+    phase: 'ACTIVE',
+    generation: 2,
+    shadows: { orders: routeShadowNames('rabbitmq', { ...id, routeId: routeId(k) }) },
+  }));
+  const desired = (
+    generation: number,
+    phase: WorkloadPhase,
+    step: WorkloadPhase | undefined,
+  ): DesiredState => ({
+    apiVersion: DESIRED_API_VERSION,
+    activationId: `${id.installId}/${id.workloadUid}`,
+    generation,
+    phase,
+    queues: [
+      {
+        name: 'orders',
+        provider: 'rabbitmq',
+        source,
+        env: { url: 'QS_BENCH_AMQP', managementUrl: 'QS_BENCH_MGMT' },
+        epoch: id.epoch,
+        names,
+        ...(step ? { step } : {}),
+      },
+    ],
+    routes: generation >= 2 ? agentRoutes : [],
+  });
+  const write = async (doc: DesiredState) => {
+    const text = JSON.stringify(doc);
+    // The seal first, as the controller writes it (agent/controller/stateSeal.ts).
+    await core.replaceNamespacedConfigMap({
+      name: 'qs-seal',
+      namespace,
+      body: { metadata: { name: 'qs-seal' }, data: { [DESIRED_DIGESTS_KEY]: documentDigest(text) } },
+    });
+    await core.replaceNamespacedConfigMap({
+      name: 'qs-desired',
+      namespace,
+      body: { metadata: { name: 'qs-desired' }, data: { [DESIRED_KEY]: text } },
+    });
+  };
+  const observed = async (): Promise<ObservedState | undefined> => {
+    const cm = await core.readNamespacedConfigMap({ name: 'qs-observed', namespace });
+    const text = cm.data?.[OBSERVED_KEY];
+    return text ? (JSON.parse(text) as ObservedState) : undefined;
+  };
+  const stepDone = (generation: number, step: WorkloadPhase) =>
+    until(
+      `step ${step} done`,
+      observed,
+      (o) =>
+        o?.queues.orders?.generation === generation &&
+        o.queues.orders.step === step &&
+        o.queues.orders.outcome.kind === 'done',
+    );
+
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  for (const name of ['qs-seal', 'qs-desired', 'qs-observed'])
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: {} } });
+  await withConnection((c) => prefill(c, [source], source, 'classic', 0, () => ''));
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeFlags,
+      buildAgent(),
+      'queue-agent',
+      ...['--namespace', namespace, '--desired', 'qs-desired', '--observed', 'qs-observed'],
+      ...['--seal', `${namespace}/qs-seal`, '--pod-uid', 'bench-pod', '--metrics-port', '0'],
+    ],
+    {
+      env: { ...process.env, ...env, KUBECONFIG: services.kubeconfig, NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const lines: string[] = [];
+  createInterface({ input: child.stdout! }).on('line', (l) => lines.push(l));
+  createInterface({ input: child.stderr! }).on('line', (l) => lines.push(l));
+  try {
+    await until(
+      'agent.started',
+      async () => lines.some((l) => l.includes('"agent.started"')),
+      Boolean,
+      30_000,
+    );
+    await sleep(1000);
+    const started = rss(child.pid!);
+    await write(desired(1, 'PREPARING', 'PREPARING'));
+    await stepDone(1, 'PREPARING');
+    await write(desired(2, 'STARTING_PUMP', 'STARTING_PUMP'));
+    await stepDone(2, 'STARTING_PUMP');
+    await write(desired(3, 'ACTIVE', undefined));
+    await until(
+      `${routes} routes acknowledged`,
+      observed,
+      (o) =>
+        o?.observedGeneration === 3 &&
+        Object.values(o.routes).filter((r) => r.ackedGeneration >= 2).length === routes,
+    );
+    await sleep(2000);
+    const active = rss(child.pid!);
+    await withConnection((c) =>
+      prefill(c, [source], source, 'classic', backlog, (i) =>
+        i % 3 === 2 ? `nobody-${i}` : `user-${i % routes}`,
+      ),
+    );
+    await until(
+      'the backlog copied',
+      async () => {
+        const o = await observed();
+        return Object.values(o?.queues.orders?.published ?? {}).reduce((n, x) => n + x, 0);
+      },
+      (n) => n >= backlog,
+    );
+    await sleep(2000);
+    const after = rss(child.pid!);
+    return {
+      routes,
+      startedMiB: started.rss,
+      activeMiB: active.rss,
+      afterBacklogMiB: after.rss,
+      peakMiB: after.peak,
+      backlog,
+      nodeFlags,
+    };
+  } catch (err) {
+    console.error(lines.slice(-20).join('\n'));
+    throw err;
+  } finally {
+    child.kill('SIGTERM');
+    await Promise.race([exited, sleep(15_000)]);
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    await withConnection((c) =>
+      drop(
+        c,
+        [source, names.appShadow, names.lockQueue ?? '', ...agentRoutes.map((r) => r.shadows.orders!.shadow)],
+        [names.appShadow],
+      ),
+    );
+  }
+}

@@ -33,6 +33,7 @@ export interface Ratio {
 }
 
 const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
+const routesLabel = (n: unknown) => (n === 1 ? '1 route' : `${(num(n) ?? 0).toLocaleString('en-US')} routes`);
 const rowsOf = (r: BenchJson): Record<string, unknown>[] =>
   Array.isArray(r.rows)
     ? (r.rows.filter((x) => typeof x === 'object' && x !== null) as Record<string, unknown>[])
@@ -54,7 +55,7 @@ export function ratiosOf(r: BenchJson): Ratio[] {
       break;
     }
     case 'rabbitmq-routes':
-      for (const row of rowsOf(r)) push(`${String(row.routes)} routes`, row.ratio, 'msg/s vs 1 route');
+      for (const row of rowsOf(r)) push(routesLabel(row.routes), row.ratio, 'msg/s vs 1 route');
       break;
     case 'kafka-codec':
       for (const row of rowsOf(r)) push(String(row.source), row.rateVsNone, 'msg/s vs uncompressed');
@@ -125,7 +126,7 @@ function barChart(bars: readonly Bar[], lines: readonly { at: number; label: str
         `<text x="${x(l.at).toFixed(1)}" y="11" text-anchor="middle" fill="#c0392b">${esc(l.label)}</text>`,
     )
     .join('');
-  return `<svg class="chart" width="${labelW + plotW + 120}" height="${h}" role="img">${rows}${refs}</svg>`;
+  return `<svg class="chart" width="${labelW + plotW + 280}" height="${h}" role="img">${rows}${refs}</svg>`;
 }
 
 const notMeasured = (what: string) => `<p class="missing">Not measured: ${what}.</p>`;
@@ -178,12 +179,12 @@ function routesSection(results: ReadonlyMap<string, BenchJson>): string {
     return `<section id="routes"><h2>Throughput vs routes</h2>${notMeasured('no bench-results/rabbitmq-routes.json')}</section>`;
   const rows = rowsOf(r);
   const bars = rows.map((row) => ({
-    label: `${fmt(num(row.routes) ?? 0)} routes`,
+    label: routesLabel(row.routes),
     value: num(row.msgsPerSec) ?? 0,
     text: `${fmt(num(row.msgsPerSec) ?? 0)} msg/s (${fmt(num(row.ratio) ?? 0, 2)} of 1 route)`,
   }));
   const match = rows.map((row) => ({
-    label: `${fmt(num(row.routes) ?? 0)} routes`,
+    label: routesLabel(row.routes),
     value: num(row.matchNsPerMessage) ?? 0,
     text: `${fmt(num(row.matchNsPerMessage) ?? 0)} ns/msg`,
     color: '#7a5cc2',
@@ -199,13 +200,13 @@ function routesSection(results: ReadonlyMap<string, BenchJson>): string {
   const memory = (Array.isArray(r.agentMemory) ? (r.agentMemory as Record<string, unknown>[]) : []).flatMap(
     (m) => [
       {
-        label: `${fmt(num(m.routes) ?? 0)} routes, ACTIVE`,
+        label: `${routesLabel(m.routes)}, ACTIVE`,
         value: num(m.activeMiB) ?? 0,
         text: `${fmt(num(m.activeMiB) ?? 0)} MiB`,
         color: '#2e8b57',
       },
       {
-        label: `${fmt(num(m.routes) ?? 0)} routes, peak`,
+        label: `${routesLabel(m.routes)}, peak`,
         value: num(m.peakMiB) ?? 0,
         text: `${fmt(num(m.peakMiB) ?? 0)} MiB`,
         color: '#d9822b',

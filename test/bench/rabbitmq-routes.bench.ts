@@ -9,7 +9,8 @@
 //         with one `x-match: all-with-x` binding per destination, as the engine's routing
 //         exchange (agent/rabbitmq/routing.ts) has one per shadow, the same message mix.
 //   (iv)  memory: the real queue-agent process (test/bench/support/queueAgentProcess.ts) with 1
-//         and with 1,000 routes ACTIVE on one queue, before and after copying a backlog.
+//         and with 1,000 routes ACTIVE on one queue, before and after copying a backlog; and
+//         with 1,000 routes without --enable-source-maps.
 //
 //   npx tsx test/bench/rabbitmq-routes.bench.ts [messages-per-run] [runs]
 //
@@ -144,6 +145,8 @@ async function main(): Promise<void> {
   }
   const memory: AgentMemory[] = [];
   for (const n of [1, 1000]) memory.push(await queueAgentMemory(n, perRun));
+  // And without source maps, to show what --enable-source-maps (deploy/Dockerfile) costs.
+  memory.push(await queueAgentMemory(1000, perRun, []));
 
   const one = median(rates.get(1)!);
   const oneMatch = median(matchNs.get(1)!);
@@ -176,11 +179,17 @@ async function main(): Promise<void> {
     };
   });
   console.log('queue-agent process (node dist/agent.js queue-agent), RSS in MiB:');
-  console.log('routes   started   routes ACTIVE   after backlog   peak (VmHWM)');
-  for (const m of memory)
+  console.log(
+    'routes   started   routes ACTIVE   after backlog   peak (VmHWM)   V8 heap used/total, external (ACTIVE)   node flags',
+  );
+  for (const m of memory) {
+    const heap = m.activeHeap
+      ? `${m.activeHeap.usedMiB.toFixed(0)}/${m.activeHeap.totalMiB.toFixed(0)}, ${m.activeHeap.externalMiB.toFixed(0)}`
+      : '?';
     console.log(
-      `${String(m.routes).padStart(6)}   ${m.startedMiB.toFixed(0).padStart(7)}   ${m.activeMiB.toFixed(0).padStart(13)}   ${m.afterBacklogMiB.toFixed(0).padStart(13)}   ${m.peakMiB.toFixed(0).padStart(12)}`,
+      `${String(m.routes).padStart(6)}   ${m.startedMiB.toFixed(0).padStart(7)}   ${m.activeMiB.toFixed(0).padStart(13)}   ${m.afterBacklogMiB.toFixed(0).padStart(13)}   ${m.peakMiB.toFixed(0).padStart(12)}   ${heap.padEnd(37)}   ${m.nodeFlags.join(' ') || '(none)'}`,
     );
+  }
   recorder.finish({
     bench: 'rabbitmq-routes',
     messageBytes: 1024,

@@ -102,7 +102,7 @@ interface Bar {
 
 /** Horizontal bars on a common scale, with optional reference lines (a target, 1.0). */
 function barChart(bars: readonly Bar[], lines: readonly { at: number; label: string }[] = []): string {
-  const labelW = 170;
+  const labelW = 250;
   const plotW = 420;
   const rowH = 22;
   const top = lines.length > 0 ? 16 : 4;
@@ -200,13 +200,13 @@ function routesSection(results: ReadonlyMap<string, BenchJson>): string {
   const memory = (Array.isArray(r.agentMemory) ? (r.agentMemory as Record<string, unknown>[]) : []).flatMap(
     (m) => [
       {
-        label: `${routesLabel(m.routes)}, ACTIVE`,
+        label: `${routesLabel(m.routes)}, ACTIVE${flagsOf(m)}`,
         value: num(m.activeMiB) ?? 0,
         text: `${fmt(num(m.activeMiB) ?? 0)} MiB`,
         color: '#2e8b57',
       },
       {
-        label: `${routesLabel(m.routes)}, peak`,
+        label: `${routesLabel(m.routes)}, peak${flagsOf(m)}`,
         value: num(m.peakMiB) ?? 0,
         text: `${fmt(num(m.peakMiB) ?? 0)} MiB`,
         color: '#d9822b',

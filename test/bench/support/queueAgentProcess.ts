@@ -40,6 +40,9 @@ export interface AgentMemory {
   readonly afterBacklogMiB: number;
   /** The process's peak RSS (VmHWM). */
   readonly peakMiB: number;
+  /** With the routes ACTIVE, from the agent's own /metrics (prom-client's process metrics):
+   * the V8 heap in use and total, and memory outside it (buffers): what of the RSS is objects. */
+  readonly activeHeap: { usedMiB: number; totalMiB: number; externalMiB: number } | undefined;
   readonly backlog: number;
   readonly nodeFlags: readonly string[];
 }
@@ -62,6 +65,17 @@ function buildAgent(): string {
   if (!built) execFileSync(process.execPath, ['esbuild.config.mjs'], { cwd: ROOT, stdio: 'ignore' });
   built = true;
   return path.join(ROOT, 'dist/agent.js');
+}
+
+/** The V8 heap figures the agent's /metrics reports, in MiB. */
+async function heapOf(port: number): Promise<AgentMemory['activeHeap']> {
+  const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
+  const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / MiB;
+  return {
+    usedMiB: metric('nodejs_heap_size_used_bytes'),
+    totalMiB: metric('nodejs_heap_size_total_bytes'),
+    externalMiB: metric('nodejs_external_memory_bytes'),
+  };
 }
 
 async function until<T>(
@@ -196,6 +210,9 @@ export async function queueAgentMemory(
     );
     await sleep(2000);
     const active = rss(child.pid!);
+    const startedLine = lines.find((l) => l.includes('"agent.started"')) ?? '{}';
+    const port = (JSON.parse(startedLine) as { metricsPort?: number }).metricsPort;
+    const activeHeap = port ? await heapOf(port).catch(() => undefined) : undefined;
     await withConnection((c) =>
       prefill(c, [source], source, 'classic', backlog, (i) =>
         i % 3 === 2 ? `nobody-${i}` : `user-${i % routes}`,
@@ -217,6 +234,7 @@ export async function queueAgentMemory(
       activeMiB: active.rss,
       afterBacklogMiB: after.rss,
       peakMiB: after.peak,
+      activeHeap,
       backlog,
       nodeFlags,
     };

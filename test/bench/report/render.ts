@@ -197,6 +197,8 @@ function routesSection(results: ReadonlyMap<string, BenchJson>): string {
       text: `${fmt(num(row.headersExchangeMsgsPerSec) ?? 0)} msg/s (${fmt(num(row.headersExchangeRatio) ?? 0, 2)})`,
       color: '#888',
     }));
+  const flagsOf = (m: Record<string, unknown>) =>
+    Array.isArray(m.nodeFlags) && m.nodeFlags.length === 0 ? ' (no source maps)' : '';
   const memory = (Array.isArray(r.agentMemory) ? (r.agentMemory as Record<string, unknown>[]) : []).flatMap(
     (m) => [
       {

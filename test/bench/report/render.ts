@@ -192,7 +192,7 @@ function routesSection(results: ReadonlyMap<string, BenchJson>): string {
   const exchange = rows
     .filter((row) => num(row.headersExchangeMsgsPerSec) !== undefined)
     .map((row) => ({
-      label: `${fmt(num(row.routes) ?? 0)} bindings`,
+      label: `${fmt((num(row.routes) ?? 0) + 1)} bindings`,
       value: num(row.headersExchangeMsgsPerSec) ?? 0,
       text: `${fmt(num(row.headersExchangeMsgsPerSec) ?? 0)} msg/s (${fmt(num(row.headersExchangeRatio) ?? 0, 2)})`,
       color: '#888',

@@ -51,7 +51,14 @@ export function ratiosOf(r: BenchJson): Ratio[] {
     case 'rabbitmq-engine': {
       const rows = rowsOf(r);
       if (rows.length === 0) push('classic', r.ratio, 'engine / raw amqplib');
-      for (const row of rows) push(String(row.sourceType), row.ratio, 'engine / raw amqplib');
+      for (const row of rows) {
+        push(String(row.sourceType), row.ratio, 'engine / raw amqplib');
+        push(
+          `${String(row.sourceType)}, raw 1 ack/msg`,
+          row.rawSingleAckRatio,
+          'acking alone / batched acks',
+        );
+      }
       break;
     }
     case 'rabbitmq-routes':

@@ -84,6 +84,9 @@ export interface KafkaEngineConfig {
   readonly transactionalId: string;
   /** Records per transaction (the crash scenario uses 1: one record in flight). */
   readonly prefetch?: number;
+  /** Default true: the pump reads the next records while its transactions commit. False only
+   * to measure that (test/bench/kafka-engine.bench.ts; DECISIONS.md, "Performance"). */
+  readonly readAhead?: boolean;
   /** Header whose value the test hooks receive as the message id (never logged). */
   readonly messageIdHeader?: string;
   readonly timing?: Partial<KafkaTiming>;

@@ -27,6 +27,7 @@ import { MAX_PARKED, type IsolationLevel, type KafkaTiming } from './config';
 import { errorName } from './kafkaErrors';
 import { KAFKAJS_TYPE } from '../../core/providers/kafka/codecs';
 import { chunks, codecRuns, messageIdOf, topicMessages } from './records';
+import { ReadAhead } from './readAhead';
 import { partitionCount } from './shadows';
 import { sendAcknowledged, type TxnOutcome, type TxnProducer } from './txn';
 import type { FetchedRecord, Offsets, PartitionRead, RecordHeaders, Wire } from './wire';
@@ -41,6 +42,9 @@ export interface PumpDeps {
   readonly isolation: IsolationLevel;
   readonly splitterGroup: string;
   readonly maxRecordsPerTxn: number;
+  /** Read the next records while this round's transactions commit (DECISIONS.md,
+   * "Performance"); off only to measure it. */
+  readonly readAhead: boolean;
   readonly messageIdHeader: string;
   readonly timing: KafkaTiming;
   readonly barrier: PublishBarrier;
@@ -104,9 +108,13 @@ export class Pump {
   private nextPartitionCheck = 0;
   private nextMissingCheck = 0;
   private readonly backoff: Backoff;
+  private readonly ahead: ReadAhead;
 
   constructor(private readonly deps: PumpDeps) {
     this.backoff = new Backoff(deps.timing.retryInitialMs, deps.timing.retryMaxMs);
+    this.ahead = new ReadAhead((positions) =>
+      deps.wire.read(deps.sourceTopic, positions, { isolation: deps.isolation }),
+    );
   }
 
   get isRunning(): boolean {
@@ -155,6 +163,7 @@ export class Pump {
     this.parked.clear();
     this.refused.clear();
     this.forgetSent();
+    this.ahead.drop();
     this.running = true;
     this.nextPartitionCheck = Date.now() + this.deps.timing.partitionCheckMs;
     this.loop = this.run();
@@ -171,6 +180,7 @@ export class Pump {
       await this.loop;
       this.loop = undefined;
     }
+    this.ahead.drop();
     // Nothing more is copied: the records go back with the source frontier instead.
     this.forgetSent();
     const flushed = await this.flush(false);
@@ -193,8 +203,8 @@ export class Pump {
     const positions = this.readPositions();
     const reads =
       this.parkedCount < MAX_PARKED && positions.size > 0
-        ? await this.deps.wire.read(this.deps.sourceTopic, positions, { isolation: this.deps.isolation })
-        : (await this.pause(this.deps.timing.fetchMaxWaitMs), []);
+        ? await this.ahead.take(positions)
+        : (this.ahead.drop(), await this.pause(this.deps.timing.fetchMaxWaitMs), []);
     this.sourceLost = undefined;
     const start = new Map(this.positions);
     try {
@@ -257,6 +267,11 @@ export class Pump {
       }
       readEnds.set(read.partition, BigInt(read.nextOffset));
       this.positions.set(read.partition, BigInt(read.nextOffset));
+    }
+    // The next read overlaps this round's transactions; the next round uses it only if it
+    // reads from exactly these positions (nothing was rewound or refused meanwhile).
+    if (this.deps.readAhead && work.length > 0 && this.running && this.parkedCount < MAX_PARKED) {
+      this.ahead.start(this.readPositions());
     }
     if (work.length === 0) {
       this.markRead(readEnds);

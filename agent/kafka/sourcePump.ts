@@ -49,6 +49,7 @@ export class SourcePump {
       isolation: config.isolationLevel ?? 'read_committed',
       splitterGroup: config.splitterGroup,
       maxRecordsPerTxn: config.prefetch ?? DEFAULT_PREFETCH,
+      readAhead: config.readAhead ?? true,
       messageIdHeader: config.messageIdHeader ?? DEFAULT_MESSAGE_ID_HEADER,
       timing,
       barrier: view.barrier,

@@ -97,6 +97,8 @@ export async function engineRun(
   fill: Fill = {},
   /** Called once everything is copied, before the topics are deleted. */
   afterRun?: (shadows: readonly string[]) => void,
+  /** Engine switches a bench compares (DECISIONS.md, "Performance"). */
+  levers: { readonly readAhead?: boolean } = {},
 ): Promise<number> {
   const base = uniqueName('bench-kengine');
   const names = { source: `${base}-src`, app: `${base}-app`, a: `${base}-a`, b: `${base}-b` };
@@ -123,6 +125,7 @@ export async function engineRun(
     splitterGroup: groups[2]!,
     transactionalId: `${base}-tx`,
     ...(prefetch !== undefined ? { prefetch } : {}),
+    ...levers,
   });
   try {
     const must = async (o: Promise<{ kind: string }>) => {

@@ -21,6 +21,8 @@ const home = path.join(runDir, 'kafka');
 /** The Kafka jars (broker and clients); the foreign Java producer of the suites uses them too. */
 export const kafkaLibs = path.join(cacheDir, `kafka-${kafkaVersion}`, 'libs');
 const libs = kafkaLibs;
+/** Kafka's tools jar and what it needs beyond `kafkaLibs` (run with both on the classpath). */
+export const kafkaToolsLibs = path.join(cacheDir, `kafka-tools-${kafkaVersion}`, 'libs');
 
 export function ensureJars(): void {
   if (fs.existsSync(path.join(libs, `kafka_2.13-${kafkaVersion}.jar`))) return;
@@ -42,6 +44,41 @@ export function ensureJars(): void {
   );
   fs.rmSync(libs, { recursive: true, force: true });
   fs.renameSync(tmp, libs); // atomic: an interrupted fetch never leaves a half cache
+}
+
+/** Kafka's own `ProducerPerformance`/`ConsumerPerformance`, the Java ceiling the Kafka engine
+ * bench prints beside the engine (test/bench/kafka-engine.bench.ts). Fetched once per version,
+ * in a cache of its own: the broker runs from `kafkaLibs`, which is never rewritten under it. */
+export function ensureToolJars(): void {
+  const jar = `kafka-tools-${kafkaVersion}.jar`;
+  if (fs.existsSync(path.join(kafkaToolsLibs, jar))) return;
+  ensureJars();
+  console.log(`kafka: fetching kafka-tools ${kafkaVersion} from Maven Central (once)...`);
+  const tmp = `${kafkaToolsLibs}.tmp-${process.pid}`;
+  fs.rmSync(tmp, { recursive: true, force: true });
+  execFileSync(
+    'mvn',
+    [
+      '-q',
+      '-B',
+      '-f',
+      path.join(__dirname, 'kafka', 'tools-pom.xml'),
+      `-Dkafka.version=${kafkaVersion}`,
+      'dependency:copy-dependencies',
+      '-DincludeScope=runtime',
+      `-DoutputDirectory=${tmp}`,
+    ],
+    { stdio: 'inherit' },
+  );
+  // One artifact twice on a classpath (say log4j 2.24 and 2.25) is one too many: keep only the
+  // artifacts the broker's libs lack, so the broker's versions win.
+  const artifact = (jar: string) => jar.replace(/-\d[^-]*(-[^-]*)?\.jar$/, '');
+  const broker = new Set(fs.readdirSync(libs).map(artifact));
+  for (const f of fs.readdirSync(tmp)) if (broker.has(artifact(f))) fs.rmSync(path.join(tmp, f));
+  if (!fs.existsSync(path.join(tmp, jar))) throw new Error(`kafka: ${jar} was not fetched`);
+  fs.rmSync(kafkaToolsLibs, { recursive: true, force: true });
+  fs.mkdirSync(path.dirname(kafkaToolsLibs), { recursive: true });
+  fs.renameSync(tmp, kafkaToolsLibs); // atomic, as ensureJars
 }
 
 function java(args: string[]): string {
@@ -235,6 +272,7 @@ export async function startKafka(): Promise<Record<string, string>> {
     KAFKA_POD_TLS_BROKERS: envNode.tlsListener!.advertised,
     KAFKA_VERSION: kafkaVersion ?? 'unknown',
   };
+  ensureToolJars(); // before the running check: an environment started before the tools were added gets them too
   if (runningPid('kafka') !== undefined && (await portOpen(port))) {
     if ((await portOpen(gatewayPorts.kafka)) && (await portOpen(gatewayPorts.kafkaTls))) {
       console.log(`kafka: already running (Apache Kafka ${kafkaVersion}) on ${env.KAFKA_BROKERS}`);

@@ -132,7 +132,19 @@ type Decompress = (input: Buffer) => Uint8Array | Promise<Uint8Array>;
 // Node ≥ 22.15 has zstd in zlib (the agent image runs Node 24); @types/node 20 does not know it.
 const zlibZstd = (zlib as { zstdCompress?: (b: Buffer, cb: (e: Error | null, r: Buffer) => void) => void })
   .zstdCompress;
-const zstdCompress: Compress | undefined = zlibZstd ? promisify(zlibZstd) : undefined;
+// Below it (Node 20: the sidecar in an older VS Code, this repo's tests) the reference zstd
+// compiled to WebAssembly, inlined in @hpcc-js/wasm-zstd's one file (no native addon, nothing
+// downloaded at install), loaded on the first zstd batch (agent/kafka/DECISIONS.md, "Compression").
+let wasmZstd: Promise<(input: Uint8Array) => Uint8Array> | undefined;
+async function zstdWasm(input: Buffer): Promise<Buffer> {
+  wasmZstd ??= import('@hpcc-js/wasm-zstd').then(async ({ Zstd }) => {
+    const zstd = await Zstd.load();
+    return (b) => zstd.compress(b, 3); // level 3: the Java client's and zlib's default
+  });
+  wasmZstd.catch(() => (wasmZstd = undefined)); // a failed load is tried again on the next batch
+  return Buffer.from((await wasmZstd)(input)); // a copy: the module's memory is reused
+}
+const zstdCompress: Compress = zlibZstd ? promisify(zlibZstd) : zstdWasm;
 
 const codecs: Record<Exclude<Codec, 'none'>, { compress?: Compress; decompress: Decompress }> = {
   gzip: { compress: promisify(zlib.gzip), decompress: promisify(zlib.unzip) },

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import * as zlib from 'node:zlib';
 import { CompressionCodecs, CompressionTypes } from 'kafkajs';
+import { decompress as zstdDecompress } from 'fzstd';
 import { decompress as lz4Decompress } from 'lz4js';
 import {
   codecOf,
@@ -49,6 +50,7 @@ describe('Kafka codecs', () => {
       [CompressionTypes.GZIP, 'gzip'],
       [CompressionTypes.Snappy, 'snappy'],
       [CompressionTypes.LZ4, 'lz4'],
+      [CompressionTypes.ZSTD, 'zstd'],
     ] as const) {
       const codec = registered(type);
       const out = await codec.decompress(await codec.compress({ buffer: input }));
@@ -60,8 +62,22 @@ describe('Kafka codecs', () => {
     assert.equal(codecOf({ key: null, value: Buffer.from(input.subarray(0, 5)), headers: {} }), 'none');
   });
 
-  test('copies keep a codec this runtime can encode, and take the default for the one it cannot', () => {
-    for (const c of ['none', 'gzip', 'snappy', 'lz4'] as const) assert.equal(copyCodec(c), c);
-    assert.equal(copyCodec('zstd'), 'zstdCompress' in zlib ? 'zstd' : DEFAULT_CODEC);
+  test('copies keep their source codec, zstd included on every Node (zlib from 22.15, WebAssembly below)', () => {
+    for (const c of ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const) assert.equal(copyCodec(c), c);
+    assert.notEqual(DEFAULT_CODEC, 'none', 'the fallback for a codec with no encoder still compresses');
+  });
+
+  test('zstd batches are zstd frames, and one batch is not overwritten by the next', async () => {
+    const codec = registered(CompressionTypes.ZSTD);
+    const other = Buffer.from(input).reverse();
+    const [a, b] = [await codec.compress({ buffer: input }), await codec.compress({ buffer: other })];
+    assert.equal(a.readUInt32LE(0), 0xfd2fb528, 'zstd frame magic');
+    assert.ok(a.length < input.length / 4, 'it compresses');
+    assert.deepEqual(
+      Buffer.from(zstdDecompress(a)),
+      input,
+      `read back (${'zstdCompress' in zlib ? 'zlib' : 'wasm'})`,
+    );
+    assert.deepEqual(Buffer.from(zstdDecompress(b)), other);
   });
 });

@@ -33,13 +33,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { installController, testInstall } from '../../deploy/install';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
-import { repoRoot } from '../../fixtures/env/paths';
 import { podLogLines } from '../env/k8s/node/realNode';
 import { adminConfig, createNamespace, fixtureDeployment, waitForReadyPods } from '../support/kube';
 import { rabbitDeclaration } from '../support/rabbitSplit';
 import { createSecret } from '../support/secrets';
 import { loadServices, uniqueName } from '../support/services';
 import { median } from './stats';
+import { benchRun } from './support/benchRun';
 import { BenchSidecar } from './support/benchSidecar';
 import { kafkaBroker, rabbitBroker, type BenchBroker, type BenchMessage } from './support/benchBrokers';
 import { ClusterTimeline, type PodSeen } from './support/clusterTimeline';
@@ -88,11 +88,6 @@ const pct = (xs: readonly number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! : NaN;
 };
-const loadavg = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
 const log = (text: string) => console.log(`[${((Date.now() - benchStarted) / 1000).toFixed(0)}s] ${text}`);
 
 // ---------------------------------------------------------------------------------------------
@@ -604,7 +599,7 @@ async function cleanUp(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  console.log(`split-path bench: load average at start ${loadavg()} (${os.cpus().length} CPUs)`);
+  const bench = benchRun('split-path');
   await installController(kc, testInstall);
   const lifecycle: Record<string, PhaseMs[]> = {};
   const latency: LatencyRow[] = [];
@@ -635,30 +630,18 @@ async function main(): Promise<void> {
     printLifecycle(broker.provider, lifecycle[broker.provider]!, runs.length);
   }
   printLatency(latency);
-  const result = {
+  // NaN (a path with no sample) is written as null, as JSON has no NaN.
+  const orNull = (x: number) => (Number.isNaN(x) ? null : x);
+  console.log(`\n${((Date.now() - benchStarted) / 1000).toFixed(0)} s in all`);
+  bench.finish({
     bench: 'split-path',
     lifecycle,
-    latency: latency.map((r) => ({
-      ...r,
-      p50: Number.isNaN(r.p50) ? null : r.p50,
-      p99: Number.isNaN(r.p99) ? null : r.p99,
-      max: Number.isNaN(r.max) ? null : r.max,
-    })),
-    loadavg: { start: startLoad, end: loadavg() },
-  };
-  const line = JSON.stringify(result, (_k, v: unknown) =>
-    typeof v === 'number' && Number.isNaN(v) ? null : v,
-  );
-  console.log(
-    `\nload average at end ${loadavg()}; ${((Date.now() - benchStarted) / 1000).toFixed(0)} s in all`,
-  );
-  console.log(line);
-  fs.mkdirSync(path.join(repoRoot, 'bench-results'), { recursive: true });
-  fs.writeFileSync(path.join(repoRoot, 'bench-results', 'split-path.json'), `${line}\n`);
+    latency: latency.map((r) => ({ ...r, p50: orNull(r.p50), p99: orNull(r.p99), max: orNull(r.max) })),
+    failures,
+  });
   if (failures.length) throw new Error(`\n  ${failures.join('\n  ')}`);
 }
 
-const startLoad = loadavg();
 main()
   .then(() => fs.rmSync(stateDir, { recursive: true, force: true }))
   .catch(async (err: unknown) => {

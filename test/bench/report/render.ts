@@ -19,7 +19,7 @@ export const BENCHES = [
   'controller-api',
   'filter-match',
   'ui-redraw',
-  'lifecycle',
+  'split-path',
 ] as const;
 
 /** A ratio against the bench's baseline, run in the same process. */
@@ -141,7 +141,7 @@ const notMeasured = (what: string) => `<p class="missing">Not measured: ${what}.
 function ratiosSection(results: ReadonlyMap<string, BenchJson>): string {
   const known: readonly string[] = BENCHES;
   const names = [
-    ...BENCHES.filter((b) => b !== 'lifecycle'),
+    ...BENCHES.filter((b) => b !== 'split-path'),
     ...[...results.keys()].filter((b) => !known.includes(b)),
   ];
   const blocks = names.map((name) => {
@@ -263,18 +263,27 @@ function latencySection(results: ReadonlyMap<string, BenchJson>): string {
   return `<section id="latency">${title}<p>Percentiles of every record's latency over the runs; grey: the sidecar reading the broker itself, blue: through the queue-agent's stream.</p>${barChart(bars)}${loadNote(r)}</section>`;
 }
 
+/** The split-path bench's phases (test/bench/split-path.bench.ts): one bar chart per broker. */
 function lifecycleSection(results: ReadonlyMap<string, BenchJson>): string {
-  const r = results.get('lifecycle');
+  const r = results.get('split-path');
   const title = '<h2>Lifecycle phases</h2>';
-  const phases = r && Array.isArray(r.phases) ? (r.phases as Record<string, unknown>[]) : [];
-  if (phases.length === 0)
-    return `<section id="lifecycle">${title}${notMeasured('yet: no lifecycle bench has written bench-results/lifecycle.json')}</section>`;
-  const bars = phases.map((p) => ({
-    label: String(p.phase),
-    value: num(p.ms) ?? 0,
-    text: `${fmt((num(p.ms) ?? 0) / 1000, 1)} s`,
-  }));
-  return `<section id="lifecycle">${title}${barChart(bars)}${loadNote(r!)}</section>`;
+  const byBroker =
+    r && typeof r.lifecycle === 'object' && r.lifecycle !== null
+      ? Object.entries(r.lifecycle as Record<string, unknown>).filter(
+          (e): e is [string, Record<string, unknown>[]] => Array.isArray(e[1]) && e[1].length > 0,
+        )
+      : [];
+  if (byBroker.length === 0)
+    return `<section id="lifecycle">${title}${notMeasured('yet: the split-path bench has written no phases to bench-results/split-path.json')}</section>`;
+  const charts = byBroker.map(([broker, phases]) => {
+    const bars = phases.map((p) => ({
+      label: String(p.phase),
+      value: num(p.ms) ?? 0,
+      text: `${fmt((num(p.ms) ?? 0) / 1000, 1)} s`,
+    }));
+    return `<h3>${esc(broker)}</h3>${barChart(bars)}`;
+  });
+  return `<section id="lifecycle">${title}<p>Median of each phase over the runs of a real split through the cluster (sidecar, controller, queue-agent pod, port-forward).</p>${charts.join('')}${loadNote(r!)}</section>`;
 }
 
 const STYLE = `body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:980px;color:#222;padding:0 16px}

@@ -66,7 +66,7 @@ test('the report shows each bench’s numbers and ratios, and “not measured”
     assert.ok(html.includes(text), `the page shows ${text}`);
   // The load the bench ran under.
   assert.ok(html.includes('load average 7.64 4.15 3.14 → 9.82 5 3.45'));
-  // Benches with no result, and the lifecycle bench that does not exist yet.
+  // Benches with no result, and the lifecycle (no split-path result in this set).
   assert.match(
     html,
     /<h3>kafka-engine<\/h3><p class="missing">Not measured: no bench-results\/kafka-engine\.json/,
@@ -97,4 +97,33 @@ test('ratios: better-is-lower for costs, and an unknown bench’s own ratio fiel
       ['x', 0.5],
     ],
   );
+});
+
+test('the split-path bench’s phases are drawn as one bar chart per broker', () => {
+  const splitPath: BenchJson = {
+    bench: 'split-path',
+    lifecycle: {
+      rabbitmq: [
+        { phase: 'PREPARING', ms: 1934 },
+        { phase: 'REDIRECTING_APP', ms: 4833 },
+      ],
+      kafka: [{ phase: 'QUIESCING_APP', ms: 4079 }],
+    },
+    latency: [],
+  };
+  const html = renderReport(new Map([['split-path', splitPath]]), '2026-12-06T09:00:00.000Z');
+  const lifecycle = html.slice(
+    html.indexOf('id="lifecycle"'),
+    html.indexOf('</section>', html.indexOf('id="lifecycle"')),
+  );
+  for (const text of [
+    '<h3>rabbitmq</h3>',
+    '<h3>kafka</h3>',
+    'REDIRECTING_APP',
+    '4.8 s',
+    'QUIESCING_APP',
+    '4.1 s',
+  ])
+    assert.ok(lifecycle.includes(text), `the lifecycle section shows ${text}`);
+  assert.ok(!lifecycle.includes('Not measured'));
 });

@@ -43,7 +43,10 @@ describe('the namespaces shown', () => {
     });
   });
   test('a list keeps its order and adds the selected namespace first when it is missing', () => {
-    assert.deepEqual(resolveNamespaces({ kind: 'list', names: ['b', 'dev'] }, 'dev').namespaces, ['b', 'dev']);
+    assert.deepEqual(resolveNamespaces({ kind: 'list', names: ['b', 'dev'] }, 'dev').namespaces, [
+      'b',
+      'dev',
+    ]);
     assert.deepEqual(resolveNamespaces({ kind: 'list', names: ['b', 'c'] }, 'dev').namespaces, [
       'dev',
       'b',

@@ -80,9 +80,10 @@ export async function startSplit(services: Services, node?: TreeNode): Promise<v
 
 /**
  * The first split of a workload restarts the team's pods: said before, naming the rollout, once
- * per start unless the user said "don't ask again" (queueSplit.confirmWorkloadRestart).
+ * per start unless the user said "don't ask again" (queueSplit.confirmWorkloadRestart). Asked by
+ * debug launches too (debug/provider.ts).
  */
-async function confirmRestart(
+export async function confirmRestart(
   services: Services,
   splits: readonly QueueSplit[],
   request: SplitRequest,

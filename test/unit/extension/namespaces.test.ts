@@ -1,6 +1,7 @@
 // The namespaces the Queue Splits view shows (extension/model/namespaces.ts): the
 // queueSplit.namespaces setting read, "*" (all I can list) with and without the right to list,
-// the selected namespace kept visible, the picker's typed names.
+// the selected namespace kept visible, the picker's typed names; the tree's namespace level and
+// the namespace a row's command acts in.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
@@ -9,6 +10,14 @@ import {
   parseTypedNamespaces,
   resolveNamespaces,
 } from '../../../extension/model/namespaces';
+import {
+  childrenOf,
+  lookOf,
+  namespaceNode,
+  namespaceOfNode,
+  type TreeSnapshot,
+} from '../../../extension/model/tree';
+import { split, workload } from './fixtures';
 
 describe('queueSplit.namespaces setting', () => {
   test('unset or empty: the selected namespace only (the flat tree)', () => {
@@ -78,5 +87,51 @@ describe('the namespaces picker', () => {
   test('the value written: the names, or ["*"] for all', () => {
     assert.deepEqual(namespacesSettingValue(['b', 'a', 'b'], false), ['b', 'a']);
     assert.deepEqual(namespacesSettingValue(['b'], true), ['*']);
+  });
+});
+
+describe('the namespace level of the tree', () => {
+  const target = { context: 'kind', namespace: 'team-a' };
+  const snapshot = (namespace: string, loading = false): TreeSnapshot => ({
+    target: { ...target, namespace },
+    owner: 'alice',
+    workloads: loading ? [] : [{ ...workload(), namespace }],
+    splits: [],
+    sessions: new Map(),
+    loading,
+  });
+  test("a namespace node's children are its workloads, as the flat tree's context had", () => {
+    const node = namespaceNode(target, 'team-b');
+    const children = childrenOf(snapshot('team-b'), node);
+    assert.deepEqual(
+      children.map((c) => c.id),
+      ['wl:team-b/Deployment/orders-app'],
+    );
+    assert.deepEqual(
+      childrenOf(snapshot('team-b', true), node).map((c) => (c.kind === 'notice' ? c.text : c.id)),
+      ['Loading…'],
+    );
+  });
+  test('the selected namespace opens; the others load when expanded; an error marks the node', () => {
+    assert.equal(lookOf(snapshot('team-a'), namespaceNode(target, 'team-a')).collapsible, 'expanded');
+    const other = lookOf(snapshot('team-b'), namespaceNode(target, 'team-b'));
+    assert.equal(other.collapsible, 'collapsed');
+    assert.equal(other.contextValue, 'namespace');
+    const failed = lookOf(
+      snapshot('team-b'),
+      namespaceNode(target, 'team-b', { error: { message: 'may not list deployments.apps' } }),
+    );
+    assert.deepEqual(failed.icon, { id: 'error', color: 'errorForeground' });
+    assert.equal(failed.contextValue, 'namespace.error');
+  });
+  test("a row's commands act in its namespace; rows without one in the selected namespace", () => {
+    const node = namespaceNode(target, 'team-b');
+    assert.equal(namespaceOfNode(node), 'team-b');
+    const [wl] = childrenOf(snapshot('team-b'), node);
+    assert.equal(namespaceOfNode(wl), 'team-b');
+    const route = { kind: 'route' as const, id: 'r', split: split(), queue: 'orders', mine: true };
+    assert.equal(namespaceOfNode(route), 'team-a');
+    assert.equal(namespaceOfNode(undefined), undefined);
+    assert.equal(namespaceOfNode({ kind: 'context', id: 'c', target }), undefined);
   });
 });

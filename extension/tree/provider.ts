@@ -155,7 +155,11 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     await vscode.commands.executeCommand('setContext', 'queueSplit.state', state);
     if (detail !== undefined) this.log.warn(`Queue Splits view: ${detail}`);
     if (this.view !== undefined) {
-      this.view.description = target !== undefined ? viewDescription(target) : undefined;
+      const more = (this.root?.set?.namespaces.length ?? 1) - 1;
+      this.view.description =
+        target !== undefined
+          ? `${viewDescription(target)}${more > 0 ? ` ${vscode.l10n.t('(+{0} namespaces)', more)}` : ''}`
+          : undefined;
       // Only over the tree: a message would hide the welcome views of the other states.
       this.view.message = state === 'ready' && !vscode.workspace.isTrusted ? RESTRICTED_MESSAGE : undefined;
     }
@@ -437,6 +441,11 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     const target = this.root?.target ?? { context: '', namespace: '' };
     const look = lookOf(this.snapshot(target, namespaceOfRow(node, target)), node);
     if (node.kind === 'namespace') Object.assign(look, namespaceWords(node));
+    const shown = this.root?.set?.namespaces.length ?? 1;
+    if (node.kind === 'context' && shown > 1) {
+      const from = contextFromText(node.target);
+      look.description = `${vscode.l10n.t('{0} namespaces, {1} selected', shown, node.target.namespace)}${from !== undefined ? ` · ${from}` : ''}`;
+    }
     const item = new vscode.TreeItem(
       look.label,
       look.collapsible === 'none'

@@ -78,8 +78,11 @@ test('several namespaces and the debug launch confirmation', async () => {
       },
     }),
   };
+  // The kubeconfig by $KUBECONFIG: queueSplit.kubeconfig is machine-scoped, and code-server
+  // drops a machine setting from the user's settings a moment after the start (the view then
+  // turned to the server's own kubeconfig mid-test); select-context.test.ts says more.
+  const env = { KUBECONFIG: kubeconfig };
   const settings = {
-    'queueSplit.kubeconfig': kubeconfig,
     // The unreadable one first: the developer's own namespace is the second node.
     'queueSplit.namespaces': [forbidden, fixture.namespace],
     'queueSplit.leaseSeconds': 30,
@@ -89,7 +92,7 @@ test('several namespaces and the debug launch confirmation', async () => {
 
   await withWorkbench(
     'several namespaces and the debug launch confirmation',
-    { workspaceFiles, settings },
+    { workspaceFiles, settings, env },
     async (session) => {
       const { page, steps, server } = session;
       await openViewContainer(page, 'Queue Split');

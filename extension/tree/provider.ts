@@ -63,6 +63,8 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
   private readonly namespaceStates = new Map<string, NamespaceState>();
   /** Holds being taken, by namespace (getChildren may be asked twice before one is held). */
   private readonly holding = new Map<string, Promise<void>>();
+  /** Namespace nodes the user expanded: they stay open when the tree redraws (their error). */
+  private readonly expanded = new Set<string>();
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(
@@ -95,7 +97,13 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
       vscode.commands.registerCommand('queueSplit.copyLoginCommand', () => this.runFix('copy', 'Login')),
       view.onDidCollapseElement((e) => {
         if (e.element.kind === 'context') this.releaseWatch();
-        else if (e.element.kind === 'namespace') this.releaseWatch(e.element.namespace);
+        else if (e.element.kind === 'namespace') {
+          this.expanded.delete(e.element.id);
+          this.releaseWatch(e.element.namespace);
+        }
+      }),
+      view.onDidExpandElement((e) => {
+        if (e.element.kind === 'namespace') this.expanded.add(e.element.id);
       }),
       view.onDidChangeVisibility((e) => {
         if (!e.visible) this.releaseWatch();
@@ -440,7 +448,10 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
   getTreeItem(node: TreeNode): vscode.TreeItem {
     const target = this.root?.target ?? { context: '', namespace: '' };
     const look = lookOf(this.snapshot(target, namespaceOfRow(node, target)), node);
-    if (node.kind === 'namespace') Object.assign(look, namespaceWords(node));
+    if (node.kind === 'namespace') {
+      Object.assign(look, namespaceWords(node));
+      if (this.expanded.has(node.id)) look.collapsible = 'expanded';
+    }
     const shown = this.root?.set?.namespaces.length ?? 1;
     if (node.kind === 'context' && shown > 1) {
       const from = contextFromText(node.target);

@@ -96,6 +96,15 @@ test('several namespaces and the debug launch confirmation', async () => {
     async (session) => {
       const { page, steps, server } = session;
       await openViewContainer(page, 'Queue Split');
+      // A wider side bar, so that the rows' descriptions (the refusal) are readable in the screenshot.
+      const sidebar = await page.locator('.part.sidebar').boundingBox();
+      if (sidebar !== null) {
+        const edge = sidebar.x + sidebar.width;
+        await page.mouse.move(edge, 400);
+        await page.mouse.down();
+        await page.mouse.move(edge + 520, 400, { steps: 5 });
+        await page.mouse.up();
+      }
       // Both namespaces are nodes; the selected one opens and lists its workload.
       const forbiddenRow = await waitForTreeRow(page, VIEW, forbidden, 60_000);
       const mineRow = await waitForTreeRow(page, VIEW, fixture.namespace);
@@ -105,6 +114,8 @@ test('several namespaces and the debug launch confirmation', async () => {
       await forbiddenRow.click();
       const failed = await waitForTreeRow(page, VIEW, new RegExp(`${forbidden}.*may not`), 30_000);
       assert.match((await failed.textContent()) ?? '', /may not (list|watch)/);
+      // The refusal, with what to ask for, is also the first row under it.
+      await waitForTreeRow(page, VIEW, /may not watch .*Ask your cluster admin/, 30_000);
       // …and the other namespace still works.
       await waitForTreeRow(page, VIEW, new RegExp(`${fixture.workload}.*Deployment`), 5_000);
       await page.mouse.move(600, 600); // no hover in the screenshot

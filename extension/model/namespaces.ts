@@ -1,5 +1,5 @@
-// Which namespaces the Queue Splits view shows (README "Using it from VS Code", docs/design.md
-// §"The extension"): the `queueSplit.namespaces` setting read as pure data, and the set it makes
+// Which namespaces the Queue Splits view shows (README "Using it from VS Code", "Several
+// namespaces"): the `queueSplit.namespaces` setting read as pure data, and the set it makes
 // with the selected namespace (pinned, queueSplit.namespace or the context's) and, for "*", the
 // namespaces the user may list. One namespace keeps the flat tree; several get a namespace level.
 // No vscode import: the texts are made by the callers (l10n).

@@ -10,6 +10,7 @@ import { resolveKubeconfigFiles, type KubeconfigFiles } from '../core/kubeconfig
 import type * as Kube from './kube';
 import { KubeconfigWatcher } from './kubeconfigWatch';
 import { KubernetesExtensionFollower } from './kubernetesExtension';
+import { parseNamespacesSetting, resolveNamespaces, type NamespaceSet } from './model/namespaces';
 import type { Selection } from './model/selection';
 import type { KubeTargetInfo } from './model/types';
 import type { SelectionStore } from './selectionStore';
@@ -29,7 +30,8 @@ interface SharedWatch {
 
 export class ClusterService implements vscode.Disposable {
   private kubeModule: Promise<KubeModule> | undefined;
-  private shared: SharedWatch | undefined;
+  /** The live namespace watches, by key (kubeconfig files, context, namespace). */
+  private readonly shared = new Map<string, SharedWatch>();
   private readonly targetChanged = new vscode.EventEmitter<void>();
   /** The selected context/namespace (or a setting that decides it) changed. */
   readonly onDidChangeTarget = this.targetChanged.event;
@@ -46,6 +48,8 @@ export class ClusterService implements vscode.Disposable {
   /** What the last look at the kubeconfig found (the target, or why there is none). */
   private seen: string | undefined;
   private rechecks: Promise<void> = Promise.resolve();
+  /** The key of the selected namespace's watch in `shared` (for the status bar). */
+  private selectedWatchKey: string | undefined;
 
   constructor(
     private readonly store: SelectionStore,
@@ -177,9 +181,27 @@ export class ClusterService implements vscode.Disposable {
     }
   }
 
-  async api(): Promise<Kube.ClusterApi> {
+  /**
+   * The cluster calls for the selected namespace, or for `namespace` (a tree row's, when the view
+   * shows several: model/namespaces.ts) with the same kubeconfig, context and user.
+   */
+  async api(namespace?: string): Promise<Kube.ClusterApi> {
     const kube = await this.kube();
-    return new kube.ClusterApi(await this.connection());
+    return new kube.ClusterApi(inNamespace(await this.connection(), namespace));
+  }
+
+  /**
+   * The namespaces the view shows: queueSplit.namespaces with the selected namespace; for "*"
+   * the namespaces the user may list (asked each time: the view asks once per refresh).
+   */
+  async namespaceSet(): Promise<
+    NamespaceSet & { invalid: ReturnType<typeof parseNamespacesSetting>['invalid'] }
+  > {
+    const { setting, invalid } = parseNamespacesSetting(settings.namespaces());
+    const selected = (await this.connection()).target.namespace;
+    let listable: string[] | undefined;
+    if (setting.kind === 'all') listable = await (await this.api()).listNamespaces();
+    return { ...resolveNamespaces(setting, selected, listable), invalid };
   }
 
   /**
@@ -229,65 +251,83 @@ export class ClusterService implements vscode.Disposable {
   }
 
   /**
-   * Holds the live watch of the current namespace (started on first hold). Call release() when
-   * done; the watch stops a little after its last holder lets go.
+   * Holds the live watch of the selected namespace, or of `namespace` (started on first hold).
+   * Call release() when done; a watch stops a little after its last holder lets go, so only the
+   * namespaces somebody looks at (expanded in the tree, a details page) are watched.
    */
-  async holdWatch(): Promise<{ watch: Kube.NamespaceWatch; release: () => void }> {
-    const connection = await this.connection();
+  async holdWatch(namespace?: string): Promise<{ watch: Kube.NamespaceWatch; release: () => void }> {
+    const base = await this.connection();
+    const connection = inNamespace(base, namespace);
     const key = JSON.stringify([
       connection.kubeconfig.files,
       connection.target.context,
       connection.target.namespace,
     ]);
-    if (this.shared?.key !== key) {
-      await this.dropWatch();
+    let shared = this.shared.get(key);
+    if (shared === undefined) {
       const kube = await this.kube();
-      const watch = new kube.NamespaceWatch(connection, (line) => this.log.info(line));
-      this.shared = { key, watch, holders: 0 };
-      void watch.start();
-      this.watchChanged.fire();
+      const again = this.shared.get(key);
+      if (again !== undefined) shared = again;
+      else {
+        const watch = new kube.NamespaceWatch(connection, (line) => this.log.info(line));
+        shared = { key, watch, holders: 0 };
+        this.shared.set(key, shared);
+        if (connection.target.namespace === base.target.namespace) this.selectedWatchKey = key;
+        void watch.start();
+        this.watchChanged.fire();
+      }
     }
-    const shared = this.shared;
-    shared.holders += 1;
-    if (shared.linger !== undefined) {
-      clearTimeout(shared.linger);
-      shared.linger = undefined;
+    const held = shared;
+    held.holders += 1;
+    if (held.linger !== undefined) {
+      clearTimeout(held.linger);
+      held.linger = undefined;
     }
     let released = false;
     return {
-      watch: shared.watch,
+      watch: held.watch,
       release: () => {
         if (released) return;
         released = true;
-        shared.holders -= 1;
-        if (shared.holders === 0 && this.shared === shared) {
-          shared.linger = setTimeout(() => {
-            if (this.shared === shared && shared.holders === 0) void this.dropWatch();
+        held.holders -= 1;
+        if (held.holders === 0 && this.shared.get(held.key) === held) {
+          held.linger = setTimeout(() => {
+            if (this.shared.get(held.key) === held && held.holders === 0) void this.dropWatch(held);
           }, WATCH_LINGER_MS);
         }
       },
     };
   }
 
-  /** The running watch, if any (never starts one). */
+  /** The running watch of the selected namespace, if any (never starts one). */
   get currentWatch(): Kube.NamespaceWatch | undefined {
-    return this.shared?.watch;
+    return this.selectedWatchKey !== undefined ? this.shared.get(this.selectedWatchKey)?.watch : undefined;
   }
 
-  private async dropWatch(): Promise<void> {
-    const shared = this.shared;
-    this.shared = undefined;
-    if (shared === undefined) return;
-    if (shared.linger !== undefined) clearTimeout(shared.linger);
-    this.log.info('stopped watching the namespace');
+  /** Stops one watch, or every watch (the target changed). */
+  private async dropWatch(one?: SharedWatch): Promise<void> {
+    const dropped = one !== undefined ? [one] : [...this.shared.values()];
+    if (one === undefined) this.selectedWatchKey = undefined;
+    if (dropped.length === 0) return;
+    for (const shared of dropped) {
+      this.shared.delete(shared.key);
+      if (shared.linger !== undefined) clearTimeout(shared.linger);
+      this.log.info(`stopped watching ${shared.watch.namespace}`);
+    }
     this.watchChanged.fire();
-    await shared.watch.stop();
+    await Promise.all(dropped.map((shared) => shared.watch.stop()));
   }
 
   dispose(): void {
     void this.dropWatch();
     for (const s of this.subscriptions) s.dispose();
   }
+}
+
+/** The connection with another namespace as its target (same kubeconfig, context and user). */
+function inNamespace(connection: Kube.KubeConnection, namespace: string | undefined): Kube.KubeConnection {
+  if (namespace === undefined || namespace === connection.target.namespace) return connection;
+  return { ...connection, target: { ...connection.target, namespace } };
 }
 
 /** `queueSplit.pinned`: a context is pinned for this workspace (enables "Unpin Context"). */

@@ -152,10 +152,11 @@ class DetailsPanel {
     this.releaseWatch();
     const target = await this.services.cluster.target();
     if (this.disposed || generation !== this.followGeneration) return;
-    this.following = target?.context === this.ref.context && target.namespace === this.ref.namespace;
+    // Any namespace of the selected context is followed (the view may show several: model/namespaces.ts).
+    this.following = target?.context === this.ref.context;
     if (this.following) {
       try {
-        const hold = await this.services.cluster.holdWatch();
+        const hold = await this.services.cluster.holdWatch(this.ref.namespace);
         if (this.disposed || generation !== this.followGeneration) {
           hold.release();
           return;
@@ -255,7 +256,7 @@ class DetailsPanel {
       }
     } else {
       try {
-        split = await (await cluster.api()).getSplit(name);
+        split = await (await cluster.api(namespace)).getSplit(name);
       } catch (err) {
         readError = explain(err).message;
         split = this.lastSplit;
@@ -312,7 +313,7 @@ class DetailsPanel {
     this.eventsInFlight ??= (async () => {
       try {
         const { cluster } = this.services;
-        const [kube, api] = await Promise.all([cluster.kube(), cluster.api()]);
+        const [kube, api] = await Promise.all([cluster.kube(), cluster.api(this.ref.namespace)]);
         return await kube.listEventsOf(api.connection, this.ref.namespace, [
           { kind: 'QueueSplit', name: split.metadata.name },
           { kind: split.spec.workload.kind, name: split.spec.workload.name },

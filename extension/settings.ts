@@ -24,6 +24,8 @@ export const settings = {
   kubeconfig: (): unknown => section().get<unknown>('kubeconfig', ''),
   context: (): string => section().get<string>('context', '').trim(),
   namespace: (): string => section().get<string>('namespace', '').trim(),
+  /** Namespaces the view shows (model/namespaces.ts parses it): names, or ["*"] for all I can list. */
+  namespaces: (): unknown => section().get<unknown>('namespaces'),
   /** Only for admins acting for somebody; empty: the Kubernetes user name (ClusterService.owner()). */
   ownerSetting: (): string => section().get<string>('owner', '').trim(),
   workload: (): string => section().get<string>('workload', '').trim(),
@@ -63,7 +65,7 @@ export type Settings = typeof settings;
 
 /** Fires when a setting that changes which cluster/namespace/owner the views show changes. */
 export function affectsTarget(event: vscode.ConfigurationChangeEvent): boolean {
-  return ['kubeconfig', 'context', 'namespace', 'owner'].some((key) =>
+  return ['kubeconfig', 'context', 'namespace', 'namespaces', 'owner'].some((key) =>
     event.affectsConfiguration(`queueSplit.${key}`),
   );
 }

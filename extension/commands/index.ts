@@ -13,6 +13,7 @@ import { guarded } from './guard';
 import { installController, type InstallArgs } from './installController';
 import { openKubeconfig } from './openKubeconfig';
 import { selectContext, unpinContext } from './selectContext';
+import { selectNamespaces } from './selectNamespaces';
 import { sendTestMessage } from './sendTestMessage';
 import { showSplitDetails } from './showDetails';
 import { startSplit } from './startSplit';
@@ -38,6 +39,7 @@ export function registerCommands(services: Services, refresh: () => void): vscod
     }),
     register('queueSplit.showSplitDetails', (arg?: TreeNode | string) => showSplitDetails(services, arg)),
     register('queueSplit.selectContext', () => selectContext(services)),
+    register('queueSplit.selectNamespaces', () => selectNamespaces(services)),
     register('queueSplit.unpinContext', () => unpinContext(services)),
     register('queueSplit.openKubeconfig', () => openKubeconfig(services)),
     register('queueSplit.openSetting', async (setting?: string) => openSetting(setting ?? 'queueSplit')),

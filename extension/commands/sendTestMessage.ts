@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import { planTestMessage } from '../model/testMessage';
-import type { TreeNode } from '../model/tree';
+import { namespaceOfNode, type TreeNode } from '../model/tree';
 import { UserError } from '../notifications';
 import type { Services } from '../services';
 import { settings } from '../settings';
@@ -78,7 +78,7 @@ async function chooseBody(): Promise<BodyChoice | undefined> {
 }
 
 export async function sendTestMessage(services: Services, node?: TreeNode): Promise<void> {
-  const api = await services.cluster.api();
+  const api = await services.cluster.api(namespaceOfNode(node));
   let split: QueueSplit | undefined;
   let queue: string | undefined;
   if (node?.kind === 'route' && node.mine) {

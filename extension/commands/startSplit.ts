@@ -3,7 +3,7 @@
 // baggage:queue-split-user=<me>), the delivery mode;
 // then the QueueSplit is created and a sidecar serves it, with progress until it is Active.
 import * as vscode from 'vscode';
-import type { TreeNode } from '../model/tree';
+import { namespaceOfNode, type TreeNode } from '../model/tree';
 import type { QueueSplit, SplitRequest } from '../model/types';
 import { UserError } from '../notifications';
 import { relayFromSettings } from '../relaySettings';
@@ -14,7 +14,8 @@ import { settings } from '../settings';
 import { chooseMode, chooseQueues, chooseWorkload, inputFilter, inputHttpTarget } from './pickers';
 
 export async function startSplit(services: Services, node?: TreeNode): Promise<void> {
-  const api = await services.cluster.api();
+  // A tree row's namespace (the view may show several), else the selected one.
+  const api = await services.cluster.api(namespaceOfNode(node));
   const [workloads, splits] = await Promise.all([api.listWorkloads(), api.listSplits()]);
   const fromNode =
     node?.kind === 'workload' || node?.kind === 'queue'
@@ -79,9 +80,10 @@ export async function startSplit(services: Services, node?: TreeNode): Promise<v
 
 /**
  * The first split of a workload restarts the team's pods: said before, naming the rollout, once
- * per start unless the user said "don't ask again" (queueSplit.confirmWorkloadRestart).
+ * per start unless the user said "don't ask again" (queueSplit.confirmWorkloadRestart). Asked by
+ * debug launches too (debug/provider.ts).
  */
-async function confirmRestart(
+export async function confirmRestart(
   services: Services,
   splits: readonly QueueSplit[],
   request: SplitRequest,

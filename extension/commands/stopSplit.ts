@@ -11,6 +11,7 @@ export async function stopSplit(services: Services, arg?: TreeNode | string): Pr
   const api = await services.cluster.api();
   let name: string | undefined;
   let uid: string | undefined;
+  let namespace: string | undefined;
   if (typeof arg === 'string') name = arg;
   else if (arg?.kind === 'route') {
     if (!arg.mine)
@@ -20,13 +21,14 @@ export async function stopSplit(services: Services, arg?: TreeNode | string): Pr
       );
     name = arg.split.metadata.name;
     uid = arg.split.metadata.uid;
+    namespace = arg.split.metadata.namespace;
   } else {
     const choice = await chooseMySplit(services, api, 'Stop Split');
     if (choice === undefined) return;
     name = choice.name;
     uid = choice.split?.metadata.uid;
   }
-  await services.sessions.stopByName(name, uid);
+  await services.sessions.stopByName(name, uid, namespace);
 }
 
 export async function stopAllMySplits(services: Services): Promise<void> {

@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { sourceLabel, PROVIDERS, type Provider } from '../../core/providers';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import type * as Annotation from '../model/annotation';
-import type { TreeNode } from '../model/tree';
+import { namespaceOfNode, type TreeNode } from '../model/tree';
 import type { WorkloadKind } from '../model/types';
 import { UserError } from '../notifications';
 import type { Services } from '../services';
@@ -150,7 +150,10 @@ export async function writeQueueConfig(
   arg?: TreeNode | WriteQueueConfigArgs,
 ): Promise<WriteQueueConfigResult | undefined> {
   const args: WriteQueueConfigArgs = isNode(arg) ? {} : (arg ?? {});
-  const [api, model] = await Promise.all([services.cluster.api(), import('../model/annotation')]);
+  const [api, model] = await Promise.all([
+    services.cluster.api(isNode(arg) ? namespaceOfNode(arg) : undefined),
+    import('../model/annotation'),
+  ]);
   const { namespace, context } = api.target;
   const target = workloadOf(arg) ?? (await chooseWorkload(model, await api.listWorkloadObjects(), namespace));
   if (target === undefined) return undefined;

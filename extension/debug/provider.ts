@@ -18,6 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import { chooseWorkload } from '../commands/pickers';
+import { confirmRestart } from '../commands/startSplit';
 import { mergeSplitEnv } from '../model/debuggerEnv';
 import { parseDotenv, parseLaunchBlock, RESOLVED_MARKER, type LaunchParse } from '../model/launch';
 import { SPLITS_FILE, SPLITS_FILE_SEGMENTS, splitReference } from '../model/launchSplits';
@@ -216,6 +217,15 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
     if (check.error !== undefined)
       throw new UserError(check.error, `Change the split's filter in ${SPLITS_FILE}.`);
 
+    if (isCancelled(token)) return undefined;
+    // The first split of the workload restarts the team's pods: asked as Start Split… asks, before
+    // anything exists, so that Cancel leaves nothing (no split, no sidecar) and starts no debuggee.
+    if (!(await confirmRestart(services, splits, request))) {
+      services.log.info(
+        `launch "${configuration.name}" cancelled at the confirmation that it restarts ${request.workload.kind} ${request.workload.name} in ${request.target.namespace}: nothing was created, no debug session started`,
+      );
+      return undefined;
+    }
     if (isCancelled(token)) return undefined;
     const session = await services.sessions.ensure(request);
     const key = randomUUID();

@@ -97,6 +97,10 @@ export class NamespaceWatch {
     );
   }
 
+  get namespace(): string {
+    return this.connection.target.namespace;
+  }
+
   get current(): NamespaceState {
     return this.state;
   }

@@ -19,6 +19,20 @@ export interface ContextNode {
   target: KubeTargetInfo;
 }
 
+/** One namespace of several the view shows (model/namespaces.ts); its workloads load when expanded. */
+export interface NamespaceNode {
+  kind: 'namespace';
+  id: string;
+  context: string;
+  namespace: string;
+  /** The selected namespace (where palette commands and debug launches act). */
+  selected: boolean;
+  /** Why this namespace cannot be shown (its watch failed: a 403, …), as of the last redraw. */
+  error?: { message: string; suggestedAction?: string };
+  /** How many workloads with a queue declaration, once its watch listed them. */
+  workloads?: number;
+}
+
 export interface WorkloadNode {
   kind: 'workload';
   id: string;
@@ -54,7 +68,37 @@ export interface NoticeNode {
   severity: 'info' | 'warning' | 'error';
 }
 
-export type TreeNode = ContextNode | WorkloadNode | QueueNode | RouteNode | NoticeNode;
+export type TreeNode = ContextNode | NamespaceNode | WorkloadNode | QueueNode | RouteNode | NoticeNode;
+
+export function namespaceNode(
+  target: KubeTargetInfo,
+  namespace: string,
+  facts: Pick<NamespaceNode, 'error' | 'workloads'> = {},
+): NamespaceNode {
+  return {
+    kind: 'namespace',
+    id: `ns:${target.context}/${namespace}`,
+    context: target.context,
+    namespace,
+    selected: namespace === target.namespace,
+    ...facts,
+  };
+}
+
+/** The namespace a row acts in (a command run from its right-click menu); undefined: the selected one. */
+export function namespaceOfNode(node: TreeNode | undefined): string | undefined {
+  switch (node?.kind) {
+    case 'namespace':
+      return node.namespace;
+    case 'workload':
+    case 'queue':
+      return node.workload.namespace || undefined;
+    case 'route':
+      return node.split.metadata.namespace;
+    default:
+      return undefined;
+  }
+}
 
 /** Everything the tree shows for one context/namespace at one moment. */
 export interface TreeSnapshot {
@@ -188,7 +232,8 @@ export function routesOf(snapshot: TreeSnapshot, node: QueueNode): RouteNode[] {
 
 export function childrenOf(snapshot: TreeSnapshot, node: TreeNode): TreeNode[] {
   switch (node.kind) {
-    case 'context': {
+    case 'context':
+    case 'namespace': {
       const workloads = workloadsOf(snapshot);
       if (workloads.length > 0) return workloads;
       return [
@@ -266,6 +311,18 @@ export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
         collapsible: 'expanded',
       };
     }
+    case 'namespace':
+      // The words (selected, the error, counts) are the view's, in the user's language
+      // (tree/provider.ts); this is the part that is only data.
+      return {
+        label: node.namespace,
+        tooltip: escapeMarkdown(node.namespace),
+        icon:
+          node.error !== undefined ? { id: 'error', color: 'errorForeground' } : { id: 'symbol-namespace' },
+        contextValue: node.error !== undefined ? 'namespace.error' : 'namespace',
+        // The selected namespace opens as the flat tree did; the others load when expanded.
+        collapsible: node.selected ? 'expanded' : 'collapsed',
+      };
     case 'workload': {
       const { workload } = node;
       const routes = splitsOfWorkload(snapshot, workload);

@@ -143,7 +143,8 @@ export class SessionManager implements vscode.Disposable {
   }
 
   private async start(request: SplitRequest): Promise<SplitSession> {
-    const api = await this.cluster.api();
+    // The request's namespace: a tree row's, when the view shows several (model/namespaces.ts).
+    const api = await this.cluster.api(request.target.namespace);
     const mine = myLiveSplit(await api.listSplits(), request.workload, request.owner);
     // http and relay: the queue-agent streams the messages to the sidecar (core/sessionStream.ts).
     const streams = request.mode !== 'env';
@@ -163,10 +164,15 @@ export class SessionManager implements vscode.Disposable {
         throw new UserError(
           `Your split ${mine.metadata.name} of ${request.workload.name} is still attached with queues ${mine.spec.queues.join(', ')} and a different filter.`,
           'Stop it first (its messages drain back to the app), then start again.',
-          [{ title: 'Stop It', run: () => this.stopByName(mine.metadata.name, mine.metadata.uid) }],
+          [
+            {
+              title: 'Stop It',
+              run: () => this.stopByName(mine.metadata.name, mine.metadata.uid, request.target.namespace),
+            },
+          ],
         );
       }
-      if (streams) sessionSecret = await this.secretOf(mine);
+      if (streams) sessionSecret = await this.secretOf(mine, request);
       this.log.info(`adopting my split ${mine.metadata.name} (${mine.status?.phase ?? 'Pending'})`);
       split = mine;
     } else {
@@ -199,8 +205,8 @@ export class SessionManager implements vscode.Disposable {
   }
 
   /** The session secret of my split created by an earlier window of this VS Code. */
-  private async secretOf(split: QueueSplit): Promise<string> {
-    const { context, namespace } = (await this.cluster.api()).target;
+  private async secretOf(split: QueueSplit, request: SplitRequest): Promise<string> {
+    const { context, namespace } = request.target;
     const secret = await this.context.secrets.get(secretKey(context, namespace, split.metadata.name));
     if (
       split.spec.session !== undefined &&
@@ -213,7 +219,12 @@ export class SessionManager implements vscode.Disposable {
         ? `Your split ${split.metadata.name} was started for env delivery; its messages cannot be streamed to this window.`
         : `Your split ${split.metadata.name} was started elsewhere (another machine or VS Code); only that one may receive its messages.`,
       'Stop it (its messages drain back to the app), then start the split again here.',
-      [{ title: 'Stop It', run: () => this.stopByName(split.metadata.name, split.metadata.uid) }],
+      [
+        {
+          title: 'Stop It',
+          run: () => this.stopByName(split.metadata.name, split.metadata.uid, request.target.namespace),
+        },
+      ],
     );
   }
 
@@ -380,7 +391,7 @@ export class SessionManager implements vscode.Disposable {
 
   private async deleteUnattached(session: SplitSession): Promise<void> {
     try {
-      const api = await this.cluster.api();
+      const api = await this.cluster.api(session.request.target.namespace);
       await api.deleteSplit(session.name, session.split.metadata.uid);
       this.log.info(`the sidecar of ${session.name} stopped before it attached: deleted the split`);
     } catch (err) {
@@ -396,8 +407,8 @@ export class SessionManager implements vscode.Disposable {
    * Stops a split this window has no sidecar for (an earlier window's, a failed start's):
    * deletes it and follows the drain until it is gone.
    */
-  async stopByName(name: string, uid?: string): Promise<void> {
-    const api = await this.cluster.api();
+  async stopByName(name: string, uid?: string, namespace?: string): Promise<void> {
+    const api = await this.cluster.api(namespace);
     const session = this.byName(api.target.context, api.target.namespace, name);
     if (session !== undefined && session.live) return this.stop(session);
     await this.notifier.progress(`Stopping split ${name}`, async (report) => {

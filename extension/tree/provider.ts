@@ -3,16 +3,24 @@
 // one per failure class: model/viewState.ts); a failure the welcome text cannot name in full
 // (which plugin, verb and resource) is also a notification with the buttons that fix it. The
 // namespace watch starts when the context node is expanded and stops a little after it is
-// collapsed. Nodes and their looks come from model/tree.ts.
+// collapsed. With several namespaces (queueSplit.namespaces, model/namespaces.ts) the context node
+// has a node per namespace: each one's watch starts when it is expanded and stops a little after
+// it is collapsed, and a namespace that fails (a 403) says so on its own node while the others
+// work. Nodes and their looks come from model/tree.ts.
 import * as vscode from 'vscode';
 import type { ClusterService } from '../cluster';
 import type { KubeProblem, NamespaceState, NamespaceWatch } from '../kube';
 import type { Fix } from '../model/fixes';
+import type { NamespaceSet, NamespacesParse } from '../model/namespaces';
 import {
   childrenOf,
   contextFromText,
   contextNode,
   lookOf,
+  namespaceNode,
+  type NamespaceNode,
+  type NoticeNode,
+  namespaceOfNode,
   type QueueNode,
   type RouteNode,
   type TreeNode,
@@ -46,10 +54,17 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
    */
   private readonly routes = new Map<string, RouteNode>();
   private view: vscode.TreeView<TreeNode> | undefined;
-  private root:
-    { state: ViewState; target?: KubeTargetInfo; message?: string; problem?: unknown } | undefined;
-  private held: { watch: NamespaceWatch; release: () => void; listener: { dispose(): void } } | undefined;
-  private namespaceState: NamespaceState | undefined;
+  private root: Root | undefined;
+  /** The watches held, by namespace (the expanded ones), and the state each last reported. */
+  private readonly held = new Map<
+    string,
+    { watch: NamespaceWatch; release: () => void; listener: { dispose(): void } }
+  >();
+  private readonly namespaceStates = new Map<string, NamespaceState>();
+  /** Holds being taken, by namespace (getChildren may be asked twice before one is held). */
+  private readonly holding = new Map<string, Promise<void>>();
+  /** Namespace nodes the user expanded: they stay open when the tree redraws (their error). */
+  private readonly expanded = new Set<string>();
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(
@@ -82,6 +97,13 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
       vscode.commands.registerCommand('queueSplit.copyLoginCommand', () => this.runFix('copy', 'Login')),
       view.onDidCollapseElement((e) => {
         if (e.element.kind === 'context') this.releaseWatch();
+        else if (e.element.kind === 'namespace') {
+          this.expanded.delete(e.element.id);
+          this.releaseWatch(e.element.namespace);
+        }
+      }),
+      view.onDidExpandElement((e) => {
+        if (e.element.kind === 'namespace') this.expanded.add(e.element.id);
       }),
       view.onDidChangeVisibility((e) => {
         if (!e.visible) this.releaseWatch();
@@ -96,7 +118,7 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
   refresh(): void {
     this.root = undefined;
     this.releaseWatch();
-    this.namespaceState = undefined;
+    this.namespaceStates.clear();
     this.routes.clear();
     this.changed.fire(undefined);
   }
@@ -141,13 +163,20 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     await vscode.commands.executeCommand('setContext', 'queueSplit.state', state);
     if (detail !== undefined) this.log.warn(`Queue Splits view: ${detail}`);
     if (this.view !== undefined) {
-      this.view.description = target !== undefined ? viewDescription(target) : undefined;
+      const more = (this.root?.set?.namespaces.length ?? 1) - 1;
+      this.view.description =
+        target !== undefined
+          ? `${viewDescription(target)}${more > 0 ? ` ${vscode.l10n.t('(+{0} namespaces)', more)}` : ''}`
+          : undefined;
       // Only over the tree: a message would hide the welcome views of the other states.
       this.view.message = state === 'ready' && !vscode.workspace.isTrusted ? RESTRICTED_MESSAGE : undefined;
     }
   }
 
-  private snapshot(target: KubeTargetInfo): TreeSnapshot {
+  /** The snapshot of the selected namespace, or of `namespace`. */
+  private snapshot(selected: KubeTargetInfo, namespace = selected.namespace): TreeSnapshot {
+    const target = namespace === selected.namespace ? selected : { ...selected, namespace };
+    const state = this.namespaceStates.get(namespace);
     const sessions = new Map<string, SessionView>();
     const lingering = new Map<string, number>();
     const now = Date.now();
@@ -161,35 +190,82 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
       target,
       // Until the SelfSubjectReview answers, nothing is shown as mine.
       owner: this.cluster.knownOwner ?? '',
-      workloads: this.namespaceState?.workloads ?? [],
-      splits: this.namespaceState?.splits ?? [],
+      workloads: state?.workloads ?? [],
+      splits: state?.splits ?? [],
       sessions,
       lingering,
-      loading: this.namespaceState?.loading ?? true,
+      loading: state?.loading ?? true,
     };
   }
 
   async getChildren(node?: TreeNode): Promise<TreeNode[]> {
     if (node === undefined) return this.rootChildren();
-    const target = this.root?.target;
-    if (target === undefined) return [];
-    if (node.kind === 'context') await this.holdWatch();
-    const children = childrenOf(this.snapshot(target), node).map((child) => this.known(child));
-    if (node.kind === 'queue') this.forgetRoutesGone(node, children);
-    const error = this.namespaceState?.error;
-    if (node.kind === 'context' && error !== undefined) {
+    const root = this.root;
+    const target = root?.target;
+    if (root === undefined || target === undefined) return [];
+    if (node.kind === 'context' && root.set !== undefined && root.set.namespaces.length > 1)
       return [
-        {
-          kind: 'notice',
-          id: `${node.id}/error`,
-          text: error.message,
-          detail: error.suggestedAction,
-          severity: 'error',
-        },
-        ...children,
+        ...this.setNotices(node.id, root),
+        ...root.set.namespaces.map((ns) => this.namespaceNodeOf(target, ns)),
       ];
+    const namespace = node.kind === 'namespace' ? node.namespace : namespaceOfRow(node, target);
+    if (node.kind === 'context' || node.kind === 'namespace') await this.holdWatch(namespace);
+    const children = childrenOf(this.snapshot(target, namespace), node).map((child) => this.known(child));
+    if (node.kind === 'queue') this.forgetRoutesGone(node, children);
+    const notices: NoticeNode[] = node.kind === 'context' ? this.setNotices(node.id, root) : [];
+    const error = this.namespaceStates.get(namespace)?.error;
+    if ((node.kind === 'context' || node.kind === 'namespace') && error !== undefined) {
+      notices.push({
+        kind: 'notice',
+        id: `${node.id}/error`,
+        text: error.message,
+        detail: error.suggestedAction,
+        severity: 'error',
+      });
     }
-    return children;
+    return [...notices, ...children];
+  }
+
+  /** A namespace's node with what its watch last said (its error shows on the node itself). */
+  private namespaceNodeOf(target: KubeTargetInfo, namespace: string): NamespaceNode {
+    const state = this.namespaceStates.get(namespace);
+    return namespaceNode(target, namespace, {
+      ...(state?.error !== undefined
+        ? { error: { message: state.error.message, suggestedAction: state.error.suggestedAction } }
+        : {}),
+      ...(state !== undefined && !state.loading ? { workloads: state.workloads.length } : {}),
+    });
+  }
+
+  /** What the view says about queueSplit.namespaces itself: entries left out, "*" refused. */
+  private setNotices(parentId: string, root: Root): NoticeNode[] {
+    const notices: NoticeNode[] = [];
+    if (root.set?.cannotList === true)
+      notices.push({
+        kind: 'notice',
+        id: `${parentId}/cannot-list`,
+        text: vscode.l10n.t('Your credentials may not list namespaces: showing {0} only', root.set.selected),
+        detail: vscode.l10n.t(
+          'queueSplit.namespaces is ["*"] (every namespace you can list), but listing namespaces is refused. Name the namespaces instead: Queue Split: Show Namespaces… (right-click the context).',
+        ),
+        severity: 'warning',
+      });
+    for (const bad of root.invalid ?? [])
+      notices.push({
+        kind: 'notice',
+        id: `${parentId}/invalid-ns:${bad.value}`,
+        text: vscode.l10n.t('queueSplit.namespaces: {0} is left out', bad.value),
+        detail:
+          bad.reason === 'not-a-name'
+            ? vscode.l10n.t(
+                'It is not a namespace name (lowercase letters, digits and "-"). Fix or remove it in the setting, or choose with Queue Split: Show Namespaces….',
+              )
+            : vscode.l10n.t(
+                'Each entry must be a namespace name in quotes, or "*". Fix or remove it in the setting.',
+              ),
+        severity: 'warning',
+      });
+    return notices;
   }
 
   /** The object VS Code already has for a route row, brought up to date; other nodes as they are. */
@@ -250,12 +326,7 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     else this.notifier.info(`The Queue Splits view shows no problem with a ${what} command any more.`);
   }
 
-  private async probe(): Promise<{
-    state: ViewState;
-    target?: KubeTargetInfo;
-    message?: string;
-    problem?: unknown;
-  }> {
+  private async probe(): Promise<Root> {
     let api;
     try {
       api = await this.cluster.api();
@@ -263,6 +334,15 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
       return { state: 'noCluster', message: err instanceof Error ? err.message : String(err), problem: err };
     }
     const target = api.target;
+    let set: Root['set'];
+    let invalid: Root['invalid'];
+    try {
+      ({ invalid, ...set } = await this.cluster.namespaceSet());
+    } catch (err) {
+      // "*" and the namespace list failing otherwise than a 403: the selected namespace, said in the log.
+      this.log.warn(`cannot list namespaces: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (set !== undefined && set.namespaces.length > 1) return this.probeSeveral(target, set, invalid ?? []);
     try {
       const probe = await api.probe();
       this.log.info(`cluster ${target.context}/${target.namespace}: ${probe.state}`);
@@ -272,7 +352,12 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
           `cannot tell which splits are yours: ${err instanceof Error ? err.message : String(err)}`,
         );
       });
-      return { state: probe.state, target };
+      return {
+        state: probe.state,
+        target,
+        ...(set !== undefined ? { set } : {}),
+        ...(invalid !== undefined ? { invalid } : {}),
+      };
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.log.warn(`cluster ${target.context}/${target.namespace}: ${message}`);
@@ -280,20 +365,62 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     }
   }
 
-  private async holdWatch(): Promise<void> {
-    if (this.held !== undefined) return;
-    const { watch, release } = await this.cluster.holdWatch();
-    if (this.held !== undefined) {
+  /**
+   * Several namespaces: the tree shows when any of them can be read; a namespace that cannot is
+   * said on its own node. The controller missing is cluster-wide (the CRD), so it is said once.
+   */
+  private async probeSeveral(
+    target: KubeTargetInfo,
+    set: NamespaceSet,
+    invalid: NamespacesParse['invalid'],
+  ): Promise<Root> {
+    const probes = await Promise.allSettled(
+      set.namespaces.map(async (ns) => (await this.cluster.api(ns)).probe()),
+    );
+    this.log.info(
+      `cluster ${target.context}, namespaces ${set.namespaces.join(', ')}: ${probes.map((p) => (p.status === 'fulfilled' ? p.value.state : 'failed')).join(', ')}`,
+    );
+    const ready = { state: 'ready' as const, target, set, invalid };
+    if (probes.some((p) => p.status === 'fulfilled' && p.value.state === 'controllerMissing'))
+      return { state: 'controllerMissing', target };
+    if (probes.some((p) => p.status === 'fulfilled')) {
+      this.cluster.owner().catch((err: unknown) => {
+        this.log.warn(
+          `cannot tell which splits are yours: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      });
+      return ready;
+    }
+    const first = probes.find((p): p is PromiseRejectedResult => p.status === 'rejected');
+    const err: unknown = first?.reason;
+    const message = err instanceof Error ? err.message : String(err);
+    return { state: viewStateOf((err as { kind?: unknown }).kind), target, message, problem: err };
+  }
+
+  /** Holds the watch of `namespace` (the context's or a namespace node's expansion). */
+  private holdWatch(namespace: string): Promise<void> {
+    if (this.held.has(namespace)) return Promise.resolve();
+    let holding = this.holding.get(namespace);
+    if (holding === undefined) {
+      holding = this.startHolding(namespace).finally(() => this.holding.delete(namespace));
+      this.holding.set(namespace, holding);
+    }
+    return holding;
+  }
+
+  private async startHolding(namespace: string): Promise<void> {
+    const { watch, release } = await this.cluster.holdWatch(namespace);
+    if (this.held.has(namespace)) {
       release();
       return;
     }
     const listener = watch.onChange((state) => {
-      this.namespaceState = state;
+      this.namespaceStates.set(namespace, state);
       this.changed.fire(undefined);
     });
-    this.held = { watch, release, listener };
-    this.namespaceState = watch.current;
-    if (watch.current.loading) {
+    this.held.set(namespace, { watch, release, listener });
+    this.namespaceStates.set(namespace, watch.current);
+    if (watch.current.loading && watch.current.error === undefined) {
       // Show the first list rather than "Loading…" when it comes quickly.
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, FIRST_LIST_WAIT_MS);
@@ -304,21 +431,32 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
           resolve();
         });
       });
-      this.namespaceState = watch.current;
+      this.namespaceStates.set(namespace, watch.current);
     }
   }
 
-  private releaseWatch(): void {
-    const held = this.held;
-    this.held = undefined;
-    if (held === undefined) return;
-    held.listener.dispose();
-    held.release();
+  /** Lets go of one namespace's watch, or of all of them. */
+  private releaseWatch(namespace?: string): void {
+    for (const [ns, held] of [...this.held]) {
+      if (namespace !== undefined && ns !== namespace) continue;
+      this.held.delete(ns);
+      held.listener.dispose();
+      held.release();
+    }
   }
 
   getTreeItem(node: TreeNode): vscode.TreeItem {
     const target = this.root?.target ?? { context: '', namespace: '' };
-    const look = lookOf(this.snapshot(target), node);
+    const look = lookOf(this.snapshot(target, namespaceOfRow(node, target)), node);
+    if (node.kind === 'namespace') {
+      Object.assign(look, namespaceWords(node));
+      if (this.expanded.has(node.id)) look.collapsible = 'expanded';
+    }
+    const shown = this.root?.set?.namespaces.length ?? 1;
+    if (node.kind === 'context' && shown > 1) {
+      const from = contextFromText(node.target);
+      look.description = `${vscode.l10n.t('{0} namespaces, {1} selected', shown, node.target.namespace)}${from !== undefined ? ` · ${from}` : ''}`;
+    }
     const item = new vscode.TreeItem(
       look.label,
       look.collapsible === 'none'
@@ -348,6 +486,45 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     this.releaseWatch();
     for (const s of this.subscriptions) s.dispose();
   }
+}
+
+interface Root {
+  state: ViewState;
+  target?: KubeTargetInfo;
+  message?: string;
+  problem?: unknown;
+  /** The namespaces shown (several: a node each). */
+  set?: NamespaceSet;
+  invalid?: NamespacesParse['invalid'];
+}
+
+/** The namespace whose snapshot a row belongs to. */
+function namespaceOfRow(node: TreeNode, target: KubeTargetInfo): string {
+  return namespaceOfNode(node) ?? target.namespace;
+}
+
+/** A namespace node's words: selected, what failed, how many workloads. */
+function namespaceWords(node: NamespaceNode): { description?: string; tooltip: string } {
+  const parts: string[] = [];
+  if (node.selected) parts.push(vscode.l10n.t('selected'));
+  if (node.error !== undefined) parts.push(node.error.message);
+  else if (node.workloads !== undefined)
+    parts.push(
+      node.workloads === 1 ? vscode.l10n.t('1 workload') : vscode.l10n.t('{0} workloads', node.workloads),
+    );
+  const tooltip = [
+    vscode.l10n.t('**Namespace** {0} in context {1}', node.namespace, node.context),
+    node.selected
+      ? vscode.l10n.t('The selected namespace: palette commands and debug launches act here.')
+      : vscode.l10n.t('Its workloads are loaded while it is expanded; right-click a workload to act here.'),
+    ...(node.error !== undefined
+      ? [
+          vscode.l10n.t('**Cannot show it:** {0}', node.error.message),
+          ...(node.error.suggestedAction !== undefined ? [node.error.suggestedAction] : []),
+        ]
+      : []),
+  ].join('\n\n');
+  return { ...(parts.length > 0 ? { description: parts.join(' · ') } : {}), tooltip };
 }
 
 /** The view's description: "qs-first (kubeconfig's current) · default", "qs-second (pinned) · team-a". */

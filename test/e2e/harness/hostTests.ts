@@ -46,7 +46,14 @@ export async function runHostTests({
     if (started && !line.includes(resultMarker)) echo(line.replace(/^\[info\] /, ''));
     started ||= line.includes(startMarker);
   };
-  const options = { extensionTestsPath: hostTestsDir, echo: echoTestOutput, ...(env ? { env } : {}) };
+  const options = {
+    extensionTestsPath: hostTestsDir,
+    echo: echoTestOutput,
+    // Debug launches ask before a split restarts the workload's pods, in a modal the extension
+    // host cannot answer: the UI tests answer it (ui/namespaces.test.ts, ui/split-lifecycle.test.ts).
+    settings: { 'queueSplit.confirmWorkloadRestart': false },
+    ...(env ? { env } : {}),
+  };
   return withWorkbench(name, options, async (session) => {
     current = session;
     let timer: NodeJS.Timeout | undefined;

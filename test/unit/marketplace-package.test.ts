@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { repoRoot } from '../env/paths';
+import { localizedManifest, rawManifest } from '../support/manifest';
 import { packagedVsix, vsixEntries, vsixText } from '../support/vsix';
 
 const REPOSITORY = 'https://github.com/queuesplit/queue-split';
@@ -35,7 +36,7 @@ interface Manifest {
   };
 }
 
-const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as Manifest;
+const manifest = localizedManifest<Manifest>();
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
 function slug(heading: string): string {
@@ -122,7 +123,7 @@ describe('the Marketplace package', () => {
     // The manifest in the package is this one (version, capabilities), and nothing else slipped in.
     const packaged = JSON.parse(vsixText(vsix, 'extension/package.json')) as Manifest;
     assert.equal(packaged.version, manifest.version);
-    assert.deepEqual(packaged.capabilities, manifest.capabilities);
+    assert.deepEqual(packaged.capabilities, (rawManifest() as Manifest).capabilities);
     const unexpected = [...entries].filter(
       (e) =>
         e.startsWith('extension/') &&

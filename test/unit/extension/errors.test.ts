@@ -38,14 +38,15 @@ import { checkHttpTarget } from '../../../sidecar/modePreflight';
 import { buildOptions, type RawOptions } from '../../../sidecar/options';
 import { kubeError, loadKube } from '../../../laptop/kube';
 import { SidecarError } from '../../../laptop/errors';
+import { localizedManifest } from '../../support/manifest';
 
 const repoRoot = path.resolve(__dirname, '../../..');
-const packageJson = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+const packageJson = localizedManifest<{
   contributes: {
     commands: { command: string }[];
     viewsWelcome: { view: string; when: string; contents: string }[];
   };
-};
+}>();
 const commandIds = new Set(packageJson.contributes.commands.map((c) => c.command));
 const titles = (fixes: readonly Fix[]) => fixes.map((f) => f.title);
 

@@ -16,6 +16,7 @@ const REPOSITORY = 'https://github.com/queuesplit/queue-split';
 
 interface Manifest {
   version: string;
+  l10n?: string;
   repository: { url: string };
   bugs: { url: string };
   homepage: string;
@@ -127,11 +128,24 @@ describe('the Marketplace package', () => {
     const unexpected = [...entries].filter(
       (e) =>
         e.startsWith('extension/') &&
-        !/^extension\/(dist\/(extension(-[a-z]+)?|sidecar)\.js|dist\/THIRD_PARTY_NOTICES\.txt|media\/.+|docs\/images\/extension\/[a-z-]+\.png|package\.json|readme\.md|changelog\.md|LICENSE\.txt)$/.test(
+        !/^extension\/(dist\/(extension(-[a-z]+)?|sidecar)\.js|dist\/THIRD_PARTY_NOTICES\.txt|media\/.+|docs\/images\/extension\/[a-z-]+\.png|package\.json|package\.nls\.json|l10n\/bundle\.l10n\.json|readme\.md|changelog\.md|LICENSE\.txt)$/.test(
           e,
         ),
     );
     assert.deepEqual(unexpected, [], 'only what runs or is shown ships');
+    // Localization: package.json's %key% texts resolve from package.nls.json, vscode.l10n.t's from
+    // the bundle package.json's "l10n" names; both as committed.
+    assert.equal(packaged.l10n, './l10n');
+    for (const file of ['package.nls.json', 'l10n/bundle.l10n.json'])
+      assert.equal(
+        vsixText(vsix, `extension/${file}`),
+        fs.readFileSync(path.join(repoRoot, file), 'utf8'),
+        `${file} ships as committed`,
+      );
+    assert.ok(
+      ![...entries].some((e) => /qps-ploc/.test(e)),
+      'the pseudo-locale of the e2e fixtures stays out of the package',
+    );
   });
 
   test('the link check finds what it is for', () => {

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
+import * as l10n from '@vscode/l10n';
 import { repoRoot } from '../env/paths';
 import { nlsReferences, nlsStrings, rawManifest } from '../support/manifest';
 
@@ -88,6 +89,23 @@ describe('localization', () => {
 
   test('package.json names the bundle folder', () => {
     assert.equal((rawManifest() as { l10n?: string }).l10n, './l10n');
+  });
+
+  test('every placeholder of every bundle string survives formatting', () => {
+    // l10n.t's format replaces {name} greedily up to the first "}": a {0} inside literal braces
+    // (a JSON example) would be swallowed; such an example goes in as an argument instead.
+    const bundle = JSON.parse(
+      fs.readFileSync(path.join(repoRoot, 'l10n', 'bundle.l10n.json'), 'utf8'),
+    ) as Record<string, string>;
+    const lost: string[] = [];
+    for (const message of Object.keys(bundle)) {
+      const indices = [...new Set([...message.matchAll(/\{(\d+)\}/g)].map((m) => Number(m[1])))];
+      if (indices.length === 0) continue;
+      const args = Array.from({ length: Math.max(...indices) + 1 }, (_, i) => `\u0000${i}\u0000`);
+      const out = l10n.t(message, ...args);
+      for (const i of indices) if (!out.includes(args[i]!)) lost.push(`{${i}} in ${message}`);
+    }
+    assert.deepEqual(lost, []);
   });
 
   test('l10n/bundle.l10n.json is what `npm run l10n:export` extracts from extension/ now', () => {

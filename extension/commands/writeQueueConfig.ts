@@ -111,7 +111,7 @@ async function chooseWorkload(
     const workload = model.declaredWorkload(object);
     const state = model.declarationState(workload);
     const found = model.surveySummary(model.surveyWorkload(workload));
-    const rank = state.state === 'valid' ? 2 : found.startsWith('no env var') ? 1 : 0;
+    const rank = state.state === 'valid' ? 2 : found === model.noSourcesSummary() ? 1 : 0;
     const said =
       state.state === 'none'
         ? vscode.l10n.t('no queue declaration')

@@ -10,7 +10,7 @@ export type Fix =
   /** Runs a command (Select Context/Namespace…, Refresh, Install Controller…). */
   | { kind: 'command'; title: string; command: string; args?: unknown[] }
   /** Copies a command line for somebody to run (a cluster admin, a login in a terminal). */
-  | { kind: 'copy'; title: string; text: string; what: string }
+  | { kind: 'copy'; title: string; text: string; what: string; copies: 'roleBinding' | 'login' }
   /** Opens a file (the kubeconfig in use). */
   | { kind: 'open'; title: string; path: string };
 
@@ -45,12 +45,14 @@ export const fix = {
   }),
   copyRoleBinding: (text: string): Fix => ({
     kind: 'copy',
+    copies: 'roleBinding',
     title: l10n.t('Copy RoleBinding Command'),
     text,
     what: l10n.t('the RoleBinding command (for your cluster admin)'),
   }),
   copyLogin: (text: string): Fix => ({
     kind: 'copy',
+    copies: 'login',
     title: l10n.t('Copy Login Command'),
     text,
     what: l10n.t('the login command'),

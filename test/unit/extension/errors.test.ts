@@ -155,6 +155,7 @@ describe('Kubernetes API failures in editor words', () => {
     assert.deepEqual(titles(aws.fixes), ['Copy Login Command', 'Retry']);
     assert.deepEqual(aws.fixes[0], {
       kind: 'copy',
+      copies: 'login',
       title: 'Copy Login Command',
       text: 'aws sso login --profile dev-admin',
       what: 'the login command',
@@ -174,6 +175,7 @@ describe('Kubernetes API failures in editor words', () => {
       'kubectl create rolebinding queuesplit-developer-alice --clusterrole=queuesplit-developer --user=alice -n team-a';
     assert.deepEqual(p.fixes[0], {
       kind: 'copy',
+      copies: 'roleBinding',
       title: 'Copy RoleBinding Command',
       text: command,
       what: 'the RoleBinding command (for your cluster admin)',
@@ -480,6 +482,7 @@ describe('sidecar error codes in editor words', () => {
     );
     assert.deepEqual(given.fixes[0], {
       kind: 'copy',
+      copies: 'roleBinding',
       title: 'Copy RoleBinding Command',
       text: 'kubectl create rolebinding queuesplit-developer-alice --clusterrole=queuesplit-developer --user=alice -n a',
       what: 'the RoleBinding command (for your cluster admin)',

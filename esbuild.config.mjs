@@ -60,9 +60,12 @@ const jsoncParserEsm = {
   },
 };
 // The extension bundles are minified (parse time at startup); the executables stay readable.
+// `@vscode/l10n` (the vscode-free modules' localization) is VS Code's own l10n in the extension's
+// bundles: extension/l10nBridge.ts says why.
 const extensionBuild = {
   ...common,
   external: ['vscode'],
+  alias: { '@vscode/l10n': './extension/l10nBridge.ts' },
   minify: true,
   plugins: [lazyImports, jsoncParserEsm],
 };

@@ -292,7 +292,10 @@ class DetailsPanel {
       ...(this.manifest !== undefined ? { manifest: this.manifest.path } : {}),
       ...(!this.following
         ? {
-            stale: `Not following the cluster: the selected context/namespace is not ${context}/${namespace} any more. Select it again to follow this split.`,
+            stale: vscode.l10n.t(
+              'Not following the cluster: the selected context/namespace is not {0} any more. Select it again to follow this split.',
+              `${context}/${namespace}`,
+            ),
           }
         : {}),
       now,
@@ -381,7 +384,7 @@ class DetailsPanel {
         if (split === undefined) return;
         const command = retryHint({ ...split.spec.workload, namespace: this.ref.namespace });
         await vscode.env.clipboard.writeText(command);
-        this.services.notifier.info(`Copied the operator's retry command: ${command}`);
+        this.services.notifier.info(vscode.l10n.t("Copied the operator's retry command: {0}", command));
         return;
       }
       case 'startSplit':

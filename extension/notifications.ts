@@ -51,11 +51,11 @@ export class Notifier {
   constructor(private readonly log: vscode.LogOutputChannel) {
     onCopied = (what, text, copied) =>
       copied
-        ? this.info(`Copied ${what} to the clipboard: ${text}`)
-        : this.warn(`Could not use the clipboard; ${what}: ${text}`);
+        ? this.info(vscode.l10n.t('Copied {0} to the clipboard: {1}', what, text))
+        : this.warn(vscode.l10n.t('Could not use the clipboard; {0}: {1}', what, text));
   }
 
-  private showLogs: Action = { title: 'Show Logs', run: () => this.log.show(true) };
+  private showLogs: Action = { title: vscode.l10n.t('Show Logs'), run: () => this.log.show(true) };
 
   private async present(
     show: (message: string, ...items: string[]) => Thenable<string | undefined>,
@@ -149,7 +149,9 @@ export function explain(err: unknown): { message: string; suggestedAction: strin
   const message = err instanceof Error ? err.message : String(err);
   return {
     message,
-    suggestedAction: 'See the Queue Split log for details; if it looks like a bug, report it with the log.',
+    suggestedAction: vscode.l10n.t(
+      'See the Queue Split log for details; if it looks like a bug, report it with the log.',
+    ),
     actions: [],
   };
 }

@@ -54,8 +54,11 @@ export class SelectionStore {
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       throw new Error(
-        `The selected context and namespace apply now but could not be saved to ${file.fsPath} (${reason}), ` +
-          'so a reloaded window may not remember them. Make that folder writable, then select again.',
+        vscode.l10n.t(
+          'The selected context and namespace apply now but could not be saved to {0} ({1}), so a reloaded window may not remember them. Make that folder writable, then select again.',
+          file.fsPath,
+          reason,
+        ),
       );
     }
   }

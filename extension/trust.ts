@@ -8,16 +8,20 @@
 import * as vscode from 'vscode';
 import { UserError } from './notifications';
 
-/** The Queue Splits view's message in Restricted Mode. */
-export const RESTRICTED_MESSAGE =
-  'Restricted Mode: you see the splits and can stop yours. Trust the workspace to start a split or send a test message.';
+/** The Queue Splits view's message in Restricted Mode (vscode.l10n is ready when this loads). */
+export const RESTRICTED_MESSAGE = vscode.l10n.t(
+  'Restricted Mode: you see the splits and can stop yours. Trust the workspace to start a split or send a test message.',
+);
 
-/** Throws, with the way to trust the workspace, unless it is trusted. `what`: "start a split". */
-export function requireTrust(what: string, why: string): void {
+/**
+ * Throws, with the way to trust the workspace, unless it is trusted. `message`: the whole
+ * localized sentence ("Trust the workspace to start a split: …"), each its own translation.
+ */
+export function requireTrust(message: string): void {
   if (vscode.workspace.isTrusted) return;
-  throw new UserError(`Trust the workspace to ${what}: ${why}`, 'Manage Workspace Trust, then try again.', [
+  throw new UserError(message, vscode.l10n.t('Manage Workspace Trust, then try again.'), [
     {
-      title: 'Manage Workspace Trust',
+      title: vscode.l10n.t('Manage Workspace Trust'),
       run: () => vscode.commands.executeCommand('workbench.trust.manage'),
     },
   ]);

@@ -34,11 +34,13 @@ async function pickFolder(): Promise<vscode.WorkspaceFolder | undefined> {
   const folder =
     vscode.workspace.workspaceFolders?.length === 1
       ? vscode.workspace.workspaceFolders[0]
-      : await vscode.window.showWorkspaceFolderPick({ placeHolder: "Which folder's launch.json?" });
+      : await vscode.window.showWorkspaceFolderPick({
+          placeHolder: vscode.l10n.t("Which folder's launch.json?"),
+        });
   if (folder === undefined && (vscode.workspace.workspaceFolders?.length ?? 0) === 0)
     throw new UserError(
-      'No folder is open.',
-      'Open the folder of the service you debug, then run this again.',
+      vscode.l10n.t('No folder is open.'),
+      vscode.l10n.t('Open the folder of the service you debug, then run this again.'),
     );
   return folder;
 }
@@ -68,7 +70,11 @@ async function writeText(uri: vscode.Uri, text: string): Promise<void> {
 async function existingSplits(splitsText: string | undefined): Promise<string[]> {
   if (splitsText === undefined) return [];
   const file = (await import('../model/launchEdit')).parseSplitsFile(splitsText);
-  if (!file.ok) throw new UserError(file.errors.join(' '), `Fix ${SPLITS_FILE} first; nothing was changed.`);
+  if (!file.ok)
+    throw new UserError(
+      file.errors.join(' '),
+      vscode.l10n.t('Fix {0} first; nothing was changed.', SPLITS_FILE),
+    );
   return Object.keys(file.splits);
 }
 
@@ -114,7 +120,11 @@ export async function addToLaunchConfig(services: Services, args: AddToLaunchArg
     await writeText(launchUri, newLaunchJson(name));
     await showAt(launchUri, SPLIT_ENV_MARKER);
     services.notifier.info(
-      `Created .vscode/launch.json with a Node.js configuration that starts the split "${name}" of ${SPLITS_FILE}; adjust "program" and the split.`,
+      vscode.l10n.t(
+        'Created .vscode/launch.json with a Node.js configuration that starts the split "{0}" of {1}; adjust "program" and the split.',
+        name,
+        SPLITS_FILE,
+      ),
     );
     return;
   }
@@ -125,8 +135,8 @@ export async function addToLaunchConfig(services: Services, args: AddToLaunchArg
     .filter((n): n is string => typeof n === 'string');
   if (names.length === 0)
     throw new UserError(
-      'launch.json has no configurations to add a split to.',
-      'Add a configuration for your debugger first (Run → Add Configuration…).',
+      vscode.l10n.t('launch.json has no configurations to add a split to.'),
+      vscode.l10n.t('Add a configuration for your debugger first (Run → Add Configuration…).'),
     );
   const name =
     args.configuration !== undefined
@@ -134,7 +144,7 @@ export async function addToLaunchConfig(services: Services, args: AddToLaunchArg
       : names.length === 1
         ? names[0]
         : await vscode.window.showQuickPick(names, {
-            title: 'Add Queue Split to which launch configuration?',
+            title: vscode.l10n.t('Add Queue Split to which launch configuration?'),
             ignoreFocusOut: true,
           });
   if (name === undefined) return;
@@ -144,7 +154,12 @@ export async function addToLaunchConfig(services: Services, args: AddToLaunchArg
   await writeText(launchUri, result.edit.launchJson);
   await showAt(launchUri, SPLIT_ENV_MARKER);
   services.notifier.info(
-    `"${name}" now starts the split "${result.edit.splitName}" (defined in ${SPLITS_FILE}): it starts with the debugger and stops with it.`,
+    vscode.l10n.t(
+      '"{0}" now starts the split "{1}" (defined in {2}): it starts with the debugger and stops with it.',
+      name,
+      result.edit.splitName,
+      SPLITS_FILE,
+    ),
   );
 }
 
@@ -161,10 +176,15 @@ export async function migrateLaunchConfigs(services: Services, folderUri?: vscod
   const [launchText, splitsText] = await Promise.all([readText(launchUri), readText(splitsUri)]);
   await existingSplits(splitsText);
   if (launchText === undefined)
-    throw new UserError(`${folder.name} has no .vscode/launch.json.`, 'Nothing to migrate.');
+    throw new UserError(
+      vscode.l10n.t('{0} has no .vscode/launch.json.', folder.name),
+      vscode.l10n.t('Nothing to migrate.'),
+    );
   const migration = migrateInlineBlocks(launchText, splitsText);
   if (migration.migrated.length === 0) {
-    services.notifier.info('No launch configuration has an old queueSplit block: nothing to migrate.');
+    services.notifier.info(
+      vscode.l10n.t('No launch configuration has an old queueSplit block: nothing to migrate.'),
+    );
     return;
   }
   await writeText(splitsUri, migration.splitsFile);
@@ -173,6 +193,11 @@ export async function migrateLaunchConfigs(services: Services, folderUri?: vscod
     `migrated ${migration.migrated.map((m) => `"${m.configuration}" → ${m.split}`).join(', ')} to ${SPLITS_FILE}`,
   );
   services.notifier.info(
-    `Migrated ${migration.migrated.length} launch configuration(s): they name their split in env.${SPLIT_ENV_MARKER}, defined in ${SPLITS_FILE}.`,
+    vscode.l10n.t(
+      'Migrated {0} launch configuration(s): they name their split in env.{1}, defined in {2}.',
+      migration.migrated.length,
+      SPLIT_ENV_MARKER,
+      SPLITS_FILE,
+    ),
   );
 }

@@ -23,14 +23,14 @@ interface Target {
 type Arg = TreeNode | BlockedRef | undefined;
 
 export async function retryBlockedMessage(services: Services, arg?: Arg): Promise<void> {
-  const target = await choose(services, arg, 'Retry Blocked Message Now');
+  const target = await choose(services, arg, vscode.l10n.t('Retry Blocked Message Now'));
   if (target === undefined) return;
   send(target, 'retry');
   services.log.info(`${target.session.label}: retry of ${target.blocked.messageId} requested`);
 }
 
 export async function rejectBlockedMessage(services: Services, arg?: Arg): Promise<void> {
-  const target = await choose(services, arg, 'Reject Blocked Message');
+  const target = await choose(services, arg, vscode.l10n.t('Reject Blocked Message'));
   if (target === undefined) return;
   const provider = target.session.view.ready?.queues.find((q) => q.name === target.blocked.queue)?.provider;
   const confirm = rejectConfirmation(target.blocked, provider);
@@ -47,8 +47,18 @@ export async function rejectBlockedMessage(services: Services, arg?: Arg): Promi
 function send({ session, blocked }: Target, type: 'retry' | 'reject'): void {
   if (!session.blockedRequest(type, blocked.queue, blocked.messageId))
     throw new UserError(
-      `The sidecar of ${session.label} is not running, so it cannot ${type} message ${blocked.messageId}.`,
-      'Start the split again: an unsettled message is still in the session shadow.',
+      type === 'retry'
+        ? vscode.l10n.t(
+            'The sidecar of {0} is not running, so it cannot retry message {1}.',
+            session.label,
+            blocked.messageId,
+          )
+        : vscode.l10n.t(
+            'The sidecar of {0} is not running, so it cannot reject message {1}.',
+            session.label,
+            blocked.messageId,
+          ),
+      vscode.l10n.t('Start the split again: an unsettled message is still in the session shadow.'),
     );
 }
 
@@ -64,14 +74,23 @@ async function choose(services: Services, arg: Arg, title: string): Promise<Targ
     );
     if (session === undefined || blocked === undefined)
       throw new UserError(
-        `Nothing of ${queue} in split ${name} is blocked now${arg.kind === 'blocked' ? ` (message ${arg.messageId} was delivered or rejected meanwhile)` : ''}.`,
-        'Nothing to do: its messages flow.',
+        arg.kind === 'blocked'
+          ? vscode.l10n.t(
+              'Nothing of {0} in split {1} is blocked now (message {2} was delivered or rejected meanwhile).',
+              queue,
+              name,
+              arg.messageId,
+            )
+          : vscode.l10n.t('Nothing of {0} in split {1} is blocked now.', queue, name),
+        vscode.l10n.t('Nothing to do: its messages flow.'),
       );
     return { session, blocked };
   }
   const all = live.flatMap((session) => session.view.blocked.map((blocked) => ({ session, blocked })));
   if (all.length === 0) {
-    services.notifier.info('No delivery of your splits in this window is blocked: every message flows.');
+    services.notifier.info(
+      vscode.l10n.t('No delivery of your splits in this window is blocked: every message flows.'),
+    );
     return undefined;
   }
   if (all.length === 1) return all[0];
@@ -81,7 +100,7 @@ async function choose(services: Services, arg: Arg, title: string): Promise<Targ
       description: `${t.session.label} · ${t.blocked.queue}`,
       target: t,
     })),
-    { title, placeHolder: 'Which blocked message?' },
+    { title, placeHolder: vscode.l10n.t('Which blocked message?') },
   );
   return picked?.target;
 }

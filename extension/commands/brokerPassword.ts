@@ -31,36 +31,71 @@ export async function setBrokerPassword(services: Services): Promise<void> {
     const parts = urlParts(url);
     const stored = parts !== undefined && (await secrets.hasRelayPassword(provider, url));
     items.push({
-      label: `$(key) ${info.broker[0]!.toUpperCase()}${info.broker.slice(1)} (relay delivery)`,
+      label: `$(key) ${vscode.l10n.t('{0} (relay delivery)', info.label)}`,
       description:
-        parts !== undefined ? `${withoutPassword(url)}${stored ? ' · stored' : ''}` : `set ${setting} first`,
+        parts !== undefined
+          ? `${withoutPassword(url)}${stored ? ` · ${vscode.l10n.t('stored')}` : ''}`
+          : vscode.l10n.t('set {0} first', setting),
       detail:
         parts !== undefined
-          ? `The ${info.secret} of ${decodeURIComponent(parts.user)} at ${parts.scheme}${parts.host}`
-          : `Set ${setting} to the URL with its user and without the ${info.secret}, e.g. ${info.example}.`,
+          ? vscode.l10n.t(
+              'The {0} of {1} at {2}',
+              info.secret,
+              decodeURIComponent(parts.user),
+              `${parts.scheme}${parts.host}`,
+            )
+          : vscode.l10n.t(
+              'Set {0} to the URL with its user and without the {1}, e.g. {2}.',
+              setting,
+              info.secret,
+              info.example,
+            ),
       run: async () => {
         if (parts === undefined)
           throw new UserError(
-            `${setting} ${url === '' ? 'is not set' : 'names no user'}: the ${info.secret} is kept for a user at a host.`,
-            `Set it to the URL without the ${info.secret}, e.g. ${info.example}, then run Set Broker Password… again.`,
+            url === ''
+              ? vscode.l10n.t('{0} is not set: the {1} is kept for a user at a host.', setting, info.secret)
+              : vscode.l10n.t(
+                  '{0} names no user: the {1} is kept for a user at a host.',
+                  setting,
+                  info.secret,
+                ),
+            vscode.l10n.t(
+              'Set it to the URL without the {0}, e.g. {1}, then run Set Broker Password… again.',
+              info.secret,
+              info.example,
+            ),
             [
               {
-                title: 'Open Settings',
+                title: vscode.l10n.t('Open Settings'),
                 run: () => vscode.commands.executeCommand('workbench.action.openSettings', setting),
               },
             ],
           );
         const secret = await askSecret(
-          `Set Broker Password: ${info.broker}`,
-          `The ${info.secret} of ${decodeURIComponent(parts.user)} at ${parts.scheme}${parts.host}.`,
+          vscode.l10n.t('Set Broker Password: {0}', info.broker),
+          vscode.l10n.t(
+            'The {0} of {1} at {2}.',
+            info.secret,
+            decodeURIComponent(parts.user),
+            `${parts.scheme}${parts.host}`,
+          ),
           stored,
         );
         if (secret === undefined) return;
         await secrets.setRelayPassword(provider, url, secret === '' ? undefined : secret);
         services.notifier.info(
           secret === ''
-            ? `The ${info.secret} for ${withoutPassword(url)} was removed from VS Code's secret storage.`
-            : `The ${info.secret} for ${withoutPassword(url)} is in VS Code's secret storage; the next relay split uses it.`,
+            ? vscode.l10n.t(
+                "The {0} for {1} was removed from VS Code's secret storage.",
+                info.secret,
+                withoutPassword(url),
+              )
+            : vscode.l10n.t(
+                "The {0} for {1} is in VS Code's secret storage; the next relay split uses it.",
+                info.secret,
+                withoutPassword(url),
+              ),
         );
       },
     });
@@ -68,31 +103,39 @@ export async function setBrokerPassword(services: Services): Promise<void> {
   for (const name of secrets.envNames())
     items.push({
       label: `$(key) ${name}`,
-      description: 'env value · stored',
-      detail: `The local value of the container env var ${name} (env delivery, Send Test Message)`,
+      description: vscode.l10n.t('env value · stored'),
+      detail: vscode.l10n.t(
+        'The local value of the container env var {0} (env delivery, Send Test Message)',
+        name,
+      ),
       run: () => setEnv(services, name, true),
     });
   items.push({
-    label: '$(add) A container env var’s local value…',
-    detail:
+    label: `$(add) ${vscode.l10n.t('A container env var’s local value…')}`,
+    detail: vscode.l10n.t(
       'For env delivery and Send Test Message: a value queueSplit.env would hold in settings.json, e.g. AMQP_URL with its password',
+    ),
     run: async () => {
       const name = await vscode.window.showInputBox({
-        title: 'Set Broker Password: env var',
-        prompt: 'The name of the workload container’s env var whose local value you set, e.g. AMQP_URL.',
+        title: vscode.l10n.t('Set Broker Password: env var'),
+        prompt: vscode.l10n.t(
+          'The name of the workload container’s env var whose local value you set, e.g. AMQP_URL.',
+        ),
         ignoreFocusOut: true,
         validateInput: (v) =>
           ENV_NAME.test(v.trim())
             ? undefined
-            : 'An env var name: letters, digits, "_", "-", "."; not starting with a digit.',
+            : vscode.l10n.t('An env var name: letters, digits, "_", "-", "."; not starting with a digit.'),
       });
       if (name === undefined) return;
       await setEnv(services, name.trim(), secrets.envNames().includes(name.trim()));
     },
   });
   const picked = await vscode.window.showQuickPick(items, {
-    title: 'Set Broker Password',
-    placeHolder: 'Which password? It is kept in VS Code’s secret storage, never in settings.json.',
+    title: vscode.l10n.t('Set Broker Password'),
+    placeHolder: vscode.l10n.t(
+      'Which password? It is kept in VS Code’s secret storage, never in settings.json.',
+    ),
     ignoreFocusOut: true,
   });
   if (picked !== undefined) await picked.run();
@@ -100,16 +143,22 @@ export async function setBrokerPassword(services: Services): Promise<void> {
 
 async function setEnv(services: Services, name: string, stored: boolean): Promise<void> {
   const value = await askSecret(
-    `Set Broker Password: ${name}`,
-    `The local value of ${name}, as your process would see it (e.g. amqp://USER:PASSWORD@HOST:5672). It is used over queueSplit.env's.`,
+    vscode.l10n.t('Set Broker Password: {0}', name),
+    vscode.l10n.t(
+      "The local value of {0}, as your process would see it (e.g. amqp://USER:PASSWORD@HOST:5672). It is used over queueSplit.env's.",
+      name,
+    ),
     stored,
   );
   if (value === undefined) return;
   await services.brokerSecrets.setEnvValue(name, value === '' ? undefined : value);
   services.notifier.info(
     value === ''
-      ? `The local value of ${name} was removed from VS Code's secret storage.`
-      : `The local value of ${name} is in VS Code's secret storage; the next split and Send Test Message use it.`,
+      ? vscode.l10n.t("The local value of {0} was removed from VS Code's secret storage.", name)
+      : vscode.l10n.t(
+          "The local value of {0} is in VS Code's secret storage; the next split and Send Test Message use it.",
+          name,
+        ),
   );
 }
 
@@ -117,9 +166,14 @@ async function setEnv(services: Services, name: string, stored: boolean): Promis
 function askSecret(title: string, what: string, stored: boolean): Thenable<string | undefined> {
   return vscode.window.showInputBox({
     title,
-    prompt: `${what} Kept in VS Code's secret storage.${stored ? ' Leave empty to remove the stored one.' : ''}`,
+    prompt: [
+      what,
+      vscode.l10n.t("Kept in VS Code's secret storage."),
+      ...(stored ? [vscode.l10n.t('Leave empty to remove the stored one.')] : []),
+    ].join(' '),
     password: true,
     ignoreFocusOut: true,
-    validateInput: (v) => (v === '' && !stored ? 'Type it, or press Escape to cancel.' : undefined),
+    validateInput: (v) =>
+      v === '' && !stored ? vscode.l10n.t('Type it, or press Escape to cancel.') : undefined,
   });
 }

@@ -24,17 +24,23 @@ export function registerCommands(services: Services, refresh: () => void): vscod
   const register = <A extends unknown[], R>(id: string, body: (...args: A) => Promise<R>) =>
     vscode.commands.registerCommand(id, guarded(services, id, body));
   // Restricted Mode (trust.ts): these act with this workspace's files and settings.
-  const acting = 'it acts on your cluster and brokers with this workspace’s files and settings.';
-  const debugging = 'VS Code starts no debug session in Restricted Mode.';
   return [
     register('queueSplit.startSplit', (node?: TreeNode) => {
-      requireTrust('start a split', acting);
+      requireTrust(
+        vscode.l10n.t(
+          'Trust the workspace to start a split: it acts on your cluster and brokers with this workspace’s files and settings.',
+        ),
+      );
       return startSplit(services, node);
     }),
     register('queueSplit.stopSplit', (arg?: TreeNode | string) => stopSplit(services, arg)),
     register('queueSplit.stopAllMySplits', () => stopAllMySplits(services)),
     register('queueSplit.sendTestMessage', (node?: TreeNode) => {
-      requireTrust('send a test message', acting);
+      requireTrust(
+        vscode.l10n.t(
+          'Trust the workspace to send a test message: it acts on your cluster and brokers with this workspace’s files and settings.',
+        ),
+      );
       return sendTestMessage(services, node);
     }),
     register('queueSplit.showSplitDetails', (arg?: TreeNode | string) => showSplitDetails(services, arg)),
@@ -44,15 +50,27 @@ export function registerCommands(services: Services, refresh: () => void): vscod
     register('queueSplit.openKubeconfig', () => openKubeconfig(services)),
     register('queueSplit.openSetting', async (setting?: string) => openSetting(setting ?? 'queueSplit')),
     register('queueSplit.installController', (args?: InstallArgs) => {
-      requireTrust('install the controller', acting);
+      requireTrust(
+        vscode.l10n.t(
+          'Trust the workspace to install the controller: it acts on your cluster and brokers with this workspace’s files and settings.',
+        ),
+      );
       return installController(services, args);
     }),
     register('queueSplit.addToLaunchConfig', (args?: AddToLaunchArgs) => {
-      requireTrust('add Queue Split to a launch configuration', debugging);
+      requireTrust(
+        vscode.l10n.t(
+          'Trust the workspace to add Queue Split to a launch configuration: VS Code starts no debug session in Restricted Mode.',
+        ),
+      );
       return addToLaunchConfig(services, args);
     }),
     register('queueSplit.migrateLaunchConfigs', (folder?: vscode.Uri) => {
-      requireTrust('migrate its launch configurations', debugging);
+      requireTrust(
+        vscode.l10n.t(
+          'Trust the workspace to migrate its launch configurations: VS Code starts no debug session in Restricted Mode.',
+        ),
+      );
       return migrateLaunchConfigs(services, folder);
     }),
     register('queueSplit.setBrokerPassword', () => setBrokerPassword(services)),

@@ -27,8 +27,9 @@ export async function installController(
   );
   const objects = [crd, ...manifests];
   if (args.confirmed !== true) {
+    const installButton = vscode.l10n.t('Install');
     const answer = await vscode.window.showWarningMessage(
-      'Install Queue Split into the cluster?',
+      vscode.l10n.t('Install Queue Split into the cluster?'),
       {
         modal: true,
         detail: installConfirmation(
@@ -37,23 +38,25 @@ export async function installController(
           objects as unknown as Parameters<typeof installConfirmation>[2],
         ),
       },
-      'Install',
+      installButton,
     );
-    if (answer !== 'Install') {
+    if (answer !== installButton) {
       services.log.info(`install into ${api.target.context} cancelled: nothing applied`);
       return undefined;
     }
   }
   const applied: string[] = [];
   await services.notifier.progress(
-    `${args.dryRun === true ? 'Checking (dry run)' : 'Installing'} Queue Split in ${api.target.context}`,
+    args.dryRun === true
+      ? vscode.l10n.t('Checking (dry run) Queue Split in {0}', api.target.context)
+      : vscode.l10n.t('Installing Queue Split in {0}', api.target.context),
     async (report) => {
       await api.apply([crd], args.dryRun === true, (line) => {
         applied.push(line);
         report(line);
       });
       if (args.dryRun !== true) {
-        report('waiting for the QueueSplit resource to be served');
+        report(vscode.l10n.t('waiting for the QueueSplit resource to be served'));
         await api.waitForCrd(String(crd.metadata?.name), 60_000);
       }
       await api.apply(manifests, args.dryRun === true, (line) => {
@@ -64,8 +67,12 @@ export async function installController(
   );
   services.notifier.info(
     args.dryRun === true
-      ? `Dry run: the cluster accepts all ${objects.length} Queue Split objects.`
-      : `Queue Split is installed in ${api.target.context} (controller in namespace ${install.namespace}). Bind the queuesplit-developer ClusterRole to developers in their namespaces.`,
+      ? vscode.l10n.t('Dry run: the cluster accepts all {0} Queue Split objects.', objects.length)
+      : vscode.l10n.t(
+          'Queue Split is installed in {0} (controller in namespace {1}). Bind the queuesplit-developer ClusterRole to developers in their namespaces.',
+          api.target.context,
+          install.namespace,
+        ),
   );
   if (args.dryRun !== true) services.cluster.refresh();
   return applied;

@@ -12,8 +12,12 @@ export async function openKubeconfig(services: Services): Promise<void> {
   const file = kube.kubeconfigFile(await services.cluster.kubeconfigFiles());
   if (file === undefined)
     throw new UserError(
-      'There is no kubeconfig file to open: neither the queueSplit.kubeconfig setting nor $KUBECONFIG names one, and ~/.kube/config does not exist.',
-      'Get a kubeconfig from your cluster provider (its CLI writes ~/.kube/config), or point the queueSplit.kubeconfig setting at one.',
+      vscode.l10n.t(
+        'There is no kubeconfig file to open: neither the queueSplit.kubeconfig setting nor $KUBECONFIG names one, and ~/.kube/config does not exist.',
+      ),
+      vscode.l10n.t(
+        'Get a kubeconfig from your cluster provider (its CLI writes ~/.kube/config), or point the queueSplit.kubeconfig setting at one.',
+      ),
       [],
       [fix.setting('queueSplit.kubeconfig')],
     );

@@ -40,11 +40,15 @@ export async function chooseWorkload(
   const namespace = workloads[0]?.namespace ?? '';
   if (workloads.length === 0)
     throw new UserError(
-      'No Deployment or StatefulSet in this namespace declares queues (telepresence.io/queue-config).',
-      'Pick the right namespace with "Queue Split: Select Context/Namespace…", or annotate your workload (see the Queue Split walkthrough).',
+      vscode.l10n.t(
+        'No Deployment or StatefulSet in this namespace declares queues (telepresence.io/queue-config).',
+      ),
+      vscode.l10n.t(
+        'Pick the right namespace with "Queue Split: Select Context/Namespace…", or annotate your workload (see the Queue Split walkthrough).',
+      ),
       [
         {
-          title: 'Select Context/Namespace',
+          title: vscode.l10n.t('Select Context/Namespace'),
           run: () => vscode.commands.executeCommand('queueSplit.selectContext'),
         },
       ],
@@ -55,8 +59,16 @@ export async function chooseWorkload(
     );
     if (match === undefined)
       throw new UserError(
-        `No annotated ${wanted.kind ?? 'workload'} "${wanted.name}" in namespace ${namespace}.`,
-        `Annotated workloads here: ${workloads.map((w) => w.name).join(', ')}. Check the name, or the namespace with "Select Context/Namespace…".`,
+        vscode.l10n.t(
+          'No annotated {0} "{1}" in namespace {2}.',
+          wanted.kind ?? vscode.l10n.t('workload'),
+          wanted.name,
+          namespace,
+        ),
+        vscode.l10n.t(
+          'Annotated workloads here: {0}. Check the name, or the namespace with "Select Context/Namespace…".',
+          workloads.map((w) => w.name).join(', '),
+        ),
       );
     return match;
   }
@@ -69,16 +81,18 @@ export async function chooseWorkload(
   }
   const items: Item<WorkloadInfo>[] = inference.ranked.map(({ workload, inferredFrom }) => ({
     label: workload.name,
-    description: `${workload.kind} · ${workload.queues.map((q) => q.name).join(', ') || 'no queues'}`,
-    ...(inferredFrom !== undefined ? { detail: `$(lightbulb) matches ${inferredFrom}` } : {}),
+    description: `${workload.kind} · ${workload.queues.map((q) => q.name).join(', ') || vscode.l10n.t('no queues')}`,
+    ...(inferredFrom !== undefined
+      ? { detail: `$(lightbulb) ${vscode.l10n.t('matches {0}', inferredFrom)}` }
+      : {}),
     ...(!splittable(workload)
-      ? { detail: `$(warning) invalid declaration: ${workload.errors[0] ?? ''}` }
+      ? { detail: `$(warning) ${vscode.l10n.t('invalid declaration: {0}', workload.errors[0] ?? '')}` }
       : {}),
     value: workload,
   }));
   const picked = await vscode.window.showQuickPick(items, {
-    title: 'Start Split (1/4): workload',
-    placeHolder: `Workloads with a queue declaration in namespace ${namespace}`,
+    title: vscode.l10n.t('Start Split (1/4): workload'),
+    placeHolder: vscode.l10n.t('Workloads with a queue declaration in namespace {0}', namespace),
     matchOnDescription: true,
     ignoreFocusOut: true,
   });
@@ -91,8 +105,13 @@ export async function chooseQueues(
 ): Promise<string[] | undefined> {
   if (!splittable(workload))
     throw new UserError(
-      `${workload.kind} ${workload.name} cannot be split: ${workload.errors.join(' | ')}`,
-      'Fix its telepresence.io/queue-config annotation (or the env it names), then try again.',
+      vscode.l10n.t(
+        '{0} {1} cannot be split: {2}',
+        workload.kind,
+        workload.name,
+        workload.errors.join(' | '),
+      ),
+      vscode.l10n.t('Fix its telepresence.io/queue-config annotation (or the env it names), then try again.'),
     );
   const items: Item<string>[] = workload.queues.map((q) => ({
     label: q.name,
@@ -101,13 +120,14 @@ export async function chooseQueues(
     value: q.name,
   }));
   const picked = await vscode.window.showQuickPick(items, {
-    title: `Start Split (2/4): queues of ${workload.name}`,
-    placeHolder: 'The queues to split (all declared ones are selected)',
+    title: vscode.l10n.t('Start Split (2/4): queues of {0}', workload.name),
+    placeHolder: vscode.l10n.t('The queues to split (all declared ones are selected)'),
     canPickMany: true,
     ignoreFocusOut: true,
   });
   if (picked === undefined) return undefined;
-  if (picked.length === 0) throw new UserError('No queue selected.', 'Select at least one queue.');
+  if (picked.length === 0)
+    throw new UserError(vscode.l10n.t('No queue selected.'), vscode.l10n.t('Select at least one queue.'));
   return picked.map((p) => p.value);
 }
 
@@ -115,10 +135,10 @@ export async function chooseQueues(
 const FILTER_KIND_KEY = 'queueSplit.defaultFilterKind';
 
 /** The grammar in one breath (core/filter/text.ts), under the input box. */
-const FILTER_PROMPT =
-  'Messages matching this filter come to you. key=value · key^=prefix · key~="regex" (whole value) · ' +
-  'key in (a, b) · has(key) · "," = AND · " or " between alternatives. Keys: headers, ' +
-  'baggage:<member>, body:$.field. The title-bar button switches to your OpenTelemetry routing key and back.';
+const filterPrompt = () =>
+  vscode.l10n.t(
+    'Messages matching this filter come to you. key=value · key^=prefix · key~="regex" (whole value) · key in (a, b) · has(key) · "," = AND · " or " between alternatives. Keys: headers, baggage:<member>, body:$.field. The title-bar button switches to your OpenTelemetry routing key and back.',
+  );
 
 /**
  * The filter, proposed as x-queue-split-user=<me> (or, after the title-bar button or as last
@@ -139,17 +159,24 @@ export async function inputFilter(
   const buttons: Record<DefaultFilterKind, vscode.QuickInputButton> = {
     baggage: {
       iconPath: new vscode.ThemeIcon('radio-tower'),
-      tooltip: `Use my OpenTelemetry routing key (W3C baggage member, propagated by OpenTelemetry SDKs): ${defaultFilterText(owner, 'baggage')}`,
+      tooltip: vscode.l10n.t(
+        'Use my OpenTelemetry routing key (W3C baggage member, propagated by OpenTelemetry SDKs): {0}',
+        defaultFilterText(owner, 'baggage'),
+      ),
     },
     header: {
       iconPath: new vscode.ThemeIcon('symbol-key'),
-      tooltip: `Use the header ${defaultFilterText(owner, 'header')}`,
+      tooltip: vscode.l10n.t('Use the header {0}', defaultFilterText(owner, 'header')),
     },
   };
   const box = vscode.window.createInputBox();
-  box.title = 'Start Split (3/4): header filter';
-  box.prompt = FILTER_PROMPT;
-  box.placeholder = `e.g. ${defaultFilterText(owner)}, or tenant^=${owner}- or tenant in (a, b)`;
+  box.title = vscode.l10n.t('Start Split (3/4): header filter');
+  box.prompt = filterPrompt();
+  box.placeholder = vscode.l10n.t(
+    'e.g. {0}, or tenant^={1}- or tenant in (a, b)',
+    defaultFilterText(owner),
+    owner,
+  );
   box.value = defaultFilterText(owner, kind);
   box.buttons = [buttons[other(kind)]];
   box.ignoreFocusOut = true;
@@ -171,7 +198,7 @@ export async function inputFilter(
       box.onDidAccept(() => {
         const result = checkFilter(box.value, context);
         if (result.filter === undefined) {
-          box.validationMessage = result.error ?? 'Invalid filter.';
+          box.validationMessage = result.error ?? vscode.l10n.t('Invalid filter.');
           return; // stays open: the message says what to change
         }
         const used = defaultFilterKindOf(result.filter);
@@ -194,29 +221,31 @@ export async function chooseMode(): Promise<SidecarDeliveryMode | undefined> {
   const modes: Item<SidecarDeliveryMode>[] = [
     {
       label: 'http',
-      description: 'POST each message to your running service',
-      detail:
+      description: vscode.l10n.t('POST each message to your running service'),
+      detail: vscode.l10n.t(
         'The sidecar consumes your session shadow and POSTs each message (CloudEvents binary mode); acked after a 2xx.',
+      ),
       value: 'http',
     },
     {
       label: 'env',
-      description: 'your process consumes its session shadow itself',
-      detail:
+      description: vscode.l10n.t('your process consumes its session shadow itself'),
+      detail: vscode.l10n.t(
         'You get env overrides (source → your session shadow); a debug launch whose env names the split (QUEUE_SPLIT) merges them.',
+      ),
       value: 'env',
     },
     {
       label: 'relay',
-      description: 'republish into a broker you run locally',
-      detail: `Needs ${relaySettingNames().join(' / ')}.`,
+      description: vscode.l10n.t('republish into a broker you run locally'),
+      detail: vscode.l10n.t('Needs {0}.', relaySettingNames().join(' / ')),
       value: 'relay',
     },
   ];
   modes.sort((a, b) => (a.value === preferred ? -1 : b.value === preferred ? 1 : 0));
   const picked = await vscode.window.showQuickPick(modes, {
-    title: 'Start Split (4/4): delivery',
-    placeHolder: 'How your messages reach the process you debug',
+    title: vscode.l10n.t('Start Split (4/4): delivery'),
+    placeHolder: vscode.l10n.t('How your messages reach the process you debug'),
     ignoreFocusOut: true,
   });
   return picked?.value;
@@ -224,8 +253,8 @@ export async function chooseMode(): Promise<SidecarDeliveryMode | undefined> {
 
 export async function inputHttpTarget(): Promise<string | undefined> {
   return vscode.window.showInputBox({
-    title: 'Start Split: http target',
-    prompt: 'The URL of your local service the sidecar POSTs each message to',
+    title: vscode.l10n.t('Start Split: http target'),
+    prompt: vscode.l10n.t('The URL of your local service the sidecar POSTs each message to'),
     value: settings.httpTarget(),
     ignoreFocusOut: true,
     validateInput: (value) => {
@@ -233,9 +262,9 @@ export async function inputHttpTarget(): Promise<string | undefined> {
         const url = new URL(value);
         return url.protocol === 'http:' || url.protocol === 'https:'
           ? undefined
-          : 'Use an http:// or https:// URL.';
+          : vscode.l10n.t('Use an http:// or https:// URL.');
       } catch {
-        return 'Not a URL, e.g. http://127.0.0.1:8080/events';
+        return vscode.l10n.t('Not a URL, e.g. http://127.0.0.1:8080/events');
       }
     },
   });
@@ -259,8 +288,14 @@ export async function chooseMySplit(
   const byName = new Map(splits.map((s) => [s.metadata.name, s]));
   if (splits.length === 0)
     throw new UserError(
-      `You have no splits in namespace ${api.target.namespace} (context ${api.target.context}).`,
-      'Start one with "Queue Split: Start Split…", or name a split in a launch configuration\'s env ("Queue Split: Add Queue Split to Launch Configuration").',
+      vscode.l10n.t(
+        'You have no splits in namespace {0} (context {1}).',
+        api.target.namespace,
+        api.target.context,
+      ),
+      vscode.l10n.t(
+        'Start one with "Queue Split: Start Split…", or name a split in a launch configuration\'s env ("Queue Split: Add Queue Split to Launch Configuration").',
+      ),
     );
   if (splits.length === 1) {
     const only = splits[0]!;
@@ -272,11 +307,11 @@ export async function chooseMySplit(
       return {
         label: `${s.spec.workload.name} [${s.spec.queues.join(', ')}]`,
         description: `${splitPhase(s)} · ${filterForDisplay(specFilter(s.spec), true)}`,
-        detail: `${s.metadata.name}${session !== undefined ? ` · sidecar ${session.view.stage} in this window` : ''}`,
+        detail: `${s.metadata.name}${session !== undefined ? ` · ${vscode.l10n.t('sidecar {0} in this window', session.view.stage)}` : ''}`,
         value: s.metadata.name,
       };
     }),
-    { title: purpose, placeHolder: 'Which of your splits?', ignoreFocusOut: true },
+    { title: purpose, placeHolder: vscode.l10n.t('Which of your splits?'), ignoreFocusOut: true },
   );
   if (picked === undefined) return undefined;
   const split = byName.get(picked.value);

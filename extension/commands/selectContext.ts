@@ -12,8 +12,10 @@ export async function selectContext(services: Services): Promise<void> {
   const contexts = kube.listContexts(source);
   if (contexts.length === 0) {
     services.notifier.error(
-      'Your kubeconfig has no contexts.',
-      "Add one (e.g. with your cloud provider's CLI), or point queueSplit.kubeconfig at another kubeconfig.",
+      vscode.l10n.t('Your kubeconfig has no contexts.'),
+      vscode.l10n.t(
+        "Add one (e.g. with your cloud provider's CLI), or point queueSplit.kubeconfig at another kubeconfig.",
+      ),
     );
     return;
   }
@@ -25,26 +27,37 @@ export async function selectContext(services: Services): Promise<void> {
     ...(pinned !== undefined
       ? [
           {
-            label: '$(pinned) Unpin: follow the kubeconfig',
+            label: `$(pinned) ${vscode.l10n.t('Unpin: follow the kubeconfig')}`,
             description:
-              kubeconfigCurrent !== undefined ? `its current context is ${kubeconfigCurrent}` : undefined,
-            detail: `${pinned} is pinned for this workspace`,
+              kubeconfigCurrent !== undefined
+                ? vscode.l10n.t('its current context is {0}', kubeconfigCurrent)
+                : undefined,
+            detail: vscode.l10n.t('{0} is pinned for this workspace', pinned),
           },
           { label: '', kind: vscode.QuickPickItemKind.Separator },
         ]
       : []),
     ...contexts.map((c) => ({
       label: c.name,
-      description: `${c.cluster}${c.namespace !== undefined ? ` · namespace ${c.namespace}` : ''}${c.current ? " · kubeconfig's current" : ''}`,
+      description: [
+        c.cluster,
+        ...(c.namespace !== undefined ? [vscode.l10n.t('namespace {0}', c.namespace)] : []),
+        ...(c.current ? [vscode.l10n.t("kubeconfig's current")] : []),
+      ].join(' · '),
       ...(c.name === current
-        ? { detail: pinned !== undefined ? '$(pinned) pinned' : '$(check) selected' }
+        ? {
+            detail:
+              pinned !== undefined
+                ? `$(pinned) ${vscode.l10n.t('pinned')}`
+                : `$(check) ${vscode.l10n.t('selected')}`,
+          }
         : {}),
       value: c,
     })),
   ];
   const pickedContext = await vscode.window.showQuickPick(items, {
-    title: 'Queue Split: Kubernetes context',
-    placeHolder: 'The cluster your workloads run in (the pick is pinned for this workspace)',
+    title: vscode.l10n.t('Queue Split: Kubernetes context'),
+    placeHolder: vscode.l10n.t('The cluster your workloads run in (the pick is pinned for this workspace)'),
     ignoreFocusOut: true,
   });
   if (pickedContext === undefined) return;
@@ -63,23 +76,31 @@ export async function selectContext(services: Services): Promise<void> {
   }
   let namespace: string | undefined;
   if (namespaces !== undefined && namespaces.length > 0) {
-    const other = '$(edit) Another namespace…';
+    const other = `$(edit) ${vscode.l10n.t('Another namespace…')}`;
     const picked = await vscode.window.showQuickPick(
       [
-        ...namespaces.map((n) => ({ label: n, ...(n === fallback ? { description: 'current' } : {}) })),
+        ...namespaces.map((n) => ({
+          label: n,
+          ...(n === fallback ? { description: vscode.l10n.t('current') } : {}),
+        })),
         { label: other },
       ],
-      { title: `Queue Split: namespace in ${context}`, ignoreFocusOut: true },
+      { title: vscode.l10n.t('Queue Split: namespace in {0}', context), ignoreFocusOut: true },
     );
     if (picked === undefined) return;
     namespace = picked.label === other ? undefined : picked.label;
   }
   namespace ??= await vscode.window.showInputBox({
-    title: `Queue Split: namespace in ${context}`,
-    prompt: 'The namespace of the workloads you debug',
+    title: vscode.l10n.t('Queue Split: namespace in {0}', context),
+    prompt: vscode.l10n.t('The namespace of the workloads you debug'),
     value: fallback,
     ignoreFocusOut: true,
-    validateInput: (v) => (/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(v) ? undefined : 'Not a namespace name.'),
+    validateInput: (v) =>
+      /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(v)
+        ? undefined
+        : vscode.l10n.t(
+            'Not a namespace name: lowercase letters, digits and "-", starting and ending with a letter or digit.',
+          ),
   });
   if (namespace === undefined) return;
   await services.cluster.select({ context, namespace });

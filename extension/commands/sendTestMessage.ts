@@ -36,20 +36,27 @@ function guessContentType(text: string, languageId?: string): string | undefined
 async function chooseBody(): Promise<BodyChoice | undefined> {
   const editor = vscode.window.activeTextEditor;
   const items: (vscode.QuickPickItem & { id: 'type' | 'editor' })[] = [
-    { id: 'type', label: '$(edit) Type the message body…' },
+    { id: 'type', label: `$(edit) ${vscode.l10n.t('Type the message body…')}` },
   ];
   if (editor !== undefined) {
     const selection = !editor.selection.isEmpty;
     items.unshift({
       id: 'editor',
-      label: `$(file) ${selection ? 'Selection in' : 'Contents of'} ${path.basename(editor.document.fileName)}`,
+      label: `$(file) ${
+        selection
+          ? vscode.l10n.t('Selection in {0}', path.basename(editor.document.fileName))
+          : vscode.l10n.t('Contents of {0}', path.basename(editor.document.fileName))
+      }`,
       description: `${editor.document.languageId}`,
     });
   }
   const picked =
     items.length === 1
       ? items[0]
-      : await vscode.window.showQuickPick(items, { title: 'Send Test Message: body', ignoreFocusOut: true });
+      : await vscode.window.showQuickPick(items, {
+          title: vscode.l10n.t('Send Test Message: body'),
+          ignoreFocusOut: true,
+        });
   if (picked === undefined) return undefined;
   if (picked.id === 'editor' && editor !== undefined) {
     const text = editor.selection.isEmpty
@@ -63,8 +70,8 @@ async function chooseBody(): Promise<BodyChoice | undefined> {
     };
   }
   const text = await vscode.window.showInputBox({
-    title: 'Send Test Message: body',
-    prompt: 'The message body (sent as UTF-8 text; JSON is sent as application/json)',
+    title: vscode.l10n.t('Send Test Message: body'),
+    prompt: vscode.l10n.t('The message body (sent as UTF-8 text; JSON is sent as application/json)'),
     value: '{"hello": "from Queue Split"}',
     ignoreFocusOut: true,
   });
@@ -73,7 +80,7 @@ async function chooseBody(): Promise<BodyChoice | undefined> {
   return {
     body: Buffer.from(text, 'utf8'),
     ...(contentType !== undefined ? { contentType } : {}),
-    what: 'typed body',
+    what: vscode.l10n.t('typed body'),
   };
 }
 
@@ -88,18 +95,19 @@ export async function sendTestMessage(services: Services, node?: TreeNode): Prom
     const choice = await chooseMySplit(
       services,
       api,
-      'Send Test Message: to which split?',
+      vscode.l10n.t('Send Test Message: to which split?'),
       (s) => s.metadata.deletionTimestamp === undefined,
     );
     if (choice === undefined) return;
     split = choice.split ?? (await api.getSplit(choice.name));
   }
-  if (split === undefined) throw new UserError('That split is gone.', 'Start a split first.');
+  if (split === undefined)
+    throw new UserError(vscode.l10n.t('That split is gone.'), vscode.l10n.t('Start a split first.'));
   if (queue === undefined) {
     if (split.spec.queues.length === 1) queue = split.spec.queues[0];
     else {
       queue = await vscode.window.showQuickPick(split.spec.queues, {
-        title: 'Send Test Message: which queue?',
+        title: vscode.l10n.t('Send Test Message: which queue?'),
         ignoreFocusOut: true,
       });
       if (queue === undefined) return;
@@ -120,12 +128,22 @@ export async function sendTestMessage(services: Services, node?: TreeNode): Prom
     });
     if (!result.published)
       throw new UserError(
-        `The queue-agent did not publish the test message to ${queue}: ${result.reason ?? 'no reason given'}.`,
-        'Check the split in the Queue Splits view (it must be Active), then try again.',
+        vscode.l10n.t(
+          'The queue-agent did not publish the test message to {0}: {1}.',
+          queue!,
+          result.reason ?? vscode.l10n.t('no reason given'),
+        ),
+        vscode.l10n.t('Check the split in the Queue Splits view (it must be Active), then try again.'),
       );
     services.log.info(`test message to ${queue} published by the queue-agent (headers ${plan.headerNames})`);
     services.notifier.info(
-      `Test message sent to ${queue} through the queue-agent with ${plan.shown}: ${body.what}, id ${result.messageId ?? '?'}.`,
+      vscode.l10n.t(
+        'Test message sent to {0} through the queue-agent with {1}: {2}, id {3}.',
+        queue!,
+        plan.shown,
+        body.what,
+        result.messageId ?? '?',
+      ),
     );
     return;
   }
@@ -145,6 +163,14 @@ export async function sendTestMessage(services: Services, node?: TreeNode): Prom
   );
   // The user's own header values may be shown to them; the log line above has the keys only.
   services.notifier.info(
-    `Test message sent to ${queue} (${sourceLabel(sent.provider)} ${sent.destination}) with ${plan.shown}: ${body.what}, id ${sent.messageId}.`,
+    vscode.l10n.t(
+      'Test message sent to {0} ({1} {2}) with {3}: {4}, id {5}.',
+      queue!,
+      sourceLabel(sent.provider),
+      sent.destination,
+      plan.shown,
+      body.what,
+      sent.messageId,
+    ),
   );
 }

@@ -51,7 +51,7 @@ export async function startSplit(services: Services, node?: TreeNode): Promise<v
     // Said once, in the progress that is shown anyway: activation rolls the team's workload.
     ready = await services.sessions.waitUntilReady(
       session,
-      `Starting your split of ${session.label} (activating it restarts the workload's pods)`,
+      vscode.l10n.t("Starting your split of {0} (activating it restarts the workload's pods)", session.label),
     );
   } catch (err) {
     if (!(err instanceof SidecarFailure)) throw err;
@@ -61,7 +61,7 @@ export async function startSplit(services: Services, node?: TreeNode): Promise<v
       err.suggestedAction,
       [
         {
-          title: 'Stop Split',
+          title: vscode.l10n.t('Stop Split'),
           run: () => services.sessions.stopByName(session.name, session.split.metadata.uid),
         },
       ],
@@ -70,10 +70,17 @@ export async function startSplit(services: Services, node?: TreeNode): Promise<v
   }
   const where =
     ready.mode === 'env'
-      ? `env for your process: ${Object.keys(ready.env).join(', ')}${ready.secretEnv.length > 0 ? ` (+ ${ready.secretEnv.length} secret, in ${ready.envFile ?? 'the env file'})` : ''}`
+      ? ready.secretEnv.length > 0
+        ? vscode.l10n.t(
+            'env for your process: {0} (+ {1} secret, in {2})',
+            Object.keys(ready.env).join(', '),
+            ready.secretEnv.length,
+            ready.envFile ?? vscode.l10n.t('the env file'),
+          )
+        : vscode.l10n.t('env for your process: {0}', Object.keys(ready.env).join(', '))
       : ready.queues.map((q) => `${q.name} → ${q.deliversTo}`).join(', ');
-  services.notifier.info(`Split active: ${session.label} — ${where}.`, {
-    title: 'Show Details',
+  services.notifier.info(vscode.l10n.t('Split active: {0} — {1}.', session.label, where), {
+    title: vscode.l10n.t('Show Details'),
     run: () => vscode.commands.executeCommand('queueSplit.showSplitDetails', session.name),
   });
 }
@@ -90,15 +97,17 @@ export async function confirmRestart(
 ): Promise<boolean> {
   if (!settings.confirmWorkloadRestart() || !restartsWorkload(splits, request.workload)) return true;
   const { kind, name } = request.workload;
-  const start = 'Start Split';
-  const always = "Start, Don't Ask Again";
+  // Buttons are compared as shown: localized.
+  const start = vscode.l10n.t('Start Split');
+  const always = vscode.l10n.t("Start, Don't Ask Again");
   const answer = await vscode.window.showWarningMessage(
-    `Starting this split restarts ${kind} ${name} in ${request.target.namespace}.`,
+    vscode.l10n.t('Starting this split restarts {0} {1} in {2}.', kind, name, request.target.namespace),
     {
       modal: true,
-      detail:
-        `It is the first split of ${name}: its pods stop, then roll out again reading the split's shadows, ` +
-        "and roll out once more when its last split ends. Your teammates' messages keep reaching it and none is lost.",
+      detail: vscode.l10n.t(
+        "It is the first split of {0}: its pods stop, then roll out again reading the split's shadows, and roll out once more when its last split ends. Your teammates' messages keep reaching it and none is lost.",
+        name,
+      ),
     },
     start,
     always,

@@ -1,6 +1,7 @@
 // Queue Split: Stop Split / Stop All My Splits. With a sidecar in this window the sidecar stops
 // delivering, deletes the split and reports the drain; otherwise the split is deleted directly
 // and followed until the controller has drained it. Progress shows what the drain waits on.
+import * as vscode from 'vscode';
 import type { TreeNode } from '../model/tree';
 import { isMine } from '../model/owner';
 import { UserError } from '../notifications';
@@ -16,14 +17,14 @@ export async function stopSplit(services: Services, arg?: TreeNode | string): Pr
   else if (arg?.kind === 'route') {
     if (!arg.mine)
       throw new UserError(
-        `This is ${arg.split.spec.owner}'s split, not yours.`,
-        `Ask ${arg.split.spec.owner} to stop it, or delete it with kubectl if you are sure.`,
+        vscode.l10n.t("This is {0}'s split, not yours.", arg.split.spec.owner),
+        vscode.l10n.t('Ask {0} to stop it, or delete it with kubectl if you are sure.', arg.split.spec.owner),
       );
     name = arg.split.metadata.name;
     uid = arg.split.metadata.uid;
     namespace = arg.split.metadata.namespace;
   } else {
-    const choice = await chooseMySplit(services, api, 'Stop Split');
+    const choice = await chooseMySplit(services, api, vscode.l10n.t('Stop Split'));
     if (choice === undefined) return;
     name = choice.name;
     uid = choice.split?.metadata.uid;
@@ -40,7 +41,7 @@ export async function stopAllMySplits(services: Services): Promise<void> {
   const sessions = services.sessions.list().filter((s) => s.live);
   const names = new Map<string, string | undefined>(mine.map((s) => [s.metadata.name, s.metadata.uid]));
   if (names.size === 0 && sessions.length === 0) {
-    services.notifier.info(`You have no splits in namespace ${api.target.namespace}.`);
+    services.notifier.info(vscode.l10n.t('You have no splits in namespace {0}.', api.target.namespace));
     return;
   }
   services.log.info(`stopping ${names.size + sessions.length} split(s) of ${owner}`);

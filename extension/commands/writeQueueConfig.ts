@@ -45,7 +45,7 @@ export interface WriteQueueConfigResult {
 }
 
 export const ANNOTATION_SCHEME = 'queuesplit-annotation';
-const STEP = 'Write Queue Config';
+const STEP = vscode.l10n.t('Write Queue Config');
 
 /** The read-only documents the diff shows (the workload now, and with the proposal). */
 class ProposalDocuments implements vscode.TextDocumentContentProvider {
@@ -104,20 +104,20 @@ async function chooseWorkload(
 ): Promise<{ kind: WorkloadKind; name: string } | undefined> {
   if (objects.length === 0)
     throw new UserError(
-      `There is no Deployment or StatefulSet in namespace ${namespace}.`,
-      'Pick the namespace of your workload with "Queue Split: Select Context/Namespace…".',
+      vscode.l10n.t('There is no Deployment or StatefulSet in namespace {0}.', namespace),
+      vscode.l10n.t('Pick the namespace of your workload with "Queue Split: Select Context/Namespace…".'),
     );
   const items = objects.map((object) => {
     const workload = model.declaredWorkload(object);
     const state = model.declarationState(workload);
     const found = model.surveySummary(model.surveyWorkload(workload));
-    const rank = state.state === 'valid' ? 2 : found.startsWith('no env var') ? 1 : 0;
+    const rank = state.state === 'valid' ? 2 : found === model.noSourcesSummary() ? 1 : 0;
     const said =
       state.state === 'none'
-        ? 'no queue declaration'
+        ? vscode.l10n.t('no queue declaration')
         : state.state === 'invalid'
-          ? '$(warning) invalid declaration'
-          : `declares ${state.queues.join(', ')}: a new proposal replaces it`;
+          ? `$(warning) ${vscode.l10n.t('invalid declaration')}`
+          : vscode.l10n.t('declares {0}: a new proposal replaces it', state.queues.join(', '));
     const item: Item<{ kind: WorkloadKind; name: string }> = {
       label: object.metadata?.name ?? '',
       description: `${object.kind} · ${said}`,
@@ -129,8 +129,11 @@ async function chooseWorkload(
   items.sort((a, b) => a.rank - b.rank || a.item.label.localeCompare(b.item.label));
   return pick(
     items.map((i) => i.item),
-    'workload',
-    `Deployments and StatefulSets in namespace ${namespace}; those without a valid declaration first`,
+    vscode.l10n.t('workload'),
+    vscode.l10n.t(
+      'Deployments and StatefulSets in namespace {0}; those without a valid declaration first',
+      namespace,
+    ),
   );
 }
 
@@ -167,8 +170,19 @@ export async function writeQueueConfig(
   if (withQueues.length === 0) {
     const envFrom = surveys.flatMap((s) => s.envFrom);
     throw new UserError(
-      `No env var of ${what} looks like a Kafka topic, a RabbitMQ queue or an SQS queue URL (containers: ${surveys.map((s) => s.container).join(', ') || 'none'}).${envFrom.length > 0 ? ` Variables from envFrom (${envFrom.join(', ')}) cannot be seen or declared.` : ''}`,
-      'The source must be a literal env value of the container (e.g. ORDERS_TOPIC=orders) or a key of a mounted config file (sourceFile): declare it by hand as the README shows ("The workloads it splits").',
+      [
+        vscode.l10n.t(
+          'No env var of {0} looks like a Kafka topic, a RabbitMQ queue or an SQS queue URL (containers: {1}).',
+          what,
+          surveys.map((s) => s.container).join(', ') || vscode.l10n.t('none'),
+        ),
+        ...(envFrom.length > 0
+          ? [vscode.l10n.t('Variables from envFrom ({0}) cannot be seen or declared.', envFrom.join(', '))]
+          : []),
+      ].join(' '),
+      vscode.l10n.t(
+        'The source must be a literal env value of the container (e.g. ORDERS_TOPIC=orders) or a key of a mounted config file (sourceFile): declare it by hand as the README shows ("The workloads it splits").',
+      ),
     );
   }
   const survey =
@@ -182,14 +196,14 @@ export async function writeQueueConfig(
               description: model.surveySummary([s]),
               value: s,
             })),
-            'container',
-            `The container of ${what} that consumes the queues`,
+            vscode.l10n.t('container'),
+            vscode.l10n.t('The container of {0} that consumes the queues', what),
           );
   if (survey === undefined) {
     if (args.container !== undefined)
       throw new UserError(
-        `Container ${args.container} of ${what} has no env var that looks like a queue.`,
-        `Containers with one: ${withQueues.map((s) => s.container).join(', ')}.`,
+        vscode.l10n.t('Container {0} of {1} has no env var that looks like a queue.', args.container, what),
+        vscode.l10n.t('Containers with one: {0}.', withQueues.map((s) => s.container).join(', ')),
       );
     return undefined;
   }
@@ -211,14 +225,18 @@ export async function writeQueueConfig(
               .join(' · '),
             value: p,
           })),
-          'broker',
-          `What container ${survey.container} consumes (likeliest first)`,
+          vscode.l10n.t('broker'),
+          vscode.l10n.t('What container {0} consumes (likeliest first)', survey.container),
         );
   if (provider === undefined) {
     if (args.provider !== undefined)
       throw new UserError(
-        `No env var of container ${survey.container} looks like a ${sourceLabel(args.provider)}.`,
-        `It has: ${model.surveySummary([survey])}.`,
+        vscode.l10n.t(
+          'No env var of container {0} looks like a {1}.',
+          survey.container,
+          sourceLabel(args.provider),
+        ),
+        vscode.l10n.t('It has: {0}.', model.surveySummary([survey])),
       );
     return undefined;
   }
@@ -232,13 +250,22 @@ export async function writeQueueConfig(
         description: model.describeEnv(c.env),
         picked: c.score >= model.LIKELY,
         ...(c.score < model.LIKELY
-          ? { detail: `its name suggests the app writes to this ${noun}, not that it consumes it` }
+          ? {
+              detail: vscode.l10n.t(
+                'its name suggests the app writes to this {0}, not that it consumes it',
+                noun,
+              ),
+            }
           : {}),
         value: c.env.name,
       })),
       {
-        title: `${STEP}: ${sourceLabel(provider.provider)}s of ${survey.container}`,
-        placeHolder: `The ${noun}s ${target.name} consumes: each one becomes a queue of the declaration`,
+        title: `${STEP}: ${vscode.l10n.t('{0}s of {1}', sourceLabel(provider.provider), survey.container)}`,
+        placeHolder: vscode.l10n.t(
+          'The {0}s {1} consumes: each one becomes a queue of the declaration',
+          noun,
+          target.name,
+        ),
         canPickMany: true,
         ignoreFocusOut: true,
       },
@@ -246,7 +273,11 @@ export async function writeQueueConfig(
     if (picked === undefined) return undefined;
     sources = picked.map((p) => p.value);
   }
-  if (sources.length === 0) throw new UserError(`No ${noun} selected.`, `Select at least one ${noun}.`);
+  if (sources.length === 0)
+    throw new UserError(
+      vscode.l10n.t('No {0} selected.', noun),
+      vscode.l10n.t('Select at least one {0}.', noun),
+    );
 
   const roles: Record<string, string> = { ...args.roles };
   const rules = model.rulesOf(provider.provider);
@@ -257,7 +288,7 @@ export async function writeQueueConfig(
     const chosen = await pick(
       likely.map((c) => ({ label: c.env.name, description: model.describeEnv(c.env), value: c.env.name })),
       rule.what,
-      `Several env vars of ${survey.container} look like the ${rule.what}`,
+      vscode.l10n.t('Several env vars of {0} look like the {1}', survey.container, rule.what),
     );
     if (chosen === undefined) return undefined;
     roles[rule.field] = chosen;
@@ -266,13 +297,24 @@ export async function writeQueueConfig(
     const others = survey.env.filter((e) => !sources.includes(e.name) && !e.unusable);
     if (others.length === 0)
       throw new UserError(
-        `Container ${survey.container} of ${what} has no env var with the ${rule.what}, which a ${PROVIDERS[provider.provider].label} declaration needs.`,
-        `Add it to the container's env (e.g. ${rule.example}), then run the command again.`,
+        vscode.l10n.t(
+          'Container {0} of {1} has no env var with the {2}, which a {3} declaration needs.',
+          survey.container,
+          what,
+          rule.what,
+          PROVIDERS[provider.provider].label,
+        ),
+        vscode.l10n.t("Add it to the container's env (e.g. {0}), then run the command again.", rule.example),
       );
     const chosen = await pick(
       others.map((e) => ({ label: e.name, description: model.describeEnv(e), value: e.name })),
       rule.what,
-      `No env var of ${survey.container} looks like the ${rule.what} (e.g. ${rule.example}): pick the one that holds it`,
+      vscode.l10n.t(
+        'No env var of {0} looks like the {1} (e.g. {2}): pick the one that holds it',
+        survey.container,
+        rule.what,
+        rule.example,
+      ),
     );
     if (chosen === undefined) return undefined;
     roles[rule.field] = chosen;
@@ -283,7 +325,7 @@ export async function writeQueueConfig(
     const answer = await pick(
       question.answers.map((a) => ({ label: a.value, description: a.description, value: a.value })),
       question.key,
-      `The container's env does not say ${question.title}`,
+      vscode.l10n.t("The container's env does not say {0}", question.title),
     );
     if (answer === undefined) return undefined;
     answers[question.key] = answer;
@@ -304,7 +346,7 @@ export async function writeQueueConfig(
     'vscode.diff',
     current,
     proposed,
-    `${target.name}: ${model.QUEUE_CONFIG_ANNOTATION} (current ↔ proposed)`,
+    vscode.l10n.t('{0}: {1} (current ↔ proposed)', target.name, model.QUEUE_CONFIG_ANNOTATION),
     { preview: true },
   );
   services.log.info(`${STEP}: proposed for ${what} in ${namespace}:\n${proposal.text}`);
@@ -312,8 +354,17 @@ export async function writeQueueConfig(
   const valid = model.validateProposal(workload, proposal.text);
   if (!valid.ok)
     throw new UserError(
-      `The proposal for ${what} does not validate: ${valid.errors.map(model.formatFieldError).join(' | ')}${proposal.notes.length > 0 ? ` (${proposal.notes.join(' ')})` : ''}`,
-      'Fix the container env it names (or write the declaration by hand from the proposal in the diff), then run the command again.',
+      [
+        vscode.l10n.t(
+          'The proposal for {0} does not validate: {1}',
+          what,
+          valid.errors.map(model.formatFieldError).join(' | '),
+        ),
+        ...(proposal.notes.length > 0 ? [`(${proposal.notes.join(' ')})`] : []),
+      ].join(' '),
+      vscode.l10n.t(
+        'Fix the container env it names (or write the declaration by hand from the proposal in the diff), then run the command again.',
+      ),
     );
 
   const result = (
@@ -330,29 +381,47 @@ export async function writeQueueConfig(
     const patch = model.clipboardPatch(ref, proposal.text);
     await vscode.env.clipboard.writeText(patch);
     services.notifier.info(
-      `Copied the ${model.QUEUE_CONFIG_ANNOTATION} patch of ${what}: a YAML merge patch to merge into its manifest (GitOps), with the kubectl command that applies it in its comments.`,
+      vscode.l10n.t(
+        'Copied the {0} patch of {1}: a YAML merge patch to merge into its manifest (GitOps), with the kubectl command that applies it in its comments.',
+        model.QUEUE_CONFIG_ANNOTATION,
+        what,
+      ),
     );
     return result('copied', { patch });
   };
 
   const queues = proposal.queues.map((q) => `${q.name} (${noun} ${q.source})`).join(', ');
+  const applyButton = vscode.l10n.t('Apply');
+  const copyButton = vscode.l10n.t('Copy as Patch');
   const action =
     args.action ??
     (await vscode.window
       .showInformationMessage(
-        `Proposed queue declaration for ${what}: ${queues}; it validates against the pod template.${proposal.notes.length > 0 ? ` ${proposal.notes.join(' ')}` : ''}`,
-        'Apply',
-        'Copy as Patch',
+        [
+          vscode.l10n.t(
+            'Proposed queue declaration for {0}: {1}; it validates against the pod template.',
+            what,
+            queues,
+          ),
+          ...proposal.notes,
+        ].join(' '),
+        applyButton,
+        copyButton,
       )
-      .then((choice) => (choice === 'Apply' ? 'apply' : choice === 'Copy as Patch' ? 'copy' : 'none')));
+      .then((choice) => (choice === applyButton ? 'apply' : choice === copyButton ? 'copy' : 'none')));
   if (action === 'none') return result('shown');
   if (action === 'copy') return copy();
 
   // Applied only to what the diff showed: the same pod template and annotation as read.
   if (!model.sameBasis(workload, model.declaredWorkload(await api.readWorkload(target.kind, target.name))))
     throw new UserError(
-      `${what} changed since the proposal was made (its pod template or its annotation): nothing was applied.`,
-      'Run "Queue Split: Write Queue Config Annotation…" again to propose from the current version.',
+      vscode.l10n.t(
+        '{0} changed since the proposal was made (its pod template or its annotation): nothing was applied.',
+        what,
+      ),
+      vscode.l10n.t(
+        'Run "Queue Split: Write Queue Config Annotation…" again to propose from the current version.',
+      ),
     );
   try {
     await api.annotateWorkload(target.kind, target.name, { [model.QUEUE_CONFIG_ANNOTATION]: proposal.text });
@@ -360,11 +429,11 @@ export async function writeQueueConfig(
     const problem = err as { kind?: unknown; message?: unknown; suggestedAction?: unknown };
     if (problem.kind !== 'forbidden' || typeof problem.suggestedAction !== 'string') throw err;
     const message = String(problem.message);
-    services.notifier.error(message, problem.suggestedAction, { title: 'Copy as Patch', run: copy });
+    services.notifier.error(message, problem.suggestedAction, { title: copyButton, run: copy });
     return result('refused', { message: `${message} ${problem.suggestedAction}` });
   }
-  services.notifier.info(`Annotated ${what}: ${queues}. Start Split… can split it now.`, {
-    title: 'Start Split…',
+  services.notifier.info(vscode.l10n.t('Annotated {0}: {1}. Start Split… can split it now.', what, queues), {
+    title: vscode.l10n.t('Start Split…'),
     run: () => vscode.commands.executeCommand('queueSplit.startSplit'),
   });
   services.cluster.refresh();

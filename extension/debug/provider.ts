@@ -40,8 +40,10 @@ interface Marker {
  * Said once per launch, in the activation progress shown anyway: activating rolls the workload's
  * pods, and the linger (README, queueSplit.linger) is why a debug restart does not roll them again.
  */
-const ACTIVATION_NOTE =
-  " (activating a split restarts the workload's pods; it lingers after debugging so a restart does not)";
+const activationNote = (): string =>
+  vscode.l10n.t(
+    "(activating a split restarts the workload's pods; it lingers after debugging so a restart does not)",
+  );
 
 /** A launch that resolved but whose debug session never started releases its split after this. */
 const START_DEADLINE_MS = 120_000;
@@ -147,8 +149,11 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
     if (!this.toldToMigrate.has(name)) {
       this.toldToMigrate.add(name);
       this.services.notifier.warn(
-        `Launch "${name}" uses the old inline queueSplit block, which VS Code flags as "not allowed" in launch.json.`,
-        `Migrate: the launch then names its split in its env, defined in ${SPLITS_FILE}.`,
+        vscode.l10n.t(
+          'Launch "{0}" uses the old inline queueSplit block, which VS Code flags as "not allowed" in launch.json.',
+          name,
+        ),
+        vscode.l10n.t('Migrate: the launch then names its split in its env, defined in {0}.', SPLITS_FILE),
         {
           title: 'Migrate Launch Configurations',
           run: () => vscode.commands.executeCommand('queueSplit.migrateLaunchConfigs', folder?.uri),
@@ -166,8 +171,12 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
     const { services } = this;
     if (!parsed.ok) {
       services.notifier.error(
-        `Launch "${configuration.name}" asks for an invalid split: ${parsed.errors.join(' ')}`,
-        `Fix it in ${SPLITS_FILE} (the schema there shows every setting).`,
+        vscode.l10n.t(
+          'Launch "{0}" asks for an invalid split: {1}',
+          configuration.name,
+          parsed.errors.join(' '),
+        ),
+        vscode.l10n.t('Fix it in {0} (the schema there shows every setting).', SPLITS_FILE),
       );
       return null; // VS Code opens launch.json
     }
@@ -186,13 +195,13 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
     const unknown = queues.filter((q) => !declared.includes(q));
     if (unknown.length > 0)
       throw new UserError(
-        `${workload.name} declares no queue ${unknown.map((q) => `"${q}"`).join(', ')}.`,
-        `Use queues it declares: ${declared.join(', ')}.`,
+        vscode.l10n.t('{0} declares no queue {1}.', workload.name, unknown.map((q) => `"${q}"`).join(', ')),
+        vscode.l10n.t('Use queues it declares: {0}.', declared.join(', ')),
       );
     if (workload.errors.length > 0)
       throw new UserError(
-        `${workload.name} cannot be split: ${workload.errors.join(' | ')}`,
-        'Fix its queue declaration first.',
+        vscode.l10n.t('{0} cannot be split: {1}', workload.name, workload.errors.join(' | ')),
+        vscode.l10n.t('Fix its queue declaration first.'),
       );
     const owner = await services.cluster.owner();
     const defaultFilter = parseFilter(defaultFilterText(owner));
@@ -215,7 +224,7 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
       owner,
     });
     if (check.error !== undefined)
-      throw new UserError(check.error, `Change the split's filter in ${SPLITS_FILE}.`);
+      throw new UserError(check.error, vscode.l10n.t("Change the split's filter in {0}.", SPLITS_FILE));
 
     if (isCancelled(token)) return undefined;
     // The first split of the workload restarts the team's pods: asked as Start Split… asks, before
@@ -280,17 +289,24 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
     if (mode !== 'env') {
       // http/relay: the debuggee starts now; the sidecar delivers once the split is Active.
       void services.sessions
-        .waitUntilReady(session, `Split for "${configuration.name}"${ACTIVATION_NOTE}`)
+        .waitUntilReady(
+          session,
+          `${vscode.l10n.t('Split for "{0}"', configuration.name)} ${activationNote()}`,
+        )
         .then(
           (ready) =>
             services.notifier.info(
-              `Split active for "${configuration.name}": ${ready.queues.map((q) => `${q.name} → ${q.deliversTo}`).join(', ')}.`,
+              vscode.l10n.t(
+                'Split active for "{0}": {1}.',
+                configuration.name,
+                ready.queues.map((q) => `${q.name} → ${q.deliversTo}`).join(', '),
+              ),
             ),
           (err: unknown) => {
             if (session.stopping !== undefined) return;
             const e = explain(err);
             services.notifier.error(
-              `Split for "${configuration.name}": ${e.message}`,
+              vscode.l10n.t('Split for "{0}": {1}', configuration.name, e.message),
               e.suggestedAction,
               ...e.actions,
             );
@@ -305,7 +321,7 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
       ready = await Promise.race([
         services.sessions.waitUntilReady(
           session,
-          `Starting the split for "${configuration.name}"${ACTIVATION_NOTE}`,
+          `${vscode.l10n.t('Starting the split for "{0}"', configuration.name)} ${activationNote()}`,
         ),
         cancelled,
       ]);

@@ -1,5 +1,6 @@
 // The RBAC preflight before the extension creates (or adopts) a split, in the extension's
 // words: which verbs are missing, that nothing was created, and what to do (core/accessPreflight.ts).
+import * as l10n from '@vscode/l10n';
 import type { WorkloadRef } from '../../core/crd/queueSplitSchema';
 import { accessText, deniedAccess, sessionAccessChecks } from '../../core/accessPreflight';
 import { developerRoleBindingCommand, subjectOfUser } from '../../core/kubeFailure';
@@ -31,8 +32,16 @@ export async function sessionPreflight(
   const command =
     user !== undefined ? developerRoleBindingCommand(namespace, subjectOfUser(user)) : undefined;
   throw new KubeProblem(
-    `Your credentials (context "${context}") may not, in namespace ${namespace}: ${denied.map((c) => `${accessText(c)} (to ${c.why})`).join('; ')}. Nothing was created.`,
-    `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${namespace}, or pick a namespace where you have it with "Queue Split: Select Context/Namespace…".`,
+    l10n.t(
+      'Your credentials (context "{0}") may not, in namespace {1}: {2}. Nothing was created.',
+      context,
+      namespace,
+      denied.map((c) => l10n.t('{0} (to {1})', accessText(c), c.why)).join('; '),
+    ),
+    l10n.t(
+      'Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace {0}, or pick a namespace where you have it with "Queue Split: Select Context/Namespace…".',
+      namespace,
+    ),
     'forbidden',
     uniqueFixes([command !== undefined ? fix.copyRoleBinding(command) : undefined, fix.selectContext()]),
   );

@@ -1,6 +1,7 @@
 // The cluster calls the extension makes with the user's credentials: read annotated workloads
 // and QueueSplits, create and delete the user's QueueSplits, list namespaces, apply the install
 // manifests. Loaded lazily (with @kubernetes/client-node) the first time a command needs it.
+import * as l10n from '@vscode/l10n';
 import { forClient } from '../../deploy/clientObject';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -97,16 +98,30 @@ export class ClusterApi {
         const subject = forbiddenSubject(failureStatusMessage(err.cause));
         const command = subject !== undefined ? developerRoleBindingCommand(this.ns, subject) : undefined;
         throw new KubeProblem(
-          `Your credentials (context "${this.target.context}") may not ${SELF_REVIEW_PERMISSION}: Queue Split uses it to learn your Kubernetes user name, the owner of your splits.`,
-          `Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace ${this.ns} (it grants ${SELF_REVIEW_PERMISSION}), then Retry.`,
+          l10n.t(
+            'Your credentials (context "{0}") may not {1}: Queue Split uses it to learn your Kubernetes user name, the owner of your splits.',
+            this.target.context,
+            SELF_REVIEW_PERMISSION,
+          ),
+          l10n.t(
+            'Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in namespace {0} (it grants {1}), then Retry.',
+            this.ns,
+            SELF_REVIEW_PERMISSION,
+          ),
           'forbidden',
           uniqueFixes([command !== undefined ? fix.copyRoleBinding(command) : undefined, fix.retry()]),
         );
       }
       if (err instanceof IdentityUnknown && err.cause === undefined)
         throw new KubeProblem(
-          `The cluster of context "${this.target.context}" did not say who you are: ${err.message}.`,
-          'Check your kubeconfig credentials; or, as a member of queuesplit:admins, set queueSplit.owner.',
+          l10n.t(
+            'The cluster of context "{0}" did not say who you are: {1}.',
+            this.target.context,
+            err.message,
+          ),
+          l10n.t(
+            'Check your kubeconfig credentials; or, as a member of queuesplit:admins, set queueSplit.owner.',
+          ),
           'other',
         );
       throw this.problem(
@@ -333,8 +348,8 @@ export class ClusterApi {
       }
       if (Date.now() > deadline)
         throw new KubeProblem(
-          `The CRD ${name} is not Established after ${timeoutMs / 1000}s.`,
-          'Check the API server; then run the command again.',
+          l10n.t('The CRD {0} is not Established after {1}s.', name, timeoutMs / 1000),
+          l10n.t('Check the API server; then run the command again.'),
           'other',
         );
       await sleep(500);

@@ -4,6 +4,7 @@
 // workspace, else the queueSplit.context setting, else the kubeconfig's current context, read
 // afresh on every use (so `kubectl config use-context` is followed). The namespace: the pinned
 // one, else queueSplit.namespace, else the context's namespace, else `default`.
+import * as l10n from '@vscode/l10n';
 import * as fs from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { describeKubeconfigFiles, type KubeconfigFiles } from '../../core/kubeconfig';
@@ -56,8 +57,10 @@ export interface ContextInfo {
   current: boolean;
 }
 
-const FIX_FILES =
-  'Point the queueSplit.kubeconfig setting (a file, or a list merged as kubectl merges $KUBECONFIG) at valid kubeconfig files.';
+const fixFiles = () =>
+  l10n.t(
+    'Point the queueSplit.kubeconfig setting (a file, or a list merged as kubectl merges $KUBECONFIG) at valid kubeconfig files.',
+  );
 
 export function loadKubeConfig(source: KubeconfigFiles): KubeConfig {
   let loaded;
@@ -66,16 +69,18 @@ export function loadKubeConfig(source: KubeconfigFiles): KubeConfig {
   } catch (err) {
     const reason = err instanceof KubeconfigLoadError || err instanceof Error ? err.message : String(err);
     throw new KubeProblem(
-      `Cannot load the kubeconfig ${describeKubeconfigFiles(source)}: ${reason}`,
-      FIX_FILES,
+      l10n.t('Cannot load the kubeconfig {0}: {1}', describeKubeconfigFiles(source), reason),
+      fixFiles(),
       'config',
       [fix.setting('queueSplit.kubeconfig')],
     );
   }
   if (loaded.missing.length === source.files.length) {
     throw new KubeProblem(
-      `Cannot load the kubeconfig ${describeKubeconfigFiles(source)}: ${source.files.length === 1 ? 'it does' : 'none of them does'} not exist.`,
-      FIX_FILES,
+      source.files.length === 1
+        ? l10n.t('Cannot load the kubeconfig {0}: it does not exist.', describeKubeconfigFiles(source))
+        : l10n.t('Cannot load the kubeconfig {0}: none of them exists.', describeKubeconfigFiles(source)),
+      fixFiles(),
       'config',
       [fix.setting('queueSplit.kubeconfig')],
     );
@@ -115,10 +120,20 @@ export function connect(
     if (!kc.getContexts().some((c) => c.name === wanted)) {
       const known = kc.getContexts().map((c) => c.name);
       throw new KubeProblem(
-        `Context "${wanted}" (${contextFrom === 'pinned' ? 'pinned with Select Context/Namespace…' : 'the queueSplit.context setting'}) is not in the kubeconfig ${kubeconfigSource(source)} (it has ${known.length > 0 ? known.join(', ') : 'no contexts'}).`,
+        l10n.t(
+          'Context "{0}" ({1}) is not in the kubeconfig {2} (it has {3}).',
+          wanted,
+          contextFrom === 'pinned'
+            ? l10n.t('pinned with Select Context/Namespace…')
+            : l10n.t('the queueSplit.context setting'),
+          kubeconfigSource(source),
+          known.length > 0 ? known.join(', ') : l10n.t('no contexts'),
+        ),
         contextFrom === 'pinned'
-          ? 'Run "Queue Split: Select Context/Namespace…" to pick another, or "Queue Split: Unpin Context" to follow the kubeconfig\'s current context.'
-          : 'Change the queueSplit.context setting, or run "Queue Split: Select Context/Namespace…".',
+          ? l10n.t(
+              'Run "Queue Split: Select Context/Namespace…" to pick another, or "Queue Split: Unpin Context" to follow the kubeconfig\'s current context.',
+            )
+          : l10n.t('Change the queueSplit.context setting, or run "Queue Split: Select Context/Namespace…".'),
         'config',
         [fix.selectContext(), fix.setting('queueSplit.context')],
       );
@@ -130,9 +145,13 @@ export function connect(
   if (!context || cluster === null) {
     throw new KubeProblem(
       context
-        ? `The current context "${context}" of the kubeconfig ${kubeconfigSource(source)} is not one of its contexts, or has no cluster.`
-        : `The kubeconfig ${kubeconfigSource(source)} has no current context.`,
-      'Run "Queue Split: Select Context/Namespace…", or set one with `kubectl config use-context`.',
+        ? l10n.t(
+            'The current context "{0}" of the kubeconfig {1} is not one of its contexts, or has no cluster.',
+            context,
+            kubeconfigSource(source),
+          )
+        : l10n.t('The kubeconfig {0} has no current context.', kubeconfigSource(source)),
+      l10n.t('Run "Queue Split: Select Context/Namespace…", or set one with `kubectl config use-context`.'),
       'config',
       [fix.selectContext()],
     );

@@ -1,17 +1,18 @@
 // What the views say about a message whose delivery keeps failing (docs/design.md §8): its queue
 // waits behind it, so the tree row, the status bar and the reject confirmation say which message,
 // why and how often, and what a reject does on that broker. Pure: text from a BlockedDelivery.
+import * as l10n from '@vscode/l10n';
 import { PROVIDER_NAMES, PROVIDERS, type Provider } from '../../core/providers';
 import type { BlockedDelivery, SessionView } from './sidecarView';
 
 /** "blocked on message 0-5: HTTP 500, attempt 8" — the tree row's words. */
 export function blockedText(b: BlockedDelivery): string {
-  return `blocked on message ${b.messageId}: ${b.reason}, attempt ${b.attempt}`;
+  return l10n.t('blocked on message {0}: {1}, attempt {2}', b.messageId, b.reason, b.attempt);
 }
 
 /** The status bar has little room: "blocked: HTTP 500, attempt 8". */
 export function blockedShort(b: BlockedDelivery): string {
-  return `blocked: ${b.reason}, attempt ${b.attempt}`;
+  return l10n.t('blocked: {0}, attempt {1}', b.reason, b.attempt);
 }
 
 /** One line for tooltips: since when, the next attempt, the --reject-after limit. */
@@ -19,9 +20,13 @@ export function blockedDetail(b: BlockedDelivery, now: number): string {
   const since = Math.max(0, Math.round((now - Date.parse(b.since)) / 1000));
   const next = Math.max(0, Math.round((Date.parse(b.failedAt) + b.retryInMs - now) / 1000));
   return [
-    `${blockedText(b)} (queue ${b.queue}, for ${since} s; next attempt ${next > 0 ? `in ${next} s` : 'now'})`,
-    ...(b.rejectAfter !== undefined ? [`rejected automatically when attempt ${b.rejectAfter} fails`] : []),
-    'the messages behind it wait',
+    next > 0
+      ? l10n.t('{0} (queue {1}, for {2} s; next attempt in {3} s)', blockedText(b), b.queue, since, next)
+      : l10n.t('{0} (queue {1}, for {2} s; next attempt now)', blockedText(b), b.queue, since),
+    ...(b.rejectAfter !== undefined
+      ? [l10n.t('rejected automatically when attempt {0} fails', b.rejectAfter)]
+      : []),
+    l10n.t('the messages behind it wait'),
   ].join('; ');
 }
 
@@ -38,11 +43,26 @@ export function rejectConfirmation(
   // Without a known provider (a session from before the provider was reported) it says what each does.
   const effect = provider
     ? PROVIDERS[provider].reject.confirm
-    : `It is settled as your app's own reject would settle it. ${PROVIDER_NAMES.map((p) => PROVIDERS[p].reject.confirm).join(' ')}`;
+    : l10n.t(
+        "It is settled as your app's own reject would settle it. {0}",
+        PROVIDER_NAMES.map((p) => PROVIDERS[p].reject.confirm).join(' '),
+      );
   return {
-    message: `Reject message ${b.messageId} of ${b.queue}?`,
-    detail: `It failed ${b.attempt} ${b.attempt === 1 ? 'time' : 'times'} (${b.reason}) and holds up the messages behind it. ${effect} The messages behind it then flow.`,
-    button: 'Reject Message',
+    message: l10n.t('Reject message {0} of {1}?', b.messageId, b.queue),
+    detail:
+      b.attempt === 1
+        ? l10n.t(
+            'It failed 1 time ({0}) and holds up the messages behind it. {1} The messages behind it then flow.',
+            b.reason,
+            effect,
+          )
+        : l10n.t(
+            'It failed {0} times ({1}) and holds up the messages behind it. {2} The messages behind it then flow.',
+            b.attempt,
+            b.reason,
+            effect,
+          ),
+    button: l10n.t('Reject Message'),
   };
 }
 
@@ -62,7 +82,10 @@ export function parseRejectAfter(raw: unknown): RejectAfterSetting {
     typeof raw === 'string' ? JSON.stringify(raw) : typeof raw === 'number' ? String(raw) : typeof raw;
   return {
     attempts: 0,
-    error: `The setting queueSplit.delivery.rejectAfterAttempts is ${shown}: it must be a whole number of attempts from 0 to 1000000 (0: never reject, retry until delivered). Not rejecting automatically; fix it in your settings.`,
+    error: l10n.t(
+      'The setting queueSplit.delivery.rejectAfterAttempts is {0}: it must be a whole number of attempts from 0 to 1000000 (0: never reject, retry until delivered). Not rejecting automatically; fix it in your settings.',
+      shown,
+    ),
   };
 }
 

@@ -5,18 +5,26 @@
 // A relay password is keyed on the URL it was set for without the password (scheme, user, host
 // and port): a workspace that points the relay setting at another host gets no password with it.
 // An env value (the `queueSplit.env` overrides) is keyed on its env var name.
+import * as l10n from '@vscode/l10n';
 import type { Provider } from '../../core/providers';
 
 /** The local brokers of relay delivery whose setting is a URL with a user, hence a password. */
-export const RELAY_PASSWORDS: Partial<Record<Provider, { broker: string; secret: string; example: string }>> =
-  {
-    rabbitmq: { broker: 'local RabbitMQ', secret: 'password', example: 'amqp://USER@127.0.0.1:5672' },
-    sqs: {
-      broker: 'local SQS endpoint',
-      secret: 'secret access key',
-      example: 'http://ACCESS_KEY_ID@127.0.0.1:9324',
-    },
-  };
+export const RELAY_PASSWORDS: Partial<
+  Record<Provider, { label: string; broker: string; secret: string; example: string }>
+> = {
+  rabbitmq: {
+    label: l10n.t('Local RabbitMQ'),
+    broker: l10n.t('local RabbitMQ'),
+    secret: l10n.t('password'),
+    example: 'amqp://USER@127.0.0.1:5672',
+  },
+  sqs: {
+    label: l10n.t('Local SQS endpoint'),
+    broker: l10n.t('local SQS endpoint'),
+    secret: l10n.t('secret access key'),
+    example: 'http://ACCESS_KEY_ID@127.0.0.1:9324',
+  },
+};
 
 const AUTHORITY = /^([a-z][a-z0-9+.-]*:\/\/)([^:@/?#]*)(?::([^@/?#]*))?@([^/?#]*)/i;
 

@@ -5,6 +5,7 @@
 // win over an `envFile`, so merging there is enough for the split's values to take effect.
 // An `attach` configuration joins a process that already runs with its own env: env delivery
 // cannot reach it, so that is refused with the fix instead of silently consuming the real source.
+import * as l10n from '@vscode/l10n';
 import { mergeLaunchEnv, overriddenNames } from './launch';
 
 export type EnvShape = 'object' | 'nameValueList';
@@ -60,8 +61,13 @@ export function mergeSplitEnv(
   if (configuration.request === 'attach')
     return {
       ok: false,
-      error: `env delivery cannot reach an attach configuration: the ${type || 'debugged'} process already runs with its own environment.`,
-      fix: 'Use "request": "launch", or set "delivery": "http" or "relay" for this split in .vscode/queue-split.json.',
+      error: l10n.t(
+        'env delivery cannot reach an attach configuration: the {0} process already runs with its own environment.',
+        type || 'debugged',
+      ),
+      fix: l10n.t(
+        'Use "request": "launch", or set "delivery": "http" or "relay" for this split in .vscode/queue-split.json.',
+      ),
     };
   const target = envTargetFor(type);
   if (target.shape === 'object') {

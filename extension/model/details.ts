@@ -4,6 +4,7 @@
 // webview from the view model (every value escaped; script and styles only under the panel's CSP).
 // What it never shows: a teammate's filter values (they are their header values), and no message
 // header or body at all (a blocked message is named by its id and its failure only).
+import * as l10n from '@vscode/l10n';
 import { isEmptyFilter } from '../../core/filter';
 import { sourceLabel } from '../../core/providers';
 import { specFilter } from '../../core/crd/splitFilter';
@@ -197,10 +198,12 @@ function nextStep(input: DetailsInput, phase: string): DetailsModel['next'] {
   const { split, session, mine } = input;
   if (split === undefined) {
     if (input.readError !== undefined)
-      return { text: input.readError, action: action('refresh', 'Refresh', true) };
+      return { text: input.readError, action: action('refresh', l10n.t('Refresh'), true) };
     return {
-      text: 'This split is gone: it was stopped and its route drained back to the app, or it never existed.',
-      ...(mine ? { action: action('startSplit', 'Start Split…', true) } : {}),
+      text: l10n.t(
+        'This split is gone: it was stopped and its route drained back to the app, or it never existed.',
+      ),
+      ...(mine ? { action: action('startSplit', l10n.t('Start Split…'), true) } : {}),
     };
   }
   const nextAction = split.status?.nextAction;
@@ -208,23 +211,48 @@ function nextStep(input: DetailsInput, phase: string): DetailsModel['next'] {
   const first = blocked[0];
   if (first !== undefined)
     return {
-      text: `Message ${first.messageId} of ${first.queue} keeps failing (${first.reason}, attempt ${first.attempt}) and the messages behind it wait: retry it now, or reject it as your app's own reject would.`,
-      action: action('retry', 'Retry Now', true, 'Retry the blocked message at once (ends its backoff wait)'),
+      text: l10n.t(
+        "Message {0} of {1} keeps failing ({2}, attempt {3}) and the messages behind it wait: retry it now, or reject it as your app's own reject would.",
+        first.messageId,
+        first.queue,
+        first.reason,
+        first.attempt,
+      ),
+      action: action(
+        'retry',
+        l10n.t('Retry Now'),
+        true,
+        l10n.t('Retry the blocked message at once (ends its backoff wait)'),
+      ),
     };
   if (mine && session?.stage === 'failed')
     return {
-      text: `This window's sidecar for it stopped: ${session.error !== undefined ? `${session.error.message} ${session.error.suggestedAction}` : session.message} Its route drains back to the app when the lease runs out; stop it now, or start the split again.`,
-      action: action('logs', 'Show Logs', true, 'The Queue Split log (sidecar lines included)'),
+      text: l10n.t(
+        "This window's sidecar for it stopped: {0} Its route drains back to the app when the lease runs out; stop it now, or start the split again.",
+        session.error !== undefined
+          ? `${session.error.message} ${session.error.suggestedAction}`
+          : session.message,
+      ),
+      action: action(
+        'logs',
+        l10n.t('Show Logs'),
+        true,
+        l10n.t('The Queue Split log (sidecar lines included)'),
+      ),
     };
   switch (phase) {
     case 'Degraded':
       return {
-        text: nextAction ?? 'Nothing was lost. Fix the cause named above, then ask an operator to retry.',
+        text:
+          nextAction ?? l10n.t('Nothing was lost. Fix the cause named above, then ask an operator to retry.'),
         action: action(
           'copyRetry',
-          'Copy Retry Command',
+          l10n.t('Copy Retry Command'),
           true,
-          `Copies the operator's retry: ${retryHint({ ...split.spec.workload, namespace: input.namespace })}`,
+          l10n.t(
+            "Copies the operator's retry: {0}",
+            retryHint({ ...split.spec.workload, namespace: input.namespace }),
+          ),
         ),
       };
     case 'Rejected':
@@ -232,14 +260,16 @@ function nextStep(input: DetailsInput, phase: string): DetailsModel['next'] {
       return {
         text:
           nextAction ??
-          'Read the reason above, fix it, then delete this split and start a corrected one (its spec is immutable).',
+          l10n.t(
+            'Read the reason above, fix it, then delete this split and start a corrected one (its spec is immutable).',
+          ),
         ...(mine && split.metadata.deletionTimestamp === undefined
           ? {
               action: action(
                 'stop',
-                'Delete Split',
+                l10n.t('Delete Split'),
                 true,
-                'Delete this QueueSplit (the controller cleans up)',
+                l10n.t('Delete this QueueSplit (the controller cleans up)'),
               ),
             }
           : {}),
@@ -248,23 +278,26 @@ function nextStep(input: DetailsInput, phase: string): DetailsModel['next'] {
       if (!mine) return nextAction !== undefined ? { text: nextAction } : undefined;
       const linger =
         input.lingerLeftMs !== undefined
-          ? ` No debug session uses it now: ${lingerText(input.lingerLeftMs)}, unless a debug session takes it.`
+          ? ` ${l10n.t('No debug session uses it now: {0}, unless a debug session takes it.', lingerText(input.lingerLeftMs))}`
           : '';
       const where = deliveryTargets(session);
       return {
-        text: `${where ?? 'Messages that match your filter reach your session shadow.'} Send a test message to see one arrive.${linger}`,
-        action: action('sendTest', 'Send Test Message…', true),
+        text: `${where ?? l10n.t('Messages that match your filter reach your session shadow.')} Send a test message to see one arrive.${linger}`,
+        action: action('sendTest', l10n.t('Send Test Message…'), true),
       };
     }
     case 'Draining':
       return {
-        text: nextAction ?? 'Nothing to do: the route drains back to the app, then the split is gone.',
+        text:
+          nextAction ?? l10n.t('Nothing to do: the route drains back to the app, then the split is gone.'),
       };
     case 'Stopped':
-      return { text: nextAction ?? 'The split has stopped.' };
+      return { text: nextAction ?? l10n.t('The split has stopped.') };
     default:
       return {
-        text: nextAction ?? 'Nothing to do yet: the controller is setting up the route (the app rolls once).',
+        text:
+          nextAction ??
+          l10n.t('Nothing to do yet: the controller is setting up the route (the app rolls once).'),
       };
   }
 }
@@ -274,8 +307,8 @@ function deliveryTargets(session: SessionView | undefined): string | undefined {
   if (queues === undefined || queues.length === 0) return undefined;
   const targets = [...new Set(queues.map((q) => q.deliversTo))];
   if (targets.length === 1 && targets[0] === 'env')
-    return 'Messages that match your filter wait in your session shadow, which your process reads.';
-  return `Messages that match your filter reach you: ${targets.join(', ')}.`;
+    return l10n.t('Messages that match your filter wait in your session shadow, which your process reads.');
+  return l10n.t('Messages that match your filter reach you: {0}.', targets.join(', '));
 }
 
 function routeRows(input: DetailsInput): RouteRow[] {
@@ -330,66 +363,94 @@ export function detailsModel(input: DetailsInput): DetailsModel {
   };
   if (mine && split !== undefined) {
     if ((session?.blocked.length ?? 0) > 0)
-      add(action('reject', 'Reject…', false, 'Reject the blocked message (asks first, says what it does)'));
+      add(
+        action(
+          'reject',
+          l10n.t('Reject…'),
+          false,
+          l10n.t('Reject the blocked message (asks first, says what it does)'),
+        ),
+      );
     if (split.metadata.deletionTimestamp === undefined)
-      add(action('stop', 'Stop Split', false, 'Stop delivering and drain the route back to the app'));
+      add(
+        action(
+          'stop',
+          l10n.t('Stop Split'),
+          false,
+          l10n.t('Stop delivering and drain the route back to the app'),
+        ),
+      );
   }
   if (input.manifest !== undefined)
-    add(action('openManifest', 'Open Workload Manifest', false, `Open ${input.manifest}`));
-  add(action('logs', 'Show Logs', false, 'The Queue Split log (sidecar lines included)'));
-  add(action('refresh', 'Refresh', false, 'Read the split and its events again'));
+    add(action('openManifest', l10n.t('Open Workload Manifest'), false, `Open ${input.manifest}`));
+  add(action('logs', l10n.t('Show Logs'), false, l10n.t('The Queue Split log (sidecar lines included)')));
+  add(action('refresh', l10n.t('Refresh'), false, l10n.t('Read the split and its events again')));
 
   const notes: string[] = [];
   if (input.stale !== undefined) notes.push(input.stale);
   if (input.readError !== undefined && split !== undefined)
-    notes.push(`Showing the last known state: ${input.readError}`);
+    notes.push(l10n.t('Showing the last known state: {0}', input.readError));
   if (split !== undefined && !mine)
     notes.push(
-      `Filter values of other owners are hidden (they are their header values): ${filterKeys(specFilter(split.spec))}.`,
+      l10n.t(
+        'Filter values of other owners are hidden (they are their header values): {0}.',
+        filterKeys(specFilter(split.spec)),
+      ),
     );
 
   const facts: Fact[] = [];
   if (split !== undefined) {
     const filter = specFilter(split.spec);
     facts.push(
-      { label: 'Owner', value: mine ? `${split.spec.owner} (you)` : split.spec.owner },
-      { label: 'Workload', value: `${split.spec.workload.kind} ${split.spec.workload.name}`, code: true },
-      { label: 'Queues', value: split.spec.queues.join(', '), code: true },
+      { label: l10n.t('Owner'), value: mine ? l10n.t('{0} (you)', split.spec.owner) : split.spec.owner },
       {
-        label: 'Filter',
-        value: `${filterForDisplay(filter, mine)}${isEmptyFilter(filter) ? ' (exclusive: the whole queue)' : ''}`,
+        label: l10n.t('Workload'),
+        value: `${split.spec.workload.kind} ${split.spec.workload.name}`,
+        code: true,
+      },
+      { label: l10n.t('Queues'), value: split.spec.queues.join(', '), code: true },
+      {
+        label: l10n.t('Filter'),
+        value: isEmptyFilter(filter)
+          ? l10n.t('{0} (exclusive: the whole queue)', filterForDisplay(filter, mine))
+          : filterForDisplay(filter, mine),
         code: true,
       },
     );
-    if (split.spec.delivery !== undefined) facts.push({ label: 'Delivery', value: split.spec.delivery.mode });
+    if (split.spec.delivery !== undefined)
+      facts.push({ label: l10n.t('Delivery'), value: split.spec.delivery.mode });
     const created = relativeTime(split.metadata.creationTimestamp, now);
-    if (created !== undefined) facts.push({ label: 'Created', value: created });
+    if (created !== undefined) facts.push({ label: l10n.t('Created'), value: created });
     const renewed = relativeTime(split.spec.lease.renewTime, now);
     facts.push({
-      label: 'Lease',
-      value: `renewed ${renewed ?? split.spec.lease.renewTime}; drains ${split.spec.lease.durationSeconds} s after the last renewal`,
+      label: l10n.t('Lease'),
+      value: l10n.t(
+        'renewed {0}; drains {1} s after the last renewal',
+        renewed ?? split.spec.lease.renewTime,
+        split.spec.lease.durationSeconds,
+      ),
     });
     if (input.lingerLeftMs !== undefined)
-      facts.push({ label: 'Linger', value: lingerText(input.lingerLeftMs) });
+      facts.push({ label: l10n.t('Linger'), value: lingerText(input.lingerLeftMs) });
   }
   facts.push(
-    { label: 'QueueSplit', value: input.name, code: true },
-    { label: 'Namespace', value: input.namespace, code: true },
-    { label: 'Context', value: input.context, code: true },
+    { label: l10n.t('QueueSplit'), value: input.name, code: true },
+    { label: l10n.t('Namespace'), value: input.namespace, code: true },
+    { label: l10n.t('Context'), value: input.context, code: true },
   );
 
   const counts: Fact[] = [];
   if (split !== undefined) {
-    counts.push({ label: 'Routed to this split', value: String(split.status?.delivered ?? 0) });
+    counts.push({ label: l10n.t('Routed to this split'), value: String(split.status?.delivered ?? 0) });
     if (split.status?.lag !== undefined)
-      counts.push({ label: 'Not yet consumed (lag)', value: String(split.status.lag) });
+      counts.push({ label: l10n.t('Not yet consumed (lag)'), value: String(split.status.lag) });
   }
   if (session !== undefined && session.mode !== 'env') {
-    counts.push({ label: 'Handed to your process', value: String(totalDelivered(session)) });
+    counts.push({ label: l10n.t('Handed to your process'), value: String(totalDelivered(session)) });
     const failed = sum(session.failed);
     const rejected = sum(session.rejected);
-    if (failed > 0) counts.push({ label: 'Failed attempts', value: String(failed) });
-    if (rejected > 0) counts.push({ label: 'Rejected', value: String(rejected) });
+    if (failed > 0) counts.push({ label: l10n.t('Failed attempts'), value: String(failed) });
+    if (rejected > 0) counts.push({ label: l10n.t('Rejected'), value: String(rejected) });
   }
 
   const conditions: ConditionRow[] = (split?.status?.conditions ?? []).map((c) => {
@@ -416,14 +477,16 @@ export function detailsModel(input: DetailsInput): DetailsModel {
       ? undefined
       : {
           facts: [
-            { label: 'Stage', value: session.stage },
-            { label: 'Delivery', value: session.mode },
-            ...(session.pid !== undefined ? [{ label: 'Process', value: `pid ${session.pid}` }] : []),
-            { label: 'Says', value: session.message },
+            { label: l10n.t('Stage'), value: session.stage },
+            { label: l10n.t('Delivery'), value: session.mode },
+            ...(session.pid !== undefined
+              ? [{ label: l10n.t('Process'), value: l10n.t('pid {0}', session.pid) }]
+              : []),
+            { label: l10n.t('Says'), value: session.message },
             ...(session.ready !== undefined && Object.keys(session.ready.env).length > 0
               ? [
                   {
-                    label: 'Env for your process',
+                    label: l10n.t('Env for your process'),
                     value: Object.entries(session.ready.env)
                       .map(([k, v]) => `${k}=${v}`)
                       .join('\n'),
@@ -434,17 +497,17 @@ export function detailsModel(input: DetailsInput): DetailsModel {
             ...(session.ready !== undefined && session.ready.secretEnv.length > 0
               ? [
                   {
-                    label: 'Secret env (names)',
-                    value: `${session.ready.secretEnv.join(', ')} — values only in the env file`,
+                    label: l10n.t('Secret env (names)'),
+                    value: l10n.t('{0} — values only in the env file', session.ready.secretEnv.join(', ')),
                     code: true,
                   },
                 ]
               : []),
             ...(session.ready?.envFile !== undefined
-              ? [{ label: 'Env file', value: session.ready.envFile, code: true }]
+              ? [{ label: l10n.t('Env file'), value: session.ready.envFile, code: true }]
               : []),
             ...(session.detached !== undefined
-              ? [{ label: 'Detached', value: session.detached.message }]
+              ? [{ label: l10n.t('Detached'), value: session.detached.message }]
               : []),
           ],
           ...(session.error !== undefined
@@ -472,12 +535,21 @@ export function detailsModel(input: DetailsInput): DetailsModel {
       };
     });
 
-  const who = split === undefined ? 'Split' : mine ? 'Your split' : `${split.spec.owner}'s split`;
+  const who =
+    split === undefined
+      ? l10n.t('Split')
+      : mine
+        ? l10n.t('Your split')
+        : l10n.t("{0}'s split", split.spec.owner);
   return {
-    title: `${workloadName !== undefined ? `Split: ${workloadName}` : `Split ${input.name}`}${queues !== undefined ? ` [${queues}]` : ''}`,
+    title: `${workloadName !== undefined ? l10n.t('Split: {0}', workloadName) : l10n.t('Split {0}', input.name)}${queues !== undefined ? ` [${queues}]` : ''}`,
     name: input.name,
-    heading: workloadName !== undefined ? `${who} of ${workloadName}` : `${who} ${input.name}`,
-    subheading: `${input.name} · namespace ${input.namespace} · context ${input.context}`,
+    heading: workloadName !== undefined ? l10n.t('{0} of {1}', who, workloadName) : `${who} ${input.name}`,
+    subheading: [
+      input.name,
+      l10n.t('namespace {0}', input.namespace),
+      l10n.t('context {0}', input.context),
+    ].join(' · '),
     phase: { text: phase, tone: (session?.blocked.length ?? 0) > 0 && mine ? 'warning' : phaseTone(phase) },
     ...(reason !== undefined ? { waitingOn: reason } : {}),
     ...(next !== undefined ? { next } : {}),
@@ -548,21 +620,21 @@ function section(id: string, title: string, body: string): string {
 }
 
 function routesBlock(rows: readonly RouteRow[]): string {
-  if (rows.length === 0) return '<p class="dim">No routes: the split is gone.</p>';
+  if (rows.length === 0) return `<p class="dim">${e(l10n.t('No routes: the split is gone.'))}</p>`;
   return rows
     .map((r) => {
       const facts: Fact[] = [
-        { label: 'Session shadow', value: r.shadow ?? '–', code: true },
-        { label: 'Delivers to', value: r.deliversTo ?? '–', code: true },
+        { label: l10n.t('Session shadow'), value: r.shadow ?? '–', code: true },
+        { label: l10n.t('Delivers to'), value: r.deliversTo ?? '–', code: true },
       ];
       const stats: [string, number | undefined][] = [
-        ['Routed', r.routed ?? 0],
-        ...(r.lag !== undefined ? ([['Lag', r.lag]] as [string, number][]) : []),
+        [l10n.t('Routed'), r.routed ?? 0],
+        ...(r.lag !== undefined ? ([[l10n.t('Lag'), r.lag]] as [string, number][]) : []),
         ...(r.handed !== undefined
           ? ([
-              ['Handed to you', r.handed],
-              ['Failed attempts', r.failed],
-              ['Rejected', r.rejected],
+              [l10n.t('Handed to you'), r.handed],
+              [l10n.t('Failed attempts'), r.failed],
+              [l10n.t('Rejected'), r.rejected],
             ] as [string, number | undefined][])
           : []),
       ];
@@ -582,12 +654,14 @@ function routesBlock(rows: readonly RouteRow[]): string {
 function eventsBlock(events: EventsView): string {
   switch (events.state) {
     case 'loading':
-      return '<p class="dim" data-events="loading">Reading events…</p>';
+      return `<p class="dim" data-events="loading">${e(l10n.t('Reading events…'))}</p>`;
     case 'unavailable':
-      return `<p class="dim" data-events="unavailable">Events unavailable: ${e(events.reason)}</p>`;
+      return `<p class="dim" data-events="unavailable">${e(l10n.t('Events unavailable: {0}', events.reason))}</p>`;
     case 'listed':
       if (events.events.length === 0)
-        return '<p class="dim" data-events="none">No events of this split or its workload (Kubernetes keeps them for an hour).</p>';
+        return `<p class="dim" data-events="none">${e(
+          l10n.t('No events of this split or its workload (Kubernetes keeps them for an hour).'),
+        )}</p>`;
       return `<table data-events="listed"><thead><tr><th>When</th><th>Type</th><th>Reason</th><th>Object</th><th>Message</th></tr></thead><tbody>${events.events
         .map(
           (ev) =>
@@ -616,26 +690,34 @@ export function renderDetailsBody(model: DetailsModel): string {
   if (model.waitingOn !== undefined)
     status.push(
       `<div class="callout tone-${model.phase.tone}" data-field="waiting-on"><strong>${e(
-        model.phase.text === 'Active' ? 'Status' : 'Waiting on',
+        model.phase.text === 'Active' ? l10n.t('Status') : l10n.t('Waiting on'),
       )}</strong> ${e(model.waitingOn)}</div>`,
     );
   if (model.next !== undefined)
     status.push(
-      `<div class="callout next" data-field="next"><strong>Next</strong> ${e(model.next.text)}</div>`,
+      `<div class="callout next" data-field="next"><strong>${e(l10n.t('Next'))}</strong> ${e(model.next.text)}</div>`,
     );
   status.push(`<div class="actions">${model.actions.map(button).join('')}</div>`);
-  parts.push(section('status', 'Now', status.join('')));
-  parts.push(section('routes', 'Routes', routesBlock(model.routes)));
+  parts.push(section('status', l10n.t('Now'), status.join('')));
+  parts.push(section('routes', l10n.t('Routes'), routesBlock(model.routes)));
   // One queue: its route already says every count.
   if (model.counts.length > 0 && model.routes.length !== 1)
-    parts.push(section('counts', 'Counts', factList(model.counts)));
-  parts.push(section('events', 'Recent events', eventsBlock(model.events)));
+    parts.push(section('counts', l10n.t('Counts'), factList(model.counts)));
+  parts.push(section('events', l10n.t('Recent events'), eventsBlock(model.events)));
   if (model.conditions.length > 0)
     parts.push(
       section(
         'conditions',
-        'Conditions',
-        `<table><thead><tr><th>Type</th><th>Status</th><th>Reason</th><th>Message</th><th>Since</th></tr></thead><tbody>${model.conditions
+        l10n.t('Conditions'),
+        `<table><thead><tr>${[
+          l10n.t('Type'),
+          l10n.t('Status'),
+          l10n.t('Reason'),
+          l10n.t('Message'),
+          l10n.t('Since'),
+        ]
+          .map((h) => `<th>${e(h)}</th>`)
+          .join('')}</tr></thead><tbody>${model.conditions
           .map(
             (c) =>
               `<tr><td class="code">${e(c.type)}</td><td>${badge(c.status, c.tone)}</td><td class="code">${e(c.reason)}</td><td>${e(
@@ -650,9 +732,9 @@ export function renderDetailsBody(model: DetailsModel): string {
     parts.push(
       section(
         'workload',
-        'Workload',
+        l10n.t('Workload'),
         `<p>${badge(w.phase, w.tone)} ${e(w.message)} <span class="dim">(${e(w.updated)})</span></p>${
-          w.nextAction !== undefined ? `<p><strong>Next</strong> ${e(w.nextAction)}</p>` : ''
+          w.nextAction !== undefined ? `<p><strong>${e(l10n.t('Next'))}</strong> ${e(w.nextAction)}</p>` : ''
         }`,
       ),
     );
@@ -662,12 +744,12 @@ export function renderDetailsBody(model: DetailsModel): string {
     parts.push(
       section(
         'sidecar',
-        'Sidecar in this window',
+        l10n.t('Sidecar in this window'),
         [
           factList(s.facts),
           s.error !== undefined ? `<div class="callout tone-error">${e(s.error)}</div>` : '',
           s.warnings.length > 0
-            ? `<h3>Recent warnings</h3><ul class="warnings">${s.warnings
+            ? `<h3>${e(l10n.t('Recent warnings'))}</h3><ul class="warnings">${s.warnings
                 .map(
                   (w) =>
                     `<li><span class="dim">${e(w.time)}</span> <span class="code">${e(w.code)}</span> ${e(w.message)}</li>`,
@@ -682,8 +764,10 @@ export function renderDetailsBody(model: DetailsModel): string {
     parts.push(
       section(
         'others',
-        'Other splits of this workload',
-        `<table><thead><tr><th>Owner</th><th>Queues</th><th>Phase</th><th>Filter</th></tr></thead><tbody>${model.others
+        l10n.t('Other splits of this workload'),
+        `<table><thead><tr>${[l10n.t('Owner'), l10n.t('Queues'), l10n.t('Phase'), l10n.t('Filter')]
+          .map((h) => `<th>${e(h)}</th>`)
+          .join('')}</tr></thead><tbody>${model.others
           .map(
             (o) =>
               `<tr><td>${e(o.owner)}</td><td class="code">${e(o.queues)}</td><td>${badge(o.phase, o.tone)}</td><td class="code">${e(
@@ -693,7 +777,7 @@ export function renderDetailsBody(model: DetailsModel): string {
           .join('')}</tbody></table>`,
       ),
     );
-  parts.push(section('split', 'Split', factList(model.facts)));
+  parts.push(section('split', l10n.t('Split'), factList(model.facts)));
   return parts.join('\n');
 }
 

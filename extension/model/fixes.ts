@@ -1,6 +1,8 @@
 // The buttons an error offers, as data: what each one does is decided here (pure, testable),
 // how it is done is notifications.ts's (it runs them with the `vscode` API). Every error the
 // extension shows carries the fixes that apply, and "Show Logs" besides (Notifier.error).
+// Titles are localized (@vscode/l10n: extension/l10nBridge.ts).
+import * as l10n from '@vscode/l10n';
 
 export type Fix =
   /** Opens the Settings editor on one setting. */
@@ -8,48 +10,58 @@ export type Fix =
   /** Runs a command (Select Context/Namespace…, Refresh, Install Controller…). */
   | { kind: 'command'; title: string; command: string; args?: unknown[] }
   /** Copies a command line for somebody to run (a cluster admin, a login in a terminal). */
-  | { kind: 'copy'; title: string; text: string; what: string }
+  | { kind: 'copy'; title: string; text: string; what: string; copies: 'roleBinding' | 'login' }
   /** Opens a file (the kubeconfig in use). */
   | { kind: 'open'; title: string; path: string };
 
 export const fix = {
-  setting: (setting: string, title = 'Open Setting'): Fix => ({ kind: 'setting', title, setting }),
+  setting: (setting: string, title = l10n.t('Open Setting')): Fix => ({ kind: 'setting', title, setting }),
   selectContext: (): Fix => ({
     kind: 'command',
-    title: 'Select Context…',
+    title: l10n.t('Select Context…'),
     command: 'queueSplit.selectContext',
   }),
-  retry: (): Fix => ({ kind: 'command', title: 'Retry', command: 'queueSplit.refresh' }),
+  retry: (): Fix => ({ kind: 'command', title: l10n.t('Retry'), command: 'queueSplit.refresh' }),
   installController: (): Fix => ({
     kind: 'command',
-    title: 'Install Controller…',
+    title: l10n.t('Install Controller…'),
     command: 'queueSplit.installController',
   }),
-  startSplit: (): Fix => ({ kind: 'command', title: 'Start Split…', command: 'queueSplit.startSplit' }),
-  showView: (): Fix => ({ kind: 'command', title: 'Show Queue Splits', command: 'queueSplit.splits.focus' }),
+  startSplit: (): Fix => ({
+    kind: 'command',
+    title: l10n.t('Start Split…'),
+    command: 'queueSplit.startSplit',
+  }),
+  showView: (): Fix => ({
+    kind: 'command',
+    title: l10n.t('Show Queue Splits'),
+    command: 'queueSplit.splits.focus',
+  }),
   declareQueues: (): Fix => ({
     kind: 'command',
-    title: 'How to Declare Queues',
+    title: l10n.t('How to Declare Queues'),
     command: 'workbench.action.openWalkthrough',
     args: ['queuesplit.queue-split#queueSplit.gettingStarted', false],
   }),
   copyRoleBinding: (text: string): Fix => ({
     kind: 'copy',
-    title: 'Copy RoleBinding Command',
+    copies: 'roleBinding',
+    title: l10n.t('Copy RoleBinding Command'),
     text,
-    what: 'the RoleBinding command (for your cluster admin)',
+    what: l10n.t('the RoleBinding command (for your cluster admin)'),
   }),
   copyLogin: (text: string): Fix => ({
     kind: 'copy',
-    title: 'Copy Login Command',
+    copies: 'login',
+    title: l10n.t('Copy Login Command'),
     text,
-    what: 'the login command',
+    what: l10n.t('the login command'),
   }),
-  openKubeconfig: (path: string): Fix => ({ kind: 'open', title: 'Open Kubeconfig', path }),
+  openKubeconfig: (path: string): Fix => ({ kind: 'open', title: l10n.t('Open Kubeconfig'), path }),
   /** The same, when the file is not at hand: "Queue Split: Open Kubeconfig" finds it. */
   openKubeconfigFile: (): Fix => ({
     kind: 'command',
-    title: 'Open Kubeconfig',
+    title: l10n.t('Open Kubeconfig'),
     command: 'queueSplit.openKubeconfig',
   }),
 };

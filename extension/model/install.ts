@@ -1,4 +1,6 @@
 // What "Install Controller into Cluster…" will apply, in words for the confirmation dialog.
+import * as l10n from '@vscode/l10n';
+
 export interface ManifestLike {
   apiVersion: string;
   kind: string;
@@ -32,11 +34,15 @@ export function installConfirmation(
   objects: readonly ManifestLike[],
 ): string {
   return [
-    `Install the Queue Split controller into the cluster of context "${context}"${server !== undefined ? ` (${server})` : ''}?`,
+    server !== undefined
+      ? l10n.t('Install the Queue Split controller into the cluster of context "{0}" ({1})?', context, server)
+      : l10n.t('Install the Queue Split controller into the cluster of context "{0}"?', context),
     '',
-    'With your Kubernetes credentials (it needs cluster-admin rights), this creates or replaces:',
+    l10n.t('With your Kubernetes credentials (it needs cluster-admin rights), this creates or replaces:'),
     ...describeManifests(objects).map((line) => `• ${line}`),
     '',
-    'The controller watches QueueSplit resources in every namespace and scales, patches and restores the workloads being split. It never reads Secrets, and an admission policy (queuesplit-controller-confinement) lets it create and change only its own qs-* objects, run only the agent image it is installed with, and change only the cutover fields of your workloads. Developers need the queuesplit-developer ClusterRole bound in their namespaces to create splits.',
+    l10n.t(
+      'The controller watches QueueSplit resources in every namespace and scales, patches and restores the workloads being split. It never reads Secrets, and an admission policy (queuesplit-controller-confinement) lets it create and change only its own qs-* objects, run only the agent image it is installed with, and change only the cutover fields of your workloads. Developers need the queuesplit-developer ClusterRole bound in their namespaces to create splits.',
+    ),
   ].join('\n');
 }

@@ -15,6 +15,7 @@
 //
 // Parsing is pure and collects every problem with its path, so launch.json errors read like
 // declaration errors.
+import * as l10n from '@vscode/l10n';
 import { parseFilter, type FilterInput, type HeaderFilter } from '../../core/filter';
 import { formatFieldError } from '../../core/result';
 import type { SidecarDeliveryMode } from '../../core/sidecarProtocol';
@@ -44,18 +45,19 @@ export function parseLaunchBlock(raw: unknown, where: string = LAUNCH_BLOCK_KEY)
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     return {
       ok: false,
-      errors: [`${where} must be an object, e.g. {"workload": "deployment/orders"}.`],
+      errors: [l10n.t('{0} must be an object, e.g. {"workload": "deployment/orders"}.', where)],
     };
   const value = raw as Record<string, unknown>;
   const errors: string[] = [];
   for (const key of Object.keys(value)) {
-    if (!KNOWN.has(key)) errors.push(`${at(key)} is not a known setting (known: ${[...KNOWN].join(', ')}).`);
+    if (!KNOWN.has(key))
+      errors.push(l10n.t('{0} is not a known setting (known: {1}).', at(key), [...KNOWN].join(', ')));
   }
   const block: LaunchBlock = { mode: 'env', persist: false };
 
   if (value.workload !== undefined) {
     if (typeof value.workload !== 'string')
-      errors.push(`${at('workload')} must be a string like "deployment/orders".`);
+      errors.push(l10n.t('{0} must be a string like "deployment/orders".', at('workload')));
     else {
       const ref = parseWorkloadRef(value.workload);
       if ('error' in ref) errors.push(`${at('workload')}: ${ref.error}`);
@@ -64,24 +66,31 @@ export function parseLaunchBlock(raw: unknown, where: string = LAUNCH_BLOCK_KEY)
   }
   if (value.queues !== undefined) {
     if (!Array.isArray(value.queues) || value.queues.some((q) => typeof q !== 'string'))
-      errors.push(`${at('queues')} must be a list of logical queue names, e.g. ["orders"].`);
+      errors.push(l10n.t('{0} must be a list of logical queue names, e.g. ["orders"].', at('queues')));
     else {
       // The rule of the declaration's logical names (PATTERNS.queueName in core/queueConfig/schema.ts),
       // not imported: that module builds the zod schemas, too heavy to load at activation.
       const bad = (value.queues as string[]).filter((q) => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(q));
       if (bad.length > 0)
         errors.push(
-          `${at('queues')}: ${bad.map((q) => `"${q}"`).join(', ')} not logical queue names (lowercase letters, digits, "-").`,
+          l10n.t(
+            '{0}: {1} not logical queue names (lowercase letters, digits, "-").',
+            at('queues'),
+            bad.map((q) => `"${q}"`).join(', '),
+          ),
         );
       else if (value.queues.length === 0)
-        errors.push(`${at('queues')} is empty; omit it to split every declared queue.`);
+        errors.push(l10n.t('{0} is empty; omit it to split every declared queue.', at('queues')));
       else block.queues = [...new Set(value.queues as string[])];
     }
   }
   if (value.headers !== undefined) {
     if (typeof value.headers !== 'object' || value.headers === null || Array.isArray(value.headers))
       errors.push(
-        `${at('headers')} must be an object of header names to values, e.g. {"x-queue-split-user": "alice"}.`,
+        l10n.t(
+          '{0} must be an object of header names to values, e.g. {"x-queue-split-user": "alice"}.',
+          at('headers'),
+        ),
       );
     else {
       const parsed = parseFilter(value.headers as Record<string, unknown>, at('headers'));
@@ -92,11 +101,18 @@ export function parseLaunchBlock(raw: unknown, where: string = LAUNCH_BLOCK_KEY)
   if (value.filter !== undefined) {
     if (value.headers !== undefined)
       errors.push(
-        `${at('filter')} and ${at('headers')} are both set; give the filter once (filter takes any form).`,
+        l10n.t(
+          '{0} and {1} are both set; give the filter once (filter takes any form).',
+          at('filter'),
+          at('headers'),
+        ),
       );
     else if (typeof value.filter !== 'string' && (typeof value.filter !== 'object' || value.filter === null))
       errors.push(
-        `${at('filter')} must be filter text such as "tenant^=alice-" or an object such as {"anyOf": [{"tenant": {"prefix": "alice-"}}]}.`,
+        l10n.t(
+          '{0} must be filter text such as "tenant^=alice-" or an object such as {"anyOf": [{"tenant": {"prefix": "alice-"}}]}.',
+          at('filter'),
+        ),
       );
     else {
       const parsed = parseFilter(value.filter as FilterInput, at('filter'));
@@ -106,7 +122,7 @@ export function parseLaunchBlock(raw: unknown, where: string = LAUNCH_BLOCK_KEY)
   }
   if (value.delivery !== undefined) {
     if (typeof value.delivery !== 'string' || !MODES.includes(value.delivery))
-      errors.push(`${at('delivery')} must be "env", "http" or "relay".`);
+      errors.push(l10n.t('{0} must be "env", "http" or "relay".', at('delivery')));
     else block.mode = value.delivery as SidecarDeliveryMode;
   }
   if (value.target !== undefined) {
@@ -117,11 +133,13 @@ export function parseLaunchBlock(raw: unknown, where: string = LAUNCH_BLOCK_KEY)
       url = undefined;
     }
     if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:'))
-      errors.push(`${at('target')} must be an http:// or https:// URL, e.g. "http://127.0.0.1:8080/events".`);
+      errors.push(
+        l10n.t('{0} must be an http:// or https:// URL, e.g. "http://127.0.0.1:8080/events".', at('target')),
+      );
     else block.httpTarget = String(value.target);
   }
   if (value.persist !== undefined) {
-    if (typeof value.persist !== 'boolean') errors.push(`${at('persist')} must be true or false.`);
+    if (typeof value.persist !== 'boolean') errors.push(l10n.t('{0} must be true or false.', at('persist')));
     else block.persist = value.persist;
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, block };

@@ -4,6 +4,7 @@
 // configuration API would rewrite the whole list. The launch gets the env marker every debugger
 // accepts, the split goes into the splits file (model/launchSplits.ts).
 // A bundle of its own (esbuild.config.mjs lazyBundles): jsonc-parser stays out of activation.
+import * as l10n from '@vscode/l10n';
 import {
   applyEdits,
   modify,
@@ -27,23 +28,37 @@ export function parseSplitsFile(text: string): SplitsFile {
   if (problems.length > 0)
     return {
       ok: false,
-      errors: problems.map(
-        (p) => `${SPLITS_FILE}: ${printParseErrorCode(p.error)} at offset ${p.offset}; it must be JSON.`,
+      errors: problems.map((p) =>
+        l10n.t(
+          '{0}: {1} at offset {2}; it must be JSON.',
+          SPLITS_FILE,
+          printParseErrorCode(p.error),
+          p.offset,
+        ),
       ),
     };
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    return { ok: false, errors: [`${SPLITS_FILE} must be an object like {"splits": {"orders": {...}}}.`] };
+    return {
+      ok: false,
+      errors: [l10n.t('{0} must be an object like {"splits": {"orders": {...}}}.', SPLITS_FILE)],
+    };
   const splits = (value as { splits?: unknown }).splits;
   if (splits === undefined) return { ok: true, splits: {} };
   if (typeof splits !== 'object' || splits === null || Array.isArray(splits))
-    return { ok: false, errors: [`${SPLITS_FILE}: "splits" must be an object of split names to settings.`] };
+    return {
+      ok: false,
+      errors: [l10n.t('{0}: "splits" must be an object of split names to settings.', SPLITS_FILE)],
+    };
   const bad = Object.keys(splits).filter((k) => !SPLIT_NAME.test(k));
   if (bad.length > 0)
     return {
       ok: false,
-      errors: bad.map(
-        (k) =>
-          `${SPLITS_FILE}: split name "${k}" must start with a letter or digit and use only letters, digits, "-", "." or "_".`,
+      errors: bad.map((k) =>
+        l10n.t(
+          '{0}: split name "{1}" must start with a letter or digit and use only letters, digits, "-", "." or "_".',
+          SPLITS_FILE,
+          k,
+        ),
       ),
     };
   return { ok: true, splits: splits as Record<string, unknown> };
@@ -58,7 +73,12 @@ export function namedSplitBlock(name: string, fileText: string | undefined): Lau
     return {
       ok: false,
       errors: [
-        `${SPLIT_ENV_MARKER}=${name} names a split, but ${SPLITS_FILE} does not exist. Create it with {"splits": {"${name}": {"workload": "deployment/NAME"}}} (or run "Queue Split: Add Queue Split to Launch Configuration").`,
+        l10n.t(
+          '{0} names a split, but {1} does not exist. Create it with {2} (or run "Queue Split: Add Queue Split to Launch Configuration").',
+          `${SPLIT_ENV_MARKER}=${name}`,
+          SPLITS_FILE,
+          `{"splits": {"${name}": {"workload": "deployment/NAME"}}}`,
+        ),
       ],
     };
   const file = parseSplitsFile(fileText);
@@ -68,7 +88,20 @@ export function namedSplitBlock(name: string, fileText: string | undefined): Lau
     return {
       ok: false,
       errors: [
-        `${SPLIT_ENV_MARKER}=${name}: ${SPLITS_FILE} defines no split "${name}" (${known.length > 0 ? `it defines ${known.map((k) => `"${k}"`).join(', ')}` : 'it defines none'}). Add it under "splits" or fix the name.`,
+        known.length > 0
+          ? l10n.t(
+              '{0}: {1} defines no split "{2}" (it defines {3}). Add it under "splits" or fix the name.',
+              `${SPLIT_ENV_MARKER}=${name}`,
+              SPLITS_FILE,
+              name,
+              known.map((k) => `"${k}"`).join(', '),
+            )
+          : l10n.t(
+              '{0}: {1} defines no split "{2}" (it defines none). Add it under "splits" or fix the name.',
+              `${SPLIT_ENV_MARKER}=${name}`,
+              SPLITS_FILE,
+              name,
+            ),
       ],
     };
   }
@@ -177,8 +210,8 @@ export function addSplitTo(
   if (index < 0)
     return {
       ok: false,
-      error: `launch.json has no configuration named "${configName}".`,
-      fix: 'Pick one of its configurations, or add one first (Run → Add Configuration…).',
+      error: l10n.t('launch.json has no configuration named "{0}".', configName),
+      fix: l10n.t('Pick one of its configurations, or add one first (Run → Add Configuration…).'),
     };
   const configuration = configurations[index]!;
   const reference = splitReference(configuration);
@@ -187,12 +220,19 @@ export function addSplitTo(
       ok: false,
       error:
         reference.kind === 'named'
-          ? `Configuration "${configName}" already starts the split "${reference.name}" (${SPLIT_ENV_MARKER} in its env).`
-          : `Configuration "${configName}" has an old inline queueSplit block.`,
+          ? l10n.t(
+              'Configuration "{0}" already starts the split "{1}" ({2} in its env).',
+              configName,
+              reference.name,
+              SPLIT_ENV_MARKER,
+            )
+          : l10n.t('Configuration "{0}" has an old inline queueSplit block.', configName),
       fix:
         reference.kind === 'named'
-          ? 'Edit that split in .vscode/queue-split.json.'
-          : 'Run "Queue Split: Migrate Launch Configurations" to move it to .vscode/queue-split.json.',
+          ? l10n.t('Edit that split in .vscode/queue-split.json.')
+          : l10n.t(
+              'Run "Queue Split: Migrate Launch Configurations" to move it to .vscode/queue-split.json.',
+            ),
     };
   const splitName = splitNameFor(configName, takenNames(splitsText));
   return {

@@ -1,6 +1,7 @@
 // Linger (README, "VS Code extension"): after the last debug session that holds a split ends, the
 // split stays `queueSplit.linger` seconds, so a debug restart or the next F5 does not roll the
 // workload's pods twice. Pure: reading the setting's raw value and saying how long is left.
+import * as l10n from '@vscode/l10n';
 
 export const DEFAULT_LINGER_SECONDS = 180;
 /** One day: a longer linger is a forgotten split; `persist` is the setting for "keep it". */
@@ -21,7 +22,12 @@ export function parseLinger(raw: unknown): LingerSetting {
     typeof raw === 'string' ? JSON.stringify(raw) : typeof raw === 'number' ? String(raw) : typeof raw;
   return {
     seconds: DEFAULT_LINGER_SECONDS,
-    error: `The setting queueSplit.linger is ${shown}: it must be a whole number of seconds from 0 to ${MAX_LINGER_SECONDS} (0 stops a split when its last debug session ends). Using the default, ${DEFAULT_LINGER_SECONDS} s; fix it in your settings.`,
+    error: l10n.t(
+      'The setting queueSplit.linger is {0}: it must be a whole number of seconds from 0 to {1} (0 stops a split when its last debug session ends). Using the default, {2} s; fix it in your settings.',
+      shown,
+      MAX_LINGER_SECONDS,
+      DEFAULT_LINGER_SECONDS,
+    ),
   };
 }
 
@@ -36,5 +42,5 @@ export function formatTimeLeft(ms: number): string {
 
 /** What the tree row and the status bar say while a split lingers. */
 export function lingerText(msLeft: number): string {
-  return `lingering, stops in ${formatTimeLeft(msLeft)}`;
+  return l10n.t('lingering, stops in {0}', formatTimeLeft(msLeft));
 }

@@ -1,5 +1,6 @@
 // How a split's phase looks (icon, colour, wording) and how the controller's explanation of a
 // stuck phase reads: the first condition that blocks, then its next action.
+import * as l10n from '@vscode/l10n';
 import type { QueueSplitPhase } from '../../core/crd/queueSplitSchema';
 import type { QueueSplit } from './types';
 
@@ -71,15 +72,15 @@ export function progressLine(split: QueueSplit): string {
   const { phase, reason, nextAction } = blockingReason(split);
   const lag = split.status?.lag;
   let line = reason !== undefined ? `${phase}: ${reason}` : phase;
-  if (phase === 'Draining' && lag !== undefined) line += ` (${lag} left)`;
-  if (nextAction !== undefined && phase !== 'Active') line += ` — next: ${nextAction}`;
+  if (phase === 'Draining' && lag !== undefined) line += ` ${l10n.t('({0} left)', lag)}`;
+  if (nextAction !== undefined && phase !== 'Active') line += ` — ${l10n.t('next: {0}', nextAction)}`;
   return line;
 }
 
 /** Counts as "delivered N · lag M" for descriptions; empty when the controller reported none. */
 export function countsText(delivered: number | undefined, lag: number | undefined): string {
   const parts: string[] = [];
-  if (delivered !== undefined) parts.push(`${delivered} delivered`);
-  if (lag !== undefined && lag > 0) parts.push(`lag ${lag}`);
+  if (delivered !== undefined) parts.push(l10n.t('{0} delivered', delivered));
+  if (lag !== undefined && lag > 0) parts.push(l10n.t('lag {0}', lag));
   return parts.join(' · ');
 }

@@ -4,6 +4,7 @@
 // with the suggested action and buttons in editor terms; a `flag`, when the line has one, points
 // the button at that flag's setting. Pure: sidecar/splitSessions.ts and sidecarLauncher.ts use it.
 // docs/extension-errors.md lists what each code says and offers.
+import * as l10n from '@vscode/l10n';
 import { PROVIDER_NAMES, PROVIDERS } from '../../core/providers';
 import type { ErrorCode, ErrorMessage } from '../../core/sidecarProtocol';
 import { developerRoleBindingCommand, subjectOfUser } from '../../core/kubeFailure';
@@ -179,107 +180,141 @@ interface CodeWords {
   fixes: (m: ErrorMessage, c: SidecarErrorContext) => (Fix | undefined)[];
 }
 
-const START_AGAIN = 'then start the split again';
-const BUG = 'This is a bug of the extension: report it with the Queue Split log.';
+const BUG = l10n.t('This is a bug of the extension: report it with the Queue Split log.');
 
 /** Every sidecar error code in editor terms (typed Record: a new code does not compile without one). */
 export const SIDECAR_ERROR_WORDS: Readonly<Record<ErrorCode, CodeWords>> = {
   usage: {
-    action: (m) => `Fix ${flagHome(m.flag)?.words ?? 'the setting it names'}, ${START_AGAIN}.`,
+    action: (m) =>
+      l10n.t(
+        'Fix {0}, then start the split again.',
+        flagHome(m.flag)?.words ?? l10n.t('the setting it names'),
+      ),
     fixes: (m) => [flagHome(m.flag)?.fix],
   },
   'kube-config': {
-    action: `Point the queueSplit.kubeconfig setting (or $KUBECONFIG) at a working kubeconfig, or pick another context, ${START_AGAIN}.`,
+    action: l10n.t(
+      'Point the queueSplit.kubeconfig setting (or $KUBECONFIG) at a working kubeconfig, or pick another context, then start the split again.',
+    ),
     fixes: () => [fix.setting('queueSplit.kubeconfig'), fix.selectContext()],
   },
   'kube-unreachable': {
-    action: `Check that the cluster runs and that this machine reaches it (VPN, proxy), ${START_AGAIN}.`,
+    action: l10n.t(
+      'Check that the cluster runs and that this machine reaches it (VPN, proxy), then start the split again.',
+    ),
     fixes: () => [fix.selectContext()],
   },
   'kube-unauthorized': {
-    action: `Your login to the cluster expired or was refused: log in again (or get a fresh kubeconfig), ${START_AGAIN}.`,
+    action: l10n.t(
+      'Your login to the cluster expired or was refused: log in again (or get a fresh kubeconfig), then start the split again.',
+    ),
     fixes: () => [fix.openKubeconfigFile(), fix.selectContext()],
   },
   forbidden: {
-    action:
+    action: l10n.t(
       'Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in this namespace, or pick a namespace where you have it.',
+    ),
     fixes: (m, c) => [roleBindingFix(m, c), fix.selectContext()],
   },
   'crd-missing': {
-    action:
+    action: l10n.t(
       'Run "Queue Split: Install Controller into Cluster…" (needs cluster-admin), or pick the right context.',
+    ),
     fixes: () => [fix.installController(), fix.selectContext()],
   },
   'workload-not-found': {
-    action:
+    action: l10n.t(
       'Check the workload (the queueSplit.workload setting or .vscode/queue-split.json) and the namespace.',
+    ),
     fixes: () => [fix.setting('queueSplit.workload'), fix.selectContext()],
   },
   'declaration-invalid': {
-    action:
+    action: l10n.t(
       "Fix the workload's queue declaration (its telepresence.io/queue-config annotation), or pick a queue it declares.",
+    ),
     fixes: () => [fix.declareQueues()],
   },
   'config-missing': {
-    action: `Give the env var a value for this machine in the queueSplit.env setting, ${START_AGAIN}.`,
+    action: l10n.t(
+      'Give the env var a value for this machine in the queueSplit.env setting, then start the split again.',
+    ),
     fixes: (m) => [flagHome(m.flag)?.fix ?? fix.setting('queueSplit.env')],
   },
   'split-conflict': {
-    action: 'Stop the split that is in the way (the Queue Splits view), then start again.',
+    action: l10n.t('Stop the split that is in the way (the Queue Splits view), then start again.'),
     fixes: () => [fix.showView()],
   },
   'split-rejected': {
-    action: 'The controller refused the split for the reason given: change what it names, then start again.',
+    action: l10n.t(
+      'The controller refused the split for the reason given: change what it names, then start again.',
+    ),
     fixes: () => [fix.showView()],
   },
   'split-failed': {
-    action:
+    action: l10n.t(
       'The controller could not activate the split: the Queue Splits view and the log say why. Nothing of yours is lost.',
+    ),
     fixes: () => [fix.showView()],
   },
   'split-timeout': {
-    action: `The split did not become active in time: look at it in the Queue Splits view, or raise the queueSplit.readyTimeoutSeconds setting, ${START_AGAIN}.`,
+    action: l10n.t(
+      'The split did not become active in time: look at it in the Queue Splits view, or raise the queueSplit.readyTimeoutSeconds setting, then start the split again.',
+    ),
     fixes: () => [fix.setting('queueSplit.readyTimeoutSeconds'), fix.showView()],
   },
   'split-deleted': {
-    action: 'Somebody deleted your split (or its lease ran out): start it again if you still need it.',
+    action: l10n.t(
+      'Somebody deleted your split (or its lease ran out): start it again if you still need it.',
+    ),
     fixes: () => [fix.startSplit()],
   },
   'target-unreachable': {
-    action: `Start the service you debug so it listens there, or fix the queueSplit.delivery.httpTarget setting, ${START_AGAIN}.`,
+    action: l10n.t(
+      'Start the service you debug so it listens there, or fix the queueSplit.delivery.httpTarget setting, then start the split again.',
+    ),
     fixes: (m) => [flagHome(m.flag)?.fix ?? fix.setting('queueSplit.delivery.httpTarget')],
   },
   'broker-unreachable': {
-    action: `This machine does not reach the broker: forward its port and map the address (the queueSplit.addressMap setting), or choose http or relay delivery (the queueSplit.delivery.mode setting), ${START_AGAIN}.`,
+    action: l10n.t(
+      'This machine does not reach the broker: forward its port and map the address (the queueSplit.addressMap setting), or choose http or relay delivery (the queueSplit.delivery.mode setting), then start the split again.',
+    ),
     fixes: (m) => [
       flagHome(m.flag)?.fix ?? fix.setting('queueSplit.addressMap'),
-      fix.setting('queueSplit.delivery.mode', 'Change Delivery Mode'),
+      fix.setting('queueSplit.delivery.mode', l10n.t('Change Delivery Mode')),
     ],
   },
   'broker-auth': {
-    action: `The broker refused the login: set working credentials for this machine (the queueSplit.env setting), or choose http or relay delivery, ${START_AGAIN}.`,
+    action: l10n.t(
+      'The broker refused the login: set working credentials for this machine (the queueSplit.env setting), or choose http or relay delivery, then start the split again.',
+    ),
     fixes: (m) => [flagHome(m.flag)?.fix ?? fix.setting('queueSplit.env')],
   },
   'shadow-missing': {
-    action: 'The split’s session queue is gone from the broker: stop the split and start it again.',
+    action: l10n.t('The split’s session queue is gone from the broker: stop the split and start it again.'),
     fixes: () => [fix.showView()],
   },
   'relay-destination-missing': {
-    action: `Create the destination on your local broker (or start your service once so it does), or choose another in the queueSplit.delivery.relayTo setting, ${START_AGAIN}.`,
+    action: l10n.t(
+      'Create the destination on your local broker (or start your service once so it does), or choose another in the queueSplit.delivery.relayTo setting, then start the split again.',
+    ),
     fixes: (m) => [flagHome(m.flag)?.fix ?? fix.setting('queueSplit.delivery.relayTo')],
   },
   'session-refused': {
-    action:
+    action: l10n.t(
       'Another window (or machine) receives this split’s messages, or its secret is not this window’s: stop the split and start it again here.',
+    ),
     fixes: () => [fix.showView()],
   },
   'agent-unreachable': {
-    action: `The queue-agent pod could not be reached through the cluster: check it is running (the Queue Splits view), ${START_AGAIN}.`,
+    action: l10n.t(
+      'The queue-agent pod could not be reached through the cluster: check it is running (the Queue Splits view), then start the split again.',
+    ),
     fixes: () => [fix.showView()],
   },
   'agent-impostor': {
-    action:
+    action: l10n.t(
       'Nothing was sent to it. Tell your cluster admin: a pod with the queue-agent’s labels in this namespace is not the queue-agent.',
+    ),
     fixes: () => [],
   },
   internal: {
@@ -340,7 +375,7 @@ export function sidecarError(line: ErrorMessage, context: SidecarErrorContext = 
         ? words.action
         : words.action(m);
   return {
-    message: internalFlag ? `The sidecar refused ${INTERNAL}: ${message}` : message,
+    message: internalFlag ? l10n.t('The sidecar refused {0}: {1}', INTERNAL, message) : message,
     suggestedAction,
     fixes: uniqueFixes(words.fixes(m, context)),
   };

@@ -1,5 +1,6 @@
 // What one running sidecar has told the extension, folded from its JSON lines
 // (core/sidecarProtocol.ts). Pure: the process manager feeds messages in, views read the result.
+import * as l10n from '@vscode/l10n';
 import type {
   ErrorMessage,
   FailedMessage,
@@ -66,7 +67,7 @@ export function initialSession(mode: SidecarDeliveryMode): SessionView {
   return {
     mode,
     stage: 'starting',
-    message: 'Starting the sidecar',
+    message: l10n.t('Starting the sidecar'),
     delivered: {},
     failed: {},
     rejected: {},
@@ -191,7 +192,10 @@ export function sessionExited(view: SessionView, code: number | null, signal: st
     ...view,
     stage: 'failed',
     blocked: [],
-    message: `The sidecar exited unexpectedly (${signal !== null ? `signal ${signal}` : `code ${code}`}).`,
+    message:
+      signal !== null
+        ? l10n.t('The sidecar exited unexpectedly (signal {0}).', signal)
+        : l10n.t('The sidecar exited unexpectedly (code {0}).', String(code)),
   };
 }
 

@@ -1,6 +1,7 @@
 // The decisions behind "Start Split…" and a launch configuration's queueSplit block, as pure
 // functions: which workload the workspace is about, which filter is valid and free, and the
 // defaults the pickers propose.
+import * as l10n from '@vscode/l10n';
 import {
   DEFAULT_BAGGAGE_MEMBER,
   DEFAULT_FILTER_KEY,
@@ -46,10 +47,15 @@ export function parseWorkloadRef(text: string): WorkloadRefText | { error: strin
   const kind = kindText === undefined ? undefined : KINDS[kindText.replace(/\.apps$/, '')];
   if (kindText !== undefined && kind === undefined)
     return {
-      error: `"${kindText}" is not a Deployment or StatefulSet; write deployment/NAME or statefulset/NAME.`,
+      error: l10n.t(
+        '"{0}" is not a Deployment or StatefulSet; write deployment/NAME or statefulset/NAME.',
+        kindText,
+      ),
     };
   if (!OBJECT_NAME.test(name) || name.length > 253)
-    return { error: `"${name}" is not a Kubernetes object name (lowercase letters, digits, "-", ".").` };
+    return {
+      error: l10n.t('"{0}" is not a Kubernetes object name (lowercase letters, digits, "-", ".").', name),
+    };
   return kind !== undefined ? { kind, name } : { name };
 }
 

@@ -1,6 +1,7 @@
 // The status bar item for my splits: hidden when I have none; otherwise the phase and the
 // number of messages delivered to my process, with one tooltip line per split. A split whose
 // delivery is blocked on a failing message says so first (briefly: the tooltip has the rest).
+import * as l10n from '@vscode/l10n';
 import { blockedShort, blockedText } from './blocked';
 import { lingerText } from './linger';
 import type { BlockedDelivery } from './sidecarView';
@@ -46,13 +47,25 @@ export function statusBarLook(splits: readonly MySplitSummary[]): StatusBarLook 
       ? single !== undefined
         ? `$(warning) ${worst.workload}: ${blockedShort(single)} · ${total}`
         : `${icon} ${worst.workload}: ${worst.phase}${worst.lingerLeftMs !== undefined ? ` (${lingerText(worst.lingerLeftMs)})` : ''} · ${total}`
-      : `${blocked.length > 0 ? '$(warning)' : icon} ${splits.length} splits: ${blocked.length > 0 ? `${blocked.length} blocked, ` : ''}${summarizePhases(splits)} · ${total}`;
+      : `${blocked.length > 0 ? '$(warning)' : icon} ${
+          blocked.length > 0
+            ? l10n.t('{0} splits: {1} blocked, {2}', splits.length, blocked.length, summarizePhases(splits))
+            : l10n.t('{0} splits: {1}', splits.length, summarizePhases(splits))
+        } · ${total}`;
   const tooltip = [
-    'Queue Split — your splits (click for details)',
-    ...splits.map(
-      (s) =>
-        `${s.workload} [${s.queues.join(', ')}]: ${s.phase}${s.lingerLeftMs !== undefined ? ` (${lingerText(s.lingerLeftMs)})` : ''}, ${count(s)} delivered${s.delivered === undefined && s.routed !== undefined ? ' (routed by the controller)' : ''}${s.blocked !== undefined ? `; ${blockedText(s.blocked)} (queue ${s.blocked.queue})` : ''}`,
-    ),
+    l10n.t('Queue Split — your splits (click for details)'),
+    ...splits.map((s) => {
+      const phase = `${s.phase}${s.lingerLeftMs !== undefined ? ` (${lingerText(s.lingerLeftMs)})` : ''}`;
+      const delivered =
+        s.delivered === undefined && s.routed !== undefined
+          ? l10n.t('{0} delivered (routed by the controller)', count(s))
+          : l10n.t('{0} delivered', count(s));
+      const blockedOn =
+        s.blocked !== undefined
+          ? `; ${l10n.t('{0} (queue {1})', blockedText(s.blocked), s.blocked.queue)}`
+          : '';
+      return `${s.workload} [${s.queues.join(', ')}]: ${phase}, ${delivered}${blockedOn}`;
+    }),
   ].join('\n');
   const background =
     look.rank <= 1

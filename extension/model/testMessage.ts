@@ -2,6 +2,7 @@
 // reads the body, body fields) that match the split's own filter — built by core/filter
 // messageMatching from that filter alone, so they can only carry the user's own values and, since
 // routes on a queue never overlap, match nobody else's route.
+import * as l10n from '@vscode/l10n';
 import { describeWitness, filterKeys, messageMatching, type RouteFilter } from '../../core/filter';
 
 export interface ChosenBody {
@@ -28,8 +29,8 @@ export function planTestMessage(
   const message = messageMatching(filter, chosenText);
   if (message === undefined)
     return {
-      error: 'No message can match the filter of this split.',
-      fix: 'Start the split again with a filter some message can match.',
+      error: l10n.t('No message can match the filter of this split.'),
+      fix: l10n.t('Start the split again with a filter some message can match.'),
     };
   const headers = Object.entries(message.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   // A filter reading the body gets a JSON body: the chosen object with its fields set, or those
@@ -45,12 +46,15 @@ export function planTestMessage(
       describeWitness({ headers, body: undefined }),
       ...(message.bodyReplaced
         ? [
-            `a JSON body with only the fields your filter reads (${bodyFields.join(', ')}), since the chosen body lacked them`,
+            l10n.t(
+              'a JSON body with only the fields your filter reads ({0}), since the chosen body lacked them',
+              bodyFields.join(', '),
+            ),
           ]
         : readsBody
-          ? [`the fields your filter reads (${bodyFields.join(', ')}) set in the body`]
+          ? [l10n.t('the fields your filter reads ({0}) set in the body', bodyFields.join(', '))]
           : []),
-    ].join(' and '),
+    ].join(l10n.t(' and ')),
     headerNames: headers.map(([name]) => name).join(', ') || 'none',
   };
 }

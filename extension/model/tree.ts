@@ -2,6 +2,7 @@
 // routes (mine and teammates'). The nodes are a discriminated union; `childrenOf` builds the
 // hierarchy from one snapshot of the namespace and `lookOf` says how each node is shown. The
 // TreeDataProvider only turns these into vscode.TreeItems.
+import * as l10n from '@vscode/l10n';
 import { PROVIDERS, sourceLabel } from '../../core/providers';
 import { isEmptyFilter } from '../../core/filter';
 import { handbackUnfinished } from '../../core/workloadStatus';
@@ -190,10 +191,10 @@ export function queuesOf(snapshot: TreeSnapshot, node: WorkloadNode): (QueueNode
       id: `${node.id}/handback`,
       text:
         status.phase === 'Degraded'
-          ? 'Degraded: waiting for an operator retry'
+          ? l10n.t('Degraded: waiting for an operator retry')
           : status.phase === 'RollingBack'
-            ? 'Rolling back a failed activation'
-            : 'Handing the workload back',
+            ? l10n.t('Rolling back a failed activation')
+            : l10n.t('Handing the workload back'),
       detail: [status.message, ...(status.nextAction !== undefined ? [status.nextAction] : [])].join('\n'),
       severity: status.phase === 'Degraded' ? 'error' : 'warning',
     });
@@ -202,7 +203,7 @@ export function queuesOf(snapshot: TreeSnapshot, node: WorkloadNode): (QueueNode
     out.unshift({
       kind: 'notice',
       id: `${node.id}/invalid`,
-      text: 'The queue declaration is invalid',
+      text: l10n.t('The queue declaration is invalid'),
       detail: workload.errors.join('\n'),
       severity: 'error',
     });
@@ -240,7 +241,7 @@ export function childrenOf(snapshot: TreeSnapshot, node: TreeNode): TreeNode[] {
         {
           kind: 'notice',
           id: `${node.id}/empty`,
-          text: snapshot.loading ? 'Loading…' : 'No workload here declares queues',
+          text: snapshot.loading ? l10n.t('Loading…') : l10n.t('No workload here declares queues'),
           severity: 'info',
         },
       ];
@@ -255,14 +256,18 @@ export function childrenOf(snapshot: TreeSnapshot, node: TreeNode): TreeNode[] {
   }
 }
 
-const WORKLOAD_PHASE_TEXT = {
-  Splitting: 'splitting',
-  Split: 'split',
-  RollingBack: 'rolling back',
-  HandingBack: 'handing back',
-  Degraded: 'Degraded',
-  HandedBack: 'handed back',
-} as const;
+/** The workload's split phase in words (localized when shown; the keys are the API's). */
+const workloadPhaseText = (
+  phase: 'Splitting' | 'Split' | 'RollingBack' | 'HandingBack' | 'Degraded' | 'HandedBack',
+) =>
+  ({
+    Splitting: l10n.t('splitting'),
+    Split: l10n.t('split'),
+    RollingBack: l10n.t('rolling back'),
+    HandingBack: l10n.t('handing back'),
+    Degraded: 'Degraded',
+    HandedBack: l10n.t('handed back'),
+  })[phase];
 
 export interface NodeLook {
   label: string;
@@ -296,15 +301,19 @@ export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
       const from = contextFromText(target);
       return {
         label: target.context,
-        description: `namespace ${target.namespace}${from !== undefined ? ` · ${from}` : ''}`,
+        description: `${l10n.t('namespace {0}', target.namespace)}${from !== undefined ? ` · ${from}` : ''}`,
         tooltip: [
-          `**Context** ${escapeMarkdown(target.context)}${contextFromDetail(target)}`,
-          `**Namespace** ${escapeMarkdown(target.namespace)}${namespaceFromDetail(target)}`,
-          ...(target.server !== undefined ? [`**Server** ${escapeMarkdown(target.server)}`] : []),
+          `**${l10n.t('Context')}** ${escapeMarkdown(target.context)}${contextFromDetail(target)}`,
+          `**${l10n.t('Namespace')}** ${escapeMarkdown(target.namespace)}${namespaceFromDetail(target)}`,
+          ...(target.server !== undefined
+            ? [`**${l10n.t('Server')}** ${escapeMarkdown(target.server)}`]
+            : []),
           '',
           pinned
-            ? 'Change with *Queue Split: Select Context/Namespace…*; *Queue Split: Unpin Context* follows the kubeconfig again'
-            : 'Pin another with *Queue Split: Select Context/Namespace…*',
+            ? l10n.t(
+                'Change with *Queue Split: Select Context/Namespace…*; *Queue Split: Unpin Context* follows the kubeconfig again',
+              )
+            : l10n.t('Pin another with *Queue Split: Select Context/Namespace…*'),
         ].join('\n\n'),
         icon: { id: pinned ? 'pinned' : 'cloud' },
         contextValue: pinned ? 'context.pinned' : 'context',
@@ -328,37 +337,49 @@ export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
       const routes = splitsOfWorkload(snapshot, workload);
       const mine = routes.filter((s) => isMine(s, snapshot.owner)).length;
       const parts: string[] = [workload.kind];
-      if (node.undeclared) parts.push('no queue declaration');
-      else parts.push(`${workload.queues.length} ${workload.queues.length === 1 ? 'queue' : 'queues'}`);
+      if (node.undeclared) parts.push(l10n.t('no queue declaration'));
+      else
+        parts.push(
+          workload.queues.length === 1 ? l10n.t('1 queue') : l10n.t('{0} queues', workload.queues.length),
+        );
       if (routes.length > 0)
         parts.push(
-          `${routes.length} ${routes.length === 1 ? 'split' : 'splits'}${mine > 0 ? ` (${mine} mine)` : ''}`,
+          `${routes.length === 1 ? l10n.t('1 split') : l10n.t('{0} splits', routes.length)}${mine > 0 ? ` ${l10n.t('({0} mine)', mine)}` : ''}`,
         );
       const invalid = workload.errors.length > 0;
       const status = workload.splitStatus;
       const unfinished = handbackUnfinished(status);
       if (status !== undefined && (unfinished || routes.length === 0) && status.phase !== 'Split')
-        parts.push(WORKLOAD_PHASE_TEXT[status.phase]);
+        parts.push(workloadPhaseText(status.phase));
       return {
         label: workload.name,
         description: parts.join(' · '),
         tooltip: [
-          `**${workload.kind}** ${escapeMarkdown(workload.name)} in ${escapeMarkdown(workload.namespace)}`,
+          l10n.t(
+            '**{0}** {1} in {2}',
+            workload.kind,
+            escapeMarkdown(workload.name),
+            escapeMarkdown(workload.namespace),
+          ),
           ...(invalid
-            ? ['', '**Declaration problems:**', ...workload.errors.map((e) => `- ${escapeMarkdown(e)}`)]
+            ? [
+                '',
+                `**${l10n.t('Declaration problems:')}**`,
+                ...workload.errors.map((e) => `- ${escapeMarkdown(e)}`),
+              ]
             : []),
           ...(node.undeclared
-            ? ['', 'Splits still reference this workload, but it has no valid queue declaration now.']
+            ? ['', l10n.t('Splits still reference this workload, but it has no valid queue declaration now.')]
             : []),
           ...(status !== undefined
             ? [
                 '',
-                `**Split status** ${WORKLOAD_PHASE_TEXT[status.phase]} — ${escapeMarkdown(status.message)}`,
+                `**${l10n.t('Split status')}** ${workloadPhaseText(status.phase)} — ${escapeMarkdown(status.message)}`,
                 ...(status.nextAction !== undefined
-                  ? ['', `**Next** ${escapeMarkdown(status.nextAction)}`]
+                  ? ['', `**${l10n.t('Next')}** ${escapeMarkdown(status.nextAction)}`]
                   : []),
                 '',
-                `*as of ${escapeMarkdown(status.updated)}*`,
+                `*${l10n.t('as of {0}', escapeMarkdown(status.updated))}*`,
               ]
             : []),
         ].join('\n'),
@@ -373,14 +394,22 @@ export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
     case 'queue': {
       const routes = routesOf(snapshot, node);
       const routeCount =
-        routes.length === 0 ? 'no routes' : `${routes.length} ${routes.length === 1 ? 'route' : 'routes'}`;
+        routes.length === 0
+          ? l10n.t('no routes')
+          : routes.length === 1
+            ? l10n.t('1 route')
+            : l10n.t('{0} routes', routes.length);
       // Always expanded: an item that starts without children and gets some later (the first
       // route) would otherwise stay collapsed, VS Code remembering its state by id.
       if (node.undeclared) {
         return {
           label: node.queue.name,
-          description: `not declared any more · ${routeCount}`,
-          tooltip: `Queue **${escapeMarkdown(node.queue.name)}** is named by a split but not declared by ${escapeMarkdown(node.workload.name)} any more.`,
+          description: `${l10n.t('not declared any more')} · ${routeCount}`,
+          tooltip: l10n.t(
+            'Queue **{0}** is named by a split but not declared by {1} any more.',
+            escapeMarkdown(node.queue.name),
+            escapeMarkdown(node.workload.name),
+          ),
           icon: { id: 'warning', color: 'list.warningForeground' },
           contextValue: 'queue.undeclared',
           collapsible: 'expanded',
@@ -392,7 +421,7 @@ export function lookOf(snapshot: TreeSnapshot, node: TreeNode): NodeLook {
         description: `${queue.provider} · ${queue.source} · ${routeCount}`,
         tooltip: [
           `**${escapeMarkdown(queue.name)}** (${sourceLabel(queue.provider)} ${escapeMarkdown(queue.source)})`,
-          `container ${escapeMarkdown(queue.container)}`,
+          l10n.t('container {0}', escapeMarkdown(queue.container)),
         ].join('\n\n'),
         icon: { id: PROVIDERS[queue.provider].icon },
         contextValue: 'queue',
@@ -453,31 +482,38 @@ function routeLook(node: RouteNode): NodeLook {
   const rejected = session !== undefined ? (session.rejected[queue] ?? 0) : 0;
   const { reason, nextAction } = blockingReason(split);
   const tooltip = [
-    `**${mine ? 'Your split' : `Split of ${escapeMarkdown(split.spec.owner)}`}** — ${escapeMarkdown(split.metadata.name)}`,
-    `**Phase** ${phase}${reason !== undefined ? ` — ${escapeMarkdown(reason)}` : ''}`,
-    ...blocked.map(
-      (b) =>
-        `**Blocked** — ${escapeMarkdown(blockedDetail(b, node.now ?? Date.now()))}. *Retry Blocked Message Now* or *Reject Blocked Message…* (right-click).`,
+    `**${mine ? l10n.t('Your split') : l10n.t('Split of {0}', escapeMarkdown(split.spec.owner))}** — ${escapeMarkdown(split.metadata.name)}`,
+    `**${l10n.t('Phase')}** ${phase}${reason !== undefined ? ` — ${escapeMarkdown(reason)}` : ''}`,
+    ...blocked.map((b) =>
+      l10n.t(
+        '**Blocked** — {0}. *Retry Blocked Message Now* or *Reject Blocked Message…* (right-click).',
+        escapeMarkdown(blockedDetail(b, node.now ?? Date.now())),
+      ),
     ),
-    ...(nextAction !== undefined ? [`**Next** ${escapeMarkdown(nextAction)}`] : []),
-    `**Filter** ${escapeMarkdown(filter)}${isEmptyFilter(specFilter(split.spec)) ? ' (exclusive)' : ''}`,
-    `**Routed here** ${delivered ?? 0}${lag !== undefined ? ` · **lag** ${lag}` : ''}`,
-    ...(split.spec.delivery !== undefined ? [`**Delivery** ${split.spec.delivery.mode}`] : []),
+    ...(nextAction !== undefined ? [`**${l10n.t('Next')}** ${escapeMarkdown(nextAction)}`] : []),
+    `**${l10n.t('Filter')}** ${escapeMarkdown(filter)}${isEmptyFilter(specFilter(split.spec)) ? ` ${l10n.t('(exclusive)')}` : ''}`,
+    `**${l10n.t('Routed here')}** ${delivered ?? 0}${lag !== undefined ? ` · **${l10n.t('lag')}** ${lag}` : ''}`,
+    ...(split.spec.delivery !== undefined ? [`**${l10n.t('Delivery')}** ${split.spec.delivery.mode}`] : []),
     ...(session !== undefined
       ? [
-          `**Sidecar** ${session.stage}${session.pid !== undefined ? ` (pid ${session.pid})` : ''} · handed to your process: ${totalDelivered(session)}${rejected > 0 ? ` · rejected: ${rejected}` : ''}`,
+          `**${l10n.t('Sidecar')}** ${session.stage}${session.pid !== undefined ? ` ${l10n.t('(pid {0})', session.pid)}` : ''} · ${l10n.t('handed to your process: {0}', totalDelivered(session))}${rejected > 0 ? ` · ${l10n.t('rejected: {0}', rejected)}` : ''}`,
           ...(linger !== ''
             ? [
-                `**No debug session** — ${linger}; a new debug session keeps it (the pods are not restarted again). Stop Split stops it now.`,
+                l10n.t(
+                  '**No debug session** — {0}; a new debug session keeps it (the pods are not restarted again). Stop Split stops it now.',
+                  linger,
+                ),
               ]
             : []),
         ]
       : mine
-        ? ['*No sidecar in this window: the split lives until its lease runs out or you stop it.*']
+        ? [
+            `*${l10n.t('No sidecar in this window: the split lives until its lease runs out or you stop it.')}*`,
+          ]
         : []),
   ].join('\n\n');
   return {
-    label: mine ? `${split.spec.owner} (you)` : split.spec.owner,
+    label: mine ? l10n.t('{0} (you)', split.spec.owner) : split.spec.owner,
     description,
     tooltip,
     icon:
@@ -493,11 +529,11 @@ function routeLook(node: RouteNode): NodeLook {
 export function contextFromText(target: KubeTargetInfo): string | undefined {
   switch (target.contextFrom) {
     case 'pinned':
-      return 'pinned';
+      return l10n.t('pinned');
     case 'setting':
       return 'queueSplit.context';
     case 'kubeconfig':
-      return target.namespaceFrom === 'pinned' ? 'namespace pinned' : "kubeconfig's current";
+      return target.namespaceFrom === 'pinned' ? l10n.t('namespace pinned') : l10n.t("kubeconfig's current");
     case undefined:
       return undefined;
   }
@@ -506,11 +542,11 @@ export function contextFromText(target: KubeTargetInfo): string | undefined {
 function contextFromDetail(target: KubeTargetInfo): string {
   switch (target.contextFrom) {
     case 'pinned':
-      return " — pinned for this workspace (it stays when the kubeconfig's current context changes)";
+      return ` — ${l10n.t("pinned for this workspace (it stays when the kubeconfig's current context changes)")}`;
     case 'setting':
-      return ' — the queueSplit.context setting';
+      return ` — ${l10n.t('the queueSplit.context setting')}`;
     case 'kubeconfig':
-      return " — the kubeconfig's current context (followed: `kubectl config use-context` switches it here too)";
+      return ` — ${l10n.t("the kubeconfig's current context (followed: `kubectl config use-context` switches it here too)")}`;
     case undefined:
       return '';
   }
@@ -519,13 +555,13 @@ function contextFromDetail(target: KubeTargetInfo): string {
 function namespaceFromDetail(target: KubeTargetInfo): string {
   switch (target.namespaceFrom) {
     case 'pinned':
-      return ' — pinned for this workspace';
+      return ` — ${l10n.t('pinned for this workspace')}`;
     case 'setting':
-      return ' — the queueSplit.namespace setting';
+      return ` — ${l10n.t('the queueSplit.namespace setting')}`;
     case 'context':
-      return " — the context's namespace in the kubeconfig";
+      return ` — ${l10n.t("the context's namespace in the kubeconfig")}`;
     case 'default':
-      return ' — the context sets none';
+      return ` — ${l10n.t('the context sets none')}`;
     case undefined:
       return '';
   }

@@ -3,6 +3,7 @@
 // debugged process). The broker connection is resolved exactly as the sidecar resolves it
 // (laptop/brokerConnection.ts: the container's env, ConfigMaps/Secrets read with the user's own
 // credentials, local overrides, address map). Loaded lazily: it pulls amqplib and kafkajs.
+import * as l10n from '@vscode/l10n';
 import type { Provider } from '../../core/providers';
 import { randomUUID } from 'node:crypto';
 import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
@@ -49,15 +50,18 @@ export async function sendTestMessage(
   const resolved = resolveWorkload(declared, await declaredConfigMaps(kube, declared));
   if (!resolved.ok)
     throw new KubeProblem(
-      `The workload's queue declaration is invalid: ${resolved.errors.map(formatFieldError).join(' | ')}`,
-      'Fix the telepresence.io/queue-config annotation, then try again.',
+      l10n.t(
+        "The workload's queue declaration is invalid: {0}",
+        resolved.errors.map(formatFieldError).join(' | '),
+      ),
+      l10n.t('Fix the telepresence.io/queue-config annotation, then try again.'),
       'other',
     );
   const queue = resolved.value.queues.find((q) => q.name === message.queue);
   if (queue === undefined)
     throw new KubeProblem(
-      `The workload declares no queue "${message.queue}".`,
-      `Pick one of ${resolved.value.queues.map((q) => q.name).join(', ')}.`,
+      l10n.t('The workload declares no queue "{0}".', message.queue),
+      l10n.t('Pick one of {0}.', resolved.value.queues.map((q) => q.name).join(', ')),
       'not-found',
     );
   const redactor = new Redactor();

@@ -81,8 +81,8 @@ export class SplitHolders implements vscode.Disposable {
     const linger = settings.linger();
     if (linger.error !== undefined && linger.error !== this.toldLinger) {
       this.toldLinger = linger.error;
-      this.notifier.warn(linger.error, 'Set queueSplit.linger to seconds, e.g. 180, or 0.', {
-        title: 'Open Settings',
+      this.notifier.warn(linger.error, vscode.l10n.t('Set queueSplit.linger to seconds, e.g. 180, or 0.'), {
+        title: vscode.l10n.t('Open Settings'),
         run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'queueSplit.linger'),
       });
     }

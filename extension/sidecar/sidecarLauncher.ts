@@ -72,8 +72,8 @@ export class SidecarLauncher {
     const rejectAfter = settings.rejectAfterAttempts();
     if (rejectAfter.error !== undefined && rejectAfter.error !== this.toldRejectAfter) {
       this.toldRejectAfter = rejectAfter.error;
-      this.notifier.warn(rejectAfter.error, 'Set it to a number of attempts, e.g. 8, or 0.', {
-        title: 'Open Settings',
+      this.notifier.warn(rejectAfter.error, vscode.l10n.t('Set it to a number of attempts, e.g. 8, or 0.'), {
+        title: vscode.l10n.t('Open Settings'),
         run: () =>
           vscode.commands.executeCommand(
             'workbench.action.openSettings',
@@ -154,8 +154,14 @@ export class SidecarLauncher {
         throw new UserError(shown.message, shown.suggestedAction, [], shown.fixes);
       }
       throw new UserError(
-        `The preflight of your ${request.mode} split of ${request.workload.name} ended without a result (exit code ${exit.code}, signal ${exit.signal}). Nothing was created.`,
-        'Open the Queue Split output for the sidecar log, then start the split again.',
+        vscode.l10n.t(
+          'The preflight of your {0} split of {1} ended without a result (exit code {2}, signal {3}). Nothing was created.',
+          request.mode,
+          request.workload.name,
+          String(exit.code),
+          String(exit.signal),
+        ),
+        vscode.l10n.t('Open the Queue Split output for the sidecar log, then start the split again.'),
       );
     } finally {
       if (settingsFile !== undefined) fs.rmSync(settingsFile, { force: true });
@@ -192,8 +198,8 @@ export class SidecarLauncher {
     const script = this.context.asAbsolutePath(path.join('dist', 'sidecar.js'));
     if (!fs.existsSync(script))
       throw new UserError(
-        `The sidecar bundle ${script} is missing.`,
-        'Reinstall the extension (or run `npm run build` in a development checkout).',
+        vscode.l10n.t('The sidecar bundle {0} is missing.', script),
+        vscode.l10n.t('Reinstall the extension (or run `npm run build` in a development checkout).'),
       );
     return {
       node,

@@ -80,7 +80,7 @@ export class SplitSession {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.publishes.delete(id);
-        resolve({ published: false, reason: 'the sidecar did not answer within 45s' });
+        resolve({ published: false, reason: vscode.l10n.t('the sidecar did not answer within 45s') });
       }, 45_000);
       this.publishes.set(id, (result) => {
         clearTimeout(timer);
@@ -91,7 +91,7 @@ export class SplitSession {
       ) {
         clearTimeout(timer);
         this.publishes.delete(id);
-        resolve({ published: false, reason: 'the sidecar is not running' });
+        resolve({ published: false, reason: vscode.l10n.t('the sidecar is not running') });
       }
     });
   }
@@ -133,7 +133,8 @@ export class SplitSession {
     this.settle?.reject(
       new SidecarFailure(
         this.view.error?.message ?? this.view.message,
-        this.view.error?.suggestedAction ?? 'See the Queue Split log (Show Logs) for what the sidecar said.',
+        this.view.error?.suggestedAction ??
+          vscode.l10n.t('See the Queue Split log (Show Logs) for what the sidecar said.'),
       ),
     );
     this.changed.fire(this);

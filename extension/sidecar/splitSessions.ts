@@ -136,8 +136,15 @@ export class SessionManager implements vscode.Disposable {
     if (sameRequest(session.split, request.queues, request.filter) && session.request.mode === request.mode)
       return;
     throw new UserError(
-      `You already split ${session.label} in this window (filter ${formatFilter(specFilter(session.split.spec)) || '(all)'}, ${session.request.mode} delivery); a workload is split once per developer.`,
-      'Stop that split first (Queue Split: Stop Split), or use the same queues, filter and delivery.',
+      vscode.l10n.t(
+        'You already split {0} in this window (filter {1}, {2} delivery); a workload is split once per developer.',
+        session.label,
+        formatFilter(specFilter(session.split.spec)) || '(all)',
+        session.request.mode,
+      ),
+      vscode.l10n.t(
+        'Stop that split first (Queue Split: Stop Split), or use the same queues, filter and delivery.',
+      ),
       [{ title: 'Stop Split', run: () => this.stop(session) }],
     );
   }
@@ -162,14 +169,14 @@ export class SessionManager implements vscode.Disposable {
     if (mine !== undefined) {
       if (!sameRequest(mine, request.queues, request.filter)) {
         throw new UserError(
-          `Your split ${mine.metadata.name} of ${request.workload.name} is still attached with queues ${mine.spec.queues.join(', ')} and a different filter.`,
-          'Stop it first (its messages drain back to the app), then start again.',
-          [
-            {
-              title: 'Stop It',
-              run: () => this.stopByName(mine.metadata.name, mine.metadata.uid, request.target.namespace),
-            },
-          ],
+          vscode.l10n.t(
+            'Your split {0} of {1} is still attached with queues {2} and a different filter.',
+            mine.metadata.name,
+            request.workload.name,
+            mine.spec.queues.join(', '),
+          ),
+          vscode.l10n.t('Stop it first (its messages drain back to the app), then start again.'),
+          [{ title: 'Stop It', run: () => this.stopByName(mine.metadata.name, mine.metadata.uid, request.target.namespace) }],
         );
       }
       if (streams) sessionSecret = await this.secretOf(mine, request);
@@ -216,15 +223,16 @@ export class SessionManager implements vscode.Disposable {
       return secret;
     throw new UserError(
       split.spec.session === undefined
-        ? `Your split ${split.metadata.name} was started for env delivery; its messages cannot be streamed to this window.`
-        : `Your split ${split.metadata.name} was started elsewhere (another machine or VS Code); only that one may receive its messages.`,
-      'Stop it (its messages drain back to the app), then start the split again here.',
-      [
-        {
-          title: 'Stop It',
-          run: () => this.stopByName(split.metadata.name, split.metadata.uid, request.target.namespace),
-        },
-      ],
+        ? vscode.l10n.t(
+            'Your split {0} was started for env delivery; its messages cannot be streamed to this window.',
+            split.metadata.name,
+          )
+        : vscode.l10n.t(
+            'Your split {0} was started elsewhere (another machine or VS Code); only that one may receive its messages.',
+            split.metadata.name,
+          ),
+      vscode.l10n.t('Stop it (its messages drain back to the app), then start the split again here.'),
+      [{ title: 'Stop It', run: () => this.stopByName(split.metadata.name, split.metadata.uid, request.target.namespace) }],
     );
   }
 
@@ -260,8 +268,8 @@ export class SessionManager implements vscode.Disposable {
       if (this.sessions.get(session.key) === session) this.sessions.delete(session.key);
       if (!wasStopping && session.view.stage === 'failed' && session.view.error === undefined) {
         this.notifier.error(
-          `The sidecar of your split ${session.label} ${session.view.message}`,
-          'Start the split again; your route drains back to the app when its lease runs out.',
+          vscode.l10n.t('The sidecar of your split {0} {1}', session.label, session.view.message),
+          vscode.l10n.t('Start the split again; your route drains back to the app when its lease runs out.'),
         );
       }
       this.throttle.add(session.key);
@@ -360,15 +368,18 @@ export class SessionManager implements vscode.Disposable {
   stop(session: SplitSession): Promise<void> {
     this.holders.end(session);
     session.stopping ??= (async () => {
-      await this.notifier.progress(`Stopping your split of ${session.label}`, async (report) => {
-        report('stopping delivery, then draining the route back to the app');
-        const listener = session.onDidChange((s) => report(s.view.message));
-        try {
-          await session.process.stop((DETACH_TIMEOUT_SECONDS + 30) * 1000);
-        } finally {
-          listener.dispose();
-        }
-      });
+      await this.notifier.progress(
+        vscode.l10n.t('Stopping your split of {0}', session.label),
+        async (report) => {
+          report(vscode.l10n.t('stopping delivery, then draining the route back to the app'));
+          const listener = session.onDidChange((s) => report(s.view.message));
+          try {
+            await session.process.stop((DETACH_TIMEOUT_SECONDS + 30) * 1000);
+          } finally {
+            listener.dispose();
+          }
+        },
+      );
       // Stopped before it attached (a launch cancelled while the sidecar still started): it had
       // nothing to detach, but this window created or adopted the split, so it is deleted here.
       if (session.view.detached === undefined) await this.deleteUnattached(session);
@@ -377,13 +388,15 @@ export class SessionManager implements vscode.Disposable {
       if (detached?.drained === true && handbackUnfinished(detached.handback))
         this.notifier.warn(
           `${session.label}: ${detached.message}`,
-          detached.handback?.nextAction ?? 'Nothing is lost: the controller goes on with the handback.',
+          detached.handback?.nextAction ??
+            vscode.l10n.t('Nothing is lost: the controller goes on with the handback.'),
         );
-      else if (detached?.drained === true) this.notifier.info(`Split stopped: ${detached.message}`);
+      else if (detached?.drained === true)
+        this.notifier.info(vscode.l10n.t('Split stopped: {0}', detached.message));
       else if (detached !== undefined)
         this.notifier.warn(
           `${session.label}: ${detached.message}`,
-          'Nothing is lost: the controller finishes the drain.',
+          vscode.l10n.t('Nothing is lost: the controller finishes the drain.'),
         );
     })();
     return session.stopping;
@@ -397,8 +410,14 @@ export class SessionManager implements vscode.Disposable {
     } catch (err) {
       const e = explain(err);
       this.notifier.warn(
-        `${session.label}: could not delete the split after its sidecar stopped: ${e.message}`,
-        'Nothing is lost: its lease runs out and the controller drains it; or Stop Split in the Queue Splits view.',
+        vscode.l10n.t(
+          '{0}: could not delete the split after its sidecar stopped: {1}',
+          session.label,
+          e.message,
+        ),
+        vscode.l10n.t(
+          'Nothing is lost: its lease runs out and the controller drains it; or Stop Split in the Queue Splits view.',
+        ),
       );
     }
   }
@@ -411,9 +430,9 @@ export class SessionManager implements vscode.Disposable {
     const api = await this.cluster.api(namespace);
     const session = this.byName(api.target.context, api.target.namespace, name);
     if (session !== undefined && session.live) return this.stop(session);
-    await this.notifier.progress(`Stopping split ${name}`, async (report) => {
+    await this.notifier.progress(vscode.l10n.t('Stopping split {0}', name), async (report) => {
       await api.deleteSplit(name, uid);
-      report('deleted; the controller drains the route back to the app');
+      report(vscode.l10n.t('deleted; the controller drains the route back to the app'));
       const deadline = Date.now() + settings.readyTimeoutSeconds() * 1000;
       for (;;) {
         const current = await api.getSplit(name);
@@ -421,13 +440,20 @@ export class SessionManager implements vscode.Disposable {
         report(progressLine(current));
         if (Date.now() > deadline)
           throw new UserError(
-            `Split ${name} is still draining after ${settings.readyTimeoutSeconds()}s (${progressLine(current)}).`,
-            'Nothing is lost: the controller finishes the drain. Follow it in the Queue Splits view.',
+            vscode.l10n.t(
+              'Split {0} is still draining after {1}s ({2}).',
+              name,
+              settings.readyTimeoutSeconds(),
+              progressLine(current),
+            ),
+            vscode.l10n.t(
+              'Nothing is lost: the controller finishes the drain. Follow it in the Queue Splits view.',
+            ),
           );
         await new Promise((r) => setTimeout(r, 1000));
       }
     });
-    this.notifier.info(`Split ${name} stopped and drained back to the app.`);
+    this.notifier.info(vscode.l10n.t('Split {0} stopped and drained back to the app.', name));
   }
 
   /** A debug session starts using `session`: a linger (a restart, the next F5) ends, the split stays. */

@@ -92,9 +92,9 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     this.subscriptions.push(
       // The welcome views' buttons that act on the problem at hand (package.json viewsWelcome).
       vscode.commands.registerCommand('queueSplit.copyRoleBindingCommand', () =>
-        this.runFix('copy', 'RoleBinding'),
+        this.runCopyFix('roleBinding'),
       ),
-      vscode.commands.registerCommand('queueSplit.copyLoginCommand', () => this.runFix('copy', 'Login')),
+      vscode.commands.registerCommand('queueSplit.copyLoginCommand', () => this.runCopyFix('login')),
       view.onDidCollapseElement((e) => {
         if (e.element.kind === 'context') this.releaseWatch();
         else if (e.element.kind === 'namespace') {
@@ -319,11 +319,16 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     return Array.isArray(fixes) ? fixes : [];
   }
 
-  /** A welcome button: the fix of the problem at hand whose title names `what`. */
-  private async runFix(kind: Fix['kind'], what: string): Promise<void> {
-    const found = this.problemFixes().find((f) => f.kind === kind && f.title.includes(what));
+  /** A welcome button: the copy fix of the problem at hand (by what it copies: titles are localized). */
+  private async runCopyFix(copies: 'roleBinding' | 'login'): Promise<void> {
+    const found = this.problemFixes().find((f) => f.kind === 'copy' && f.copies === copies);
     if (found !== undefined) await fixAction(found).run();
-    else this.notifier.info(`The Queue Splits view shows no problem with a ${what} command any more.`);
+    else
+      this.notifier.info(
+        copies === 'roleBinding'
+          ? vscode.l10n.t('The Queue Splits view shows no problem with a RoleBinding command any more.')
+          : vscode.l10n.t('The Queue Splits view shows no problem with a Login command any more.'),
+      );
   }
 
   private async probe(): Promise<Root> {

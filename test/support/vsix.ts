@@ -13,6 +13,8 @@ export const vsixPath = path.join(repoRoot, 'dist', 'queue-split.vsix');
 function inputs(): string[] {
   const listed = [
     'package.json',
+    'package.nls.json',
+    'l10n/bundle.l10n.json',
     '.vscodeignore',
     'MARKETPLACE.md',
     'CHANGELOG.md',

@@ -9,12 +9,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { repoRoot } from '../env/paths';
+import { localizedManifest, rawManifest } from '../support/manifest';
 import { packagedVsix, vsixEntries, vsixText } from '../support/vsix';
 
 const REPOSITORY = 'https://github.com/queuesplit/queue-split';
 
 interface Manifest {
   version: string;
+  l10n?: string;
   repository: { url: string };
   bugs: { url: string };
   homepage: string;
@@ -35,7 +37,7 @@ interface Manifest {
   };
 }
 
-const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as Manifest;
+const manifest = localizedManifest<Manifest>();
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
 function slug(heading: string): string {
@@ -122,15 +124,28 @@ describe('the Marketplace package', () => {
     // The manifest in the package is this one (version, capabilities), and nothing else slipped in.
     const packaged = JSON.parse(vsixText(vsix, 'extension/package.json')) as Manifest;
     assert.equal(packaged.version, manifest.version);
-    assert.deepEqual(packaged.capabilities, manifest.capabilities);
+    assert.deepEqual(packaged.capabilities, (rawManifest() as Manifest).capabilities);
     const unexpected = [...entries].filter(
       (e) =>
         e.startsWith('extension/') &&
-        !/^extension\/(dist\/(extension(-[a-z]+)?|sidecar)\.js|dist\/THIRD_PARTY_NOTICES\.txt|media\/.+|docs\/images\/extension\/[a-z-]+\.png|package\.json|readme\.md|changelog\.md|LICENSE\.txt)$/.test(
+        !/^extension\/(dist\/(extension(-[a-z]+)?|sidecar)\.js|dist\/THIRD_PARTY_NOTICES\.txt|media\/.+|docs\/images\/extension\/[a-z-]+\.png|package\.json|package\.nls\.json|l10n\/bundle\.l10n\.json|readme\.md|changelog\.md|LICENSE\.txt)$/.test(
           e,
         ),
     );
     assert.deepEqual(unexpected, [], 'only what runs or is shown ships');
+    // Localization: package.json's %key% texts resolve from package.nls.json, vscode.l10n.t's from
+    // the bundle package.json's "l10n" names; both as committed.
+    assert.equal(packaged.l10n, './l10n');
+    for (const file of ['package.nls.json', 'l10n/bundle.l10n.json'])
+      assert.equal(
+        vsixText(vsix, `extension/${file}`),
+        fs.readFileSync(path.join(repoRoot, file), 'utf8'),
+        `${file} ships as committed`,
+      );
+    assert.ok(
+      ![...entries].some((e) => /qps-ploc/.test(e)),
+      'the pseudo-locale of the e2e fixtures stays out of the package',
+    );
   });
 
   test('the link check finds what it is for', () => {

@@ -7,6 +7,7 @@ export {
   declarationState,
   describeEnv,
   LIKELY,
+  noSourcesSummary,
   propose,
   rulesOf,
   sameBasis,

@@ -3,6 +3,7 @@
 // literal values and references (a secretKeyRef's Secret and key, never its value); each
 // provider's rules (./kafka.ts, ./rabbitmq.ts, ./sqs.ts) score its env vars per setting. The
 // proposal is validated by core/queueConfig exactly as the controller reads the annotation.
+import * as l10n from '@vscode/l10n';
 import { PROVIDER_NAMES, sourceLabel, type Provider } from '../../../core/providers';
 import type { Container, WorkloadLike } from '../../../core/queueConfig/podTemplate';
 import { resolveWorkload, type ResolvedWorkload } from '../../../core/queueConfig/resolveWorkload';
@@ -63,7 +64,7 @@ export function envFacts(container: Container): EnvFact[] {
 export function describeEnv(env: EnvFact): string {
   if (env.from !== undefined)
     return `from ${env.from.kind === 'secret' ? 'Secret' : 'ConfigMap'} ${env.from.name} (key ${env.from.key})`;
-  if (env.unusable) return 'from a fieldRef or resourceFieldRef';
+  if (env.unusable) return l10n.t('from a fieldRef or resourceFieldRef');
   return `= ${env.value ?? ''}`;
 }
 
@@ -136,6 +137,11 @@ export function surveyWorkload(workload: WorkloadLike): ContainerSurvey[] {
 }
 
 /** One line per provider found: `Kafka: ORDERS_TOPIC, PAYMENTS_TOPIC`. */
+/** surveySummary's words for a workload without a queue-like env var (callers compare to it). */
+export function noSourcesSummary(): string {
+  return l10n.t('no env var looks like a topic, queue or queue URL');
+}
+
 export function surveySummary(surveys: readonly ContainerSurvey[]): string {
   const parts = surveys.flatMap((c) =>
     c.providers.map(
@@ -143,7 +149,7 @@ export function surveySummary(surveys: readonly ContainerSurvey[]): string {
         `${sourceLabel(p.provider)}: ${p.sources.map((s) => s.env.name).join(', ')}${surveys.length > 1 ? ` (${c.container})` : ''}`,
     ),
   );
-  return parts.length > 0 ? parts.join(' · ') : 'no env var looks like a topic, queue or queue URL';
+  return parts.length > 0 ? parts.join(' · ') : noSourcesSummary();
 }
 
 /** What the user chose (or accepted) for the proposal. */
@@ -343,7 +349,13 @@ export function propose(survey: ContainerSurvey, choice: ProposalChoice, podCont
       if (name !== undefined) own[rule.field] = name;
       else
         notes.add(
-          `No env var of container ${survey.container} looks like the ${rule.what} of ${sourceEnv} (e.g. ${rule.example}).`,
+          l10n.t(
+            'No env var of container {0} looks like the {1} of {2} (e.g. {3}).',
+            survey.container,
+            rule.what,
+            sourceEnv,
+            rule.example,
+          ),
         );
     }
     const { block, notes: blockNotes } = rules.block({

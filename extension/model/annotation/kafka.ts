@@ -1,5 +1,6 @@
 // How a Kafka block is proposed from a container's env: bootstrap brokers, one topic per queue
 // with its consumer group, offsetReset, and SASL when its mechanism is written out.
+import * as l10n from '@vscode/l10n';
 import {
   KAFKA_SASL_MECHANISMS,
   OFFSET_RESETS,
@@ -93,7 +94,7 @@ export const kafkaRules: ProposalRules<'kafka'> = {
   perQueue: [
     {
       field: 'groupEnv',
-      what: 'consumer group',
+      what: l10n.t('consumer group'),
       required: true,
       literal: true,
       example: 'KAFKA_GROUP_ID=orders-app',
@@ -103,20 +104,20 @@ export const kafkaRules: ProposalRules<'kafka'> = {
   connection: [
     {
       field: 'brokersEnv',
-      what: 'bootstrap brokers (host:port,…)',
+      what: l10n.t('bootstrap brokers (host:port,…)'),
       required: true,
       example: 'KAFKA_BOOTSTRAP_SERVERS=kafka:9092',
       score: brokersScore,
     },
     {
       field: 'sasl.usernameEnv',
-      what: 'SASL username',
+      what: l10n.t('SASL username'),
       example: 'KAFKA_SASL_USERNAME',
       score: saslScore('USER'),
     },
     {
       field: 'sasl.passwordEnv',
-      what: 'SASL password',
+      what: l10n.t('SASL password'),
       example: 'KAFKA_SASL_PASSWORD',
       score: saslScore('PASS'),
     },
@@ -124,10 +125,10 @@ export const kafkaRules: ProposalRules<'kafka'> = {
   questions: [
     {
       key: 'offsetReset',
-      title: 'where a partition without a committed offset starts (the consumer’s auto.offset.reset)',
+      title: l10n.t('where a partition without a committed offset starts (the consumer’s auto.offset.reset)'),
       answers: [
-        { value: 'latest', description: 'new records only: Kafka’s default' },
-        { value: 'earliest', description: 'from the oldest record kept' },
+        { value: 'latest', description: l10n.t('new records only: Kafka’s default') },
+        { value: 'earliest', description: l10n.t('from the oldest record kept') },
       ],
       infer: (env) => {
         for (const e of env) {
@@ -157,14 +158,23 @@ export const kafkaRules: ProposalRules<'kafka'> = {
       if (mechanism !== undefined) block.sasl = { mechanism, usernameEnv: username, passwordEnv: password };
       else
         notes.push(
-          `SASL credentials (${username}, ${password}) but no literal SASL mechanism in the env: add kafka.sasl with its mechanism (${KAFKA_SASL_MECHANISMS.join(', ')}) by hand.`,
+          l10n.t(
+            'SASL credentials ({0}, {1}) but no literal SASL mechanism in the env: add kafka.sasl with its mechanism ({2}) by hand.',
+            username,
+            password,
+            KAFKA_SASL_MECHANISMS.join(', '),
+          ),
         );
     }
     const protocol = securityProtocolOf(env);
     if (protocol !== undefined && protocol.value.endsWith('SSL')) {
       block.tls = {};
       notes.push(
-        `${protocol.from} is ${protocol.value}: kafka.tls is {} (the system CAs); name the CA Secret (caSecret, caKey) if the brokers use a private CA.`,
+        l10n.t(
+          '{0} is {1}: kafka.tls is {} (the system CAs); name the CA Secret (caSecret, caKey) if the brokers use a private CA.',
+          protocol.from,
+          protocol.value,
+        ),
       );
     }
     return { block, notes };

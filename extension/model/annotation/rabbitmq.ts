@@ -1,5 +1,6 @@
 // How a RabbitMQ block is proposed from a container's env: the AMQP URL, the management API URL,
 // one queue per queue env, username and password when both are separate, tls for amqps://.
+import * as l10n from '@vscode/l10n';
 import type { RabbitBlock } from '../../../core/providers/rabbitmq/declaration';
 import { plainLiteral, wordsOf, type EnvFact, type ProposalRules } from './types';
 
@@ -108,12 +109,20 @@ export const rabbitRules: ProposalRules<'rabbitmq'> = {
     if (schemeOf(plainLiteral(url ?? { name: '' })) === 'amqps') {
       block.tls = {};
       notes.push(
-        `${url?.name ?? 'The URL'} is amqps://: rabbitmq.tls is {} (the system CAs); name the CA Secret (caSecret, caKey) if the broker uses a private CA.`,
+        l10n.t(
+          '{0} is amqps://: rabbitmq.tls is {} (the system CAs); name the CA Secret (caSecret, caKey) if the broker uses a private CA.',
+          url?.name ?? l10n.t('The URL'),
+        ),
       );
     }
     if (url?.from?.kind === 'secret')
       notes.push(
-        `${url.name} comes from Secret ${url.from.name} (key ${url.from.key}), which is not read: if it holds an amqps:// URL, add rabbitmq.tls: {}.`,
+        l10n.t(
+          '{0} comes from Secret {1} (key {2}), which is not read: if it holds an amqps:// URL, add rabbitmq.tls: {}.',
+          url.name,
+          url.from.name,
+          url.from.key,
+        ),
       );
     return { block, notes };
   },

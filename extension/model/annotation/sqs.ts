@@ -1,5 +1,6 @@
 // How an Amazon SQS block is proposed from a container's env: one queue per queue URL, the
 // region and endpoint env when the container has them, static keys when both are there.
+import * as l10n from '@vscode/l10n';
 import type { SqsBlock } from '../../../core/providers/sqs/declaration';
 import { parseQueueUrl } from '../../../core/providers/sqs/queueUrl';
 import { plainLiteral, wordsOf, type EnvFact, type ProposalRules } from './types';
@@ -59,28 +60,28 @@ export const sqsRules: ProposalRules<'sqs'> = {
   },
   perQueue: [],
   connection: [
-    { field: 'regionEnv', what: 'AWS region', example: 'AWS_REGION=eu-west-1', score: regionScore },
+    { field: 'regionEnv', what: l10n.t('AWS region'), example: 'AWS_REGION=eu-west-1', score: regionScore },
     {
       field: 'endpointEnv',
-      what: 'SQS endpoint override',
+      what: l10n.t('SQS endpoint override'),
       example: 'AWS_ENDPOINT_URL_SQS=http://elasticmq:9324',
       score: endpointScore,
     },
     {
       field: 'accessKeyIdEnv',
-      what: 'access key id',
+      what: l10n.t('access key id'),
       example: 'AWS_ACCESS_KEY_ID',
       score: keyScore('ACCESS', 'KEY', 'ID'),
     },
     {
       field: 'secretAccessKeyEnv',
-      what: 'secret access key',
+      what: l10n.t('secret access key'),
       example: 'AWS_SECRET_ACCESS_KEY',
       score: keyScore('SECRET', 'ACCESS', 'KEY'),
     },
     {
       field: 'sessionTokenEnv',
-      what: 'session token',
+      what: l10n.t('session token'),
       example: 'AWS_SESSION_TOKEN',
       score: keyScore('SESSION', 'TOKEN'),
     },
@@ -104,7 +105,9 @@ export const sqsRules: ProposalRules<'sqs'> = {
     };
     if (!keys)
       notes.push(
-        "No access key env: credentials are the SDK's default chain in the queue-agent pod (a service account role).",
+        l10n.t(
+          "No access key env: credentials are the SDK's default chain in the queue-agent pod (a service account role).",
+        ),
       );
     return { block, notes };
   },

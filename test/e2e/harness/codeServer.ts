@@ -40,6 +40,13 @@ export interface CodeServerOptions {
   /** On: VS Code's Workspace Trust works as on a user's machine (no --disable-workspace-trust),
    * so a folder nobody trusted opens in Restricted Mode. Off (default): every folder is trusted. */
   workspaceTrust?: boolean;
+  /** VS Code's display language (`--locale`); it takes effect only with a language pack for it
+   * installed (installExtensions): without one the server serves the workbench in English. */
+  locale?: string;
+  /** Files (name → contents) written into the installed Queue Split's folder, e.g. a test-only
+   * translation (l10n/bundle.l10n.<locale>.json, package.nls.<locale>.json) that the .vsix never
+   * carries. */
+  installedExtensionFiles?: Record<string, string>;
 }
 
 /** Settings that keep a test's workbench quiet and deterministic. */
@@ -64,6 +71,46 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
+interface LocalizationContribution {
+  languageId: string;
+  languageName?: string;
+  translations: { id: string; path: string }[];
+}
+
+/**
+ * user-data/languagepacks.json, as VS Code writes it when `--install-extension` installs a
+ * language pack: the server serves a display language (`--locale`) only from this list, and the
+ * extensions copied in above were not installed by it.
+ */
+function writeLanguagePacks(userDataDir: string, extensionsDir: string): void {
+  const packs: Record<string, unknown> = {};
+  for (const dir of fs.readdirSync(extensionsDir)) {
+    const manifestFile = path.join(extensionsDir, dir, 'package.json');
+    if (!fs.existsSync(manifestFile)) continue;
+    const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as {
+      publisher: string;
+      name: string;
+      version: string;
+      contributes?: { localizations?: LocalizationContribution[] };
+    };
+    for (const loc of manifest.contributes?.localizations ?? [])
+      packs[loc.languageId] = {
+        hash: `${manifest.publisher}.${manifest.name}-${manifest.version}`,
+        extensions: [
+          {
+            extensionIdentifier: { id: `${manifest.publisher}.${manifest.name}` },
+            version: manifest.version,
+          },
+        ],
+        translations: Object.fromEntries(
+          loc.translations.map((t) => [t.id, path.join(extensionsDir, dir, t.path)]),
+        ),
+        label: loc.languageName ?? loc.languageId,
+      };
+  }
+  fs.writeFileSync(path.join(userDataDir, 'languagepacks.json'), JSON.stringify(packs));
+}
+
 export async function startCodeServer(options: CodeServerOptions): Promise<CodeServer> {
   const state = tempDir('qs-code-server-');
   const userDataDir = path.join(state, 'user-data');
@@ -71,6 +118,16 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
   fs.mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
   fs.mkdirSync(extensionsDir);
   copyInstalledExtension(extensionsDir);
+  if (options.installedExtensionFiles) {
+    const installed = fs.readdirSync(extensionsDir).filter((d) => d.startsWith('queuesplit.queue-split-'));
+    if (installed.length !== 1)
+      throw new Error(`expected one installed Queue Split in ${extensionsDir}: ${installed.join(', ')}`);
+    for (const [name, contents] of Object.entries(options.installedExtensionFiles)) {
+      const file = path.join(extensionsDir, installed[0]!, name);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, contents);
+    }
+  }
   for (const folder of options.installExtensions ?? []) {
     const manifest = JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8')) as {
       publisher: string;
@@ -93,6 +150,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
       fs.writeFileSync(listFile, JSON.stringify(list));
     }
   }
+  if (options.locale !== undefined) writeLanguagePacks(userDataDir, extensionsDir);
   const trust = options.workspaceTrust === true ? { 'security.workspace.trust.enabled': true } : {};
   fs.writeFileSync(
     path.join(userDataDir, 'User', 'settings.json'),
@@ -114,6 +172,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
     ...(options.workspaceTrust === true ? [] : ['--disable-workspace-trust']),
     '--disable-telemetry',
     '--disable-update-check',
+    ...(options.locale !== undefined ? ['--locale', options.locale] : []),
     options.workspace,
   ];
   fs.mkdirSync(path.dirname(options.logFile), { recursive: true });

@@ -42,6 +42,9 @@ export interface SessionOptions {
   loadTimeoutMs?: number;
   /** VS Code's Workspace Trust on: the folder opens untrusted, in Restricted Mode (codeServer.ts). */
   workspaceTrust?: boolean;
+  /** VS Code's display language and the test-only translations it needs (codeServer.ts). */
+  locale?: string;
+  installedExtensionFiles?: Record<string, string>;
 }
 
 export async function withWorkbench<T>(
@@ -67,6 +70,10 @@ export async function withWorkbench<T>(
       ...(options.env ? { env: options.env } : {}),
       ...(options.installExtensions ? { installExtensions: options.installExtensions } : {}),
       ...(options.workspaceTrust ? { workspaceTrust: true } : {}),
+      ...(options.locale !== undefined ? { locale: options.locale } : {}),
+      ...(options.installedExtensionFiles
+        ? { installedExtensionFiles: options.installedExtensionFiles }
+        : {}),
     });
     cleanups.push(server.stop);
     const browser = await launchBrowser();

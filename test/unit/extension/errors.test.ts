@@ -38,14 +38,15 @@ import { checkHttpTarget } from '../../../sidecar/modePreflight';
 import { buildOptions, type RawOptions } from '../../../sidecar/options';
 import { kubeError, loadKube } from '../../../laptop/kube';
 import { SidecarError } from '../../../laptop/errors';
+import { localizedManifest } from '../../support/manifest';
 
 const repoRoot = path.resolve(__dirname, '../../..');
-const packageJson = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+const packageJson = localizedManifest<{
   contributes: {
     commands: { command: string }[];
     viewsWelcome: { view: string; when: string; contents: string }[];
   };
-};
+}>();
 const commandIds = new Set(packageJson.contributes.commands.map((c) => c.command));
 const titles = (fixes: readonly Fix[]) => fixes.map((f) => f.title);
 
@@ -154,6 +155,7 @@ describe('Kubernetes API failures in editor words', () => {
     assert.deepEqual(titles(aws.fixes), ['Copy Login Command', 'Retry']);
     assert.deepEqual(aws.fixes[0], {
       kind: 'copy',
+      copies: 'login',
       title: 'Copy Login Command',
       text: 'aws sso login --profile dev-admin',
       what: 'the login command',
@@ -173,6 +175,7 @@ describe('Kubernetes API failures in editor words', () => {
       'kubectl create rolebinding queuesplit-developer-alice --clusterrole=queuesplit-developer --user=alice -n team-a';
     assert.deepEqual(p.fixes[0], {
       kind: 'copy',
+      copies: 'roleBinding',
       title: 'Copy RoleBinding Command',
       text: command,
       what: 'the RoleBinding command (for your cluster admin)',
@@ -479,6 +482,7 @@ describe('sidecar error codes in editor words', () => {
     );
     assert.deepEqual(given.fixes[0], {
       kind: 'copy',
+      copies: 'roleBinding',
       title: 'Copy RoleBinding Command',
       text: 'kubectl create rolebinding queuesplit-developer-alice --clusterrole=queuesplit-developer --user=alice -n a',
       what: 'the RoleBinding command (for your cluster admin)',

@@ -176,7 +176,12 @@ export class SessionManager implements vscode.Disposable {
             mine.spec.queues.join(', '),
           ),
           vscode.l10n.t('Stop it first (its messages drain back to the app), then start again.'),
-          [{ title: 'Stop It', run: () => this.stopByName(mine.metadata.name, mine.metadata.uid, request.target.namespace) }],
+          [
+            {
+              title: 'Stop It',
+              run: () => this.stopByName(mine.metadata.name, mine.metadata.uid, request.target.namespace),
+            },
+          ],
         );
       }
       if (streams) sessionSecret = await this.secretOf(mine, request);
@@ -232,7 +237,12 @@ export class SessionManager implements vscode.Disposable {
             split.metadata.name,
           ),
       vscode.l10n.t('Stop it (its messages drain back to the app), then start the split again here.'),
-      [{ title: 'Stop It', run: () => this.stopByName(split.metadata.name, split.metadata.uid, request.target.namespace) }],
+      [
+        {
+          title: 'Stop It',
+          run: () => this.stopByName(split.metadata.name, split.metadata.uid, request.target.namespace),
+        },
+      ],
     );
   }
 

@@ -175,6 +175,28 @@ export function sameStatus(a: QueueSplitStatus | undefined, b: QueueSplitStatus)
   return strip(a) === strip(b);
 }
 
+/**
+ * `next` with each condition's lastTransitionTime taken from `previous` where that condition did
+ * not transition (same type, status and reason): a status rewritten because something else in it
+ * changed (a delivered count) does not pretend its condition just changed (Kubernetes API
+ * conventions: the time of the last status change of the condition).
+ */
+export function keepTransitionTimes(
+  previous: QueueSplitStatus | undefined,
+  next: QueueSplitStatus,
+): QueueSplitStatus {
+  if (!previous?.conditions || !next.conditions) return next;
+  return {
+    ...next,
+    conditions: next.conditions.map((c) => {
+      const before = previous.conditions!.find(
+        (p) => p.type === c.type && p.status === c.status && p.reason === c.reason,
+      );
+      return before?.lastTransitionTime ? { ...c, lastTransitionTime: before.lastTransitionTime } : c;
+    }),
+  };
+}
+
 /** JSON text with every object's keys sorted; undefined members are left out, as JSON does. */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>

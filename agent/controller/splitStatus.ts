@@ -167,11 +167,19 @@ function conditionFor(
  * Statuses are compared without timestamps and whatever the order of their keys, so an unchanged
  * status is not rewritten every pass: the API server returns a custom resource's fields sorted,
  * and comparing text in the order the controller builds them rewrote a waiting split's status
- * on every pass (about once a second while Degraded).
+ * on every pass (about once a second while Degraded). `observedGeneration` is not compared
+ * either: the spec is immutable but for its lease, so a new generation is a lease renewal (every
+ * third of the lease, by the sidecar), which changes nothing the status says, and would otherwise
+ * cost one status write per renewal per split (docs/design.md §6, "What the controller reads and
+ * writes"). A status written for another reason carries the current generation.
  */
 export function sameStatus(a: QueueSplitStatus | undefined, b: QueueSplitStatus): boolean {
   const strip = (s: QueueSplitStatus | undefined) =>
-    canonical({ ...s, conditions: s?.conditions?.map((c) => ({ ...c, lastTransitionTime: '' })) });
+    canonical({
+      ...s,
+      observedGeneration: undefined,
+      conditions: s?.conditions?.map((c) => ({ ...c, lastTransitionTime: '' })),
+    });
   return strip(a) === strip(b);
 }
 

@@ -16,7 +16,8 @@
 // (each workload's cutover: quiesce, pump, redirect); (2) attach burst: the other W × (S-1) splits
 // created at once on the active workloads, the time from each one's creation to its route acked by
 // the stand-in and to its status Active (goal: ack ≤ 2 s at 1,000 splits); (3) steady: requests
-// over a window with nothing changing; (4) ten more splits, one at a time, created→ack on the
+// over a window with nothing changing but the splits' lease renewals (every 20 s each, as their
+// sidecars would; the bench's own requests are not counted); (4) ten more splits, one at a time, created→ack on the
 // loaded controller; then every split deleted and every workload handed back.
 // Measured: the controller's CPU time and RSS (/proc), API requests per second by phase.
 //
@@ -42,6 +43,7 @@ import { rabbitDeclaration } from '../support/rabbitSplit';
 import { createSecret } from '../support/secrets';
 import { loadServices, uniqueName } from '../support/services';
 import { createSplit, queueSplitApi } from '../support/splits';
+import { mergePatch } from '../../agent/kube/client';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import { median } from './stats';
@@ -59,6 +61,8 @@ import {
 const W = Number(process.argv[2] ?? 200);
 const S = Number(process.argv[3] ?? 5);
 const STEADY_SECONDS = Number(process.argv[4] ?? 60);
+/** The splits' lease, renewed every third of it (the sidecar's default lease). */
+const LEASE_SECONDS = 60;
 /** Splits added one at a time after the steady window (each on another workload). */
 const SINGLES = 10;
 const bundles =
@@ -181,6 +185,7 @@ async function measure(
   const controller = startController(bundle, kubeconfig, [NO_NODE]);
   const pid = controller.child.pid!;
   const custom = kc.makeApiClient(CustomObjectsApi);
+  let renewer: NodeJS.Timeout | undefined;
   try {
     // One split: route id and creation time.
     const created = new Map<string, { routeId: string; at: number }>();
@@ -190,10 +195,36 @@ async function measure(
         queues: ['orders'],
         filter: { 'x-queue-split-user': `dev-${w}-${s}` },
         owner: `dev-${s}`,
-        leaseSeconds: 3600,
+        leaseSeconds: LEASE_SECONDS,
       });
       created.set(split.metadata.name, { routeId: split.spec.routeId, at: Date.now() });
+      renewedAt.set(split.metadata.name, Date.now());
     };
+    // Each split's lease renewed every third of it, as its sidecar does (sidecar/split.ts
+    // LeaseKeeper): a spec change the controller sees on every split, steady or not.
+    const renewedAt = new Map<string, number>();
+    let renewing = false;
+    renewer = setInterval(() => {
+      if (renewing) return;
+      renewing = true;
+      const due = [...renewedAt].filter(([, at]) => Date.now() - at >= (LEASE_SECONDS * 1000) / 3);
+      void eachLimit(due, 8, async ([name]) => {
+        renewedAt.set(name, Date.now());
+        await custom
+          .patchNamespacedCustomObject(
+            {
+              ...queueSplitApi,
+              namespace,
+              name,
+              body: {
+                spec: { lease: { renewTime: new Date().toISOString(), durationSeconds: LEASE_SECONDS } },
+              },
+            },
+            mergePatch,
+          )
+          .catch(() => undefined);
+      }).finally(() => (renewing = false));
+    }, 1000);
     const allActive = (names: string[]) =>
       pollUntil(
         `${names.length} splits Active`,
@@ -240,6 +271,7 @@ async function measure(
       [...steady.counts].filter(([k]) => k.endsWith(' leases')).reduce((a, [, v]) => a + v, 0) /
       steady.phase.seconds;
     // Handback: every split deleted; done once no state ConfigMap is left.
+    renewedAt.clear();
     const t0 = performance.now();
     await eachLimit([...created.keys()], 16, async (name) => {
       await custom.deleteNamespacedCustomObject({ ...queueSplitApi, namespace, name });
@@ -259,6 +291,7 @@ async function measure(
       1_800_000,
     );
     const handbackSeconds = +((performance.now() - t0) / 1000).toFixed(1);
+    clearInterval(renewer);
     const byKind = (counts: Map<string, number>, seconds: number) =>
       Object.fromEntries(
         [...counts].sort(([, a], [, b]) => b - a).map(([k, v]) => [k, +(v / seconds).toFixed(2)]),
@@ -288,6 +321,7 @@ async function measure(
     };
     return row;
   } finally {
+    clearInterval(renewer);
     await controller.stop();
     await watch.informer.stop();
     await standIn.stop();

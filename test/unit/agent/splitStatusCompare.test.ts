@@ -79,3 +79,22 @@ test('a status rewritten for another field keeps the time its unchanged conditio
   );
   assert.deepEqual(keepTransitionTimes(undefined, next), next);
 });
+
+test('a lease renewal (a new generation, nothing else) does not rewrite the status', () => {
+  const status: QueueSplitStatus = {
+    phase: 'Active',
+    observedGeneration: 4,
+    delivered: 0,
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'RouteActive',
+        message: 'm',
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      },
+    ],
+  };
+  assert.ok(sameStatus(status, { ...status, observedGeneration: 5 }));
+  assert.ok(!sameStatus(status, { ...status, observedGeneration: 5, phase: 'Draining' }));
+});

@@ -102,7 +102,8 @@ export class WorkloadCache {
     )
       return undefined;
     // A copy: a pass edits what it reads (addFinalizer); the cache's object must stay as served.
-    return structuredClone(cached);
+    // A listed item carries no apiVersion and kind (a GET's answer does): a replace sends them.
+    return { ...structuredClone(cached), apiVersion: 'apps/v1', kind };
   }
 
   /** The workload is gone for good (its coordinator is forgotten). */

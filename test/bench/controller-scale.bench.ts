@@ -150,15 +150,19 @@ function watchActive(kc: KubeConfig, namespace: string) {
       })) as KubernetesListObject<KubernetesObject>,
   );
   const activeAt = new Map<string, number>();
+  /** Splits that ended without becoming Active (refused, failed): the bench stops on them. */
+  const ended = new Map<string, string>();
   const seen = (object: KubernetesObject) => {
     const s = object as unknown as QueueSplit;
     if (s.status?.phase === 'Active' && !activeAt.has(s.metadata.name))
       activeAt.set(s.metadata.name, Date.now());
+    if (['Rejected', 'Failed', 'Stopped', 'Degraded'].includes(s.status?.phase ?? ''))
+      ended.set(s.metadata.name, `${s.status?.phase}: ${s.status?.conditions?.[0]?.message ?? ''}`);
   };
   informer.on('add', seen);
   informer.on('update', seen);
   informer.on('error', () => setTimeout(() => void informer.start(), 500));
-  return { informer, activeAt, count: () => informer.list().length };
+  return { informer, activeAt, ended, count: () => informer.list().length };
 }
 
 /** Runs `fn` over `items`, `n` at a time. */
@@ -225,13 +229,16 @@ async function measure(
           .catch(() => undefined);
       }).finally(() => (renewing = false));
     }, 1000);
-    const allActive = (names: string[]) =>
-      pollUntil(
-        `${names.length} splits Active`,
-        async () => names.filter((n) => watch.activeAt.has(n)).length,
-        (n) => n === names.length,
-        1_800_000,
-      );
+    const allActive = async (names: string[]) => {
+      const deadline = Date.now() + 1_800_000;
+      for (;;) {
+        const bad = names.find((n) => watch.ended.has(n) && !watch.activeAt.has(n));
+        if (bad) throw new Error(`split ${bad} ended: ${watch.ended.get(bad)}`);
+        if (names.every((n) => watch.activeAt.has(n))) return;
+        if (Date.now() > deadline) throw new Error(`${names.length} splits not Active within 30 min`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
     // (1) activation: one split per workload.
     const activation = await phase(pid, proxy, async () => {
       await eachLimit(

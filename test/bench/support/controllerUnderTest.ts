@@ -9,11 +9,12 @@ import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { testInstall } from '../../../deploy/install';
 import { restrictedKubeconfig } from '../../env/k8s/kubeconfig';
 import { runDir } from '../../env/paths';
+import { pollUntil } from '../../support/poll';
 
 const caFile = path.join(runDir, 'k8s', 'pki', 'ca.crt');
 
@@ -67,15 +68,29 @@ export async function countingProxy(apiServer: string): Promise<CountingProxy> {
   };
 }
 
+/** Scales the installed controller; to 0, returns once its pods are gone (a terminating leader
+ * still acts until its loop stops, and would start splits with its own agents). */
 export async function scaleInstalledController(kc: KubeConfig, replicas: number): Promise<void> {
-  await kc.makeApiClient(AppsV1Api).replaceNamespacedDeploymentScale({
-    name: 'queuesplit-controller',
-    namespace: testInstall.namespace,
-    body: {
-      metadata: { name: 'queuesplit-controller', namespace: testInstall.namespace },
-      spec: { replicas },
-    },
+  const apps = kc.makeApiClient(AppsV1Api);
+  const name = 'queuesplit-controller';
+  const namespace = testInstall.namespace;
+  await apps.replaceNamespacedDeploymentScale({
+    name,
+    namespace,
+    body: { metadata: { name, namespace }, spec: { replicas } },
   });
+  if (replicas > 0) return;
+  const labels = (await apps.readNamespacedDeployment({ name, namespace })).spec?.selector.matchLabels ?? {};
+  const labelSelector = Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  await pollUntil(
+    'the installed controller has no pods',
+    async () =>
+      (await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace, labelSelector })).items.length,
+    (n) => n === 0,
+    120_000,
+  );
 }
 
 /** A kubeconfig with the controller's ServiceAccount token, through `proxy` (plain http on

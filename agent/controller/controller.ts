@@ -30,7 +30,8 @@ import { AgentObjects, type AgentSettings } from './agentObjects';
 import { Coordinator, type CoordinatorSettings } from './coordinator';
 import { DueTimes } from './dueTimes';
 import { OwnershipLeases } from './ownershipLeases';
-import { SplitObjects, classifySplits } from './splitObjects';
+import { SplitObjects, classifySplits, type ClassifiedSplits } from './splitObjects';
+import { VersionMemo } from './versionMemo';
 import { invalidSplitStatus, sameStatus } from './splitStatus';
 import { WorkloadCache } from './workloadCache';
 import { Workloads, type WorkloadKind } from './workloads';
@@ -71,6 +72,18 @@ export class Controller {
   private readonly splits: SplitObjects;
   private readonly deps: ConstructorParameters<typeof Coordinator>[4];
   private wake: (() => void) | undefined;
+  /** Something changed since the current pass began. */
+  private poked = false;
+  /** Each QueueSplit's validation and each state document's workload, derived once per version. */
+  private readonly validations = new VersionMemo<QueueSplit, ClassifiedSplits>((split) =>
+    classifySplits([split]),
+  );
+  private readonly stateOwners = new VersionMemo<V1ConfigMap, string | undefined>((cm) => {
+    const parsed = parseState(cm.data?.[STATE_KEY] ?? '');
+    if (!parsed.ok || parsed.value.installId !== this.settings.installId) return undefined;
+    const w = parsed.value.workload;
+    return workloadKey(w.namespace, w.kind, w.name);
+  });
   private stopped = false;
   /** When the loop last began a pass: the liveness probe fails once it stops turning. */
   lastPassAt = Date.now();
@@ -111,7 +124,7 @@ export class Controller {
         const spec = split.spec as Partial<QueueSplit['spec']> | undefined;
         if (spec?.workload)
           this.touch(split.metadata.namespace ?? 'default', spec.workload.kind, spec.workload.name);
-        else this.wake?.();
+        else this.poke();
       },
       undefined,
       cacheObserver,
@@ -168,12 +181,20 @@ export class Controller {
   /** Something of this workload changed: pass it at the next tick. */
   private touch(namespace: string, kind: string, name: string): void {
     this.due.touch(workloadKey(namespace, kind, name));
+    this.poke();
+  }
+
+  /** Starts the next pass now; a change that arrives during a pass starts the next one as soon
+   * as this one ends, instead of after the resync interval (each hop of a route's attach, the
+   * request and the agent's ack, used to wait up to --resync-ms when a pass was running). */
+  private poke(): void {
+    this.poked = true;
     this.wake?.();
   }
 
   stop(): void {
     this.stopped = true;
-    this.wake?.();
+    this.poke();
   }
 
   async run(): Promise<void> {
@@ -186,13 +207,15 @@ export class Controller {
     while (!this.stopped) {
       const started = Date.now();
       this.lastPassAt = started;
+      this.poked = false;
       try {
         await this.pass();
       } catch (err) {
         this.log.error('controller.pass_failed', { reason: describeError(err) });
       }
       const wait = Math.max(0, this.settings.resyncMs - (Date.now() - started));
-      await Promise.race([sleep(wait), new Promise<void>((resolve) => (this.wake = resolve))]);
+      if (!this.poked)
+        await Promise.race([sleep(wait), new Promise<void>((resolve) => (this.wake = resolve))]);
     }
     await Promise.all([
       this.splitCache.stop(),
@@ -253,7 +276,7 @@ export class Controller {
     const apiMissing = this.splitCache.apiMissing;
     const { valid, invalid } = apiMissing
       ? { valid: [], invalid: [] }
-      : classifySplits(this.splitCache.list() as unknown as QueueSplit[]);
+      : this.classified(this.splitCache.list() as unknown as QueueSplit[]);
     if ((apiMissing === true) !== this.apiMissing) {
       this.apiMissing = apiMissing === true;
       if (this.apiMissing)
@@ -337,17 +360,14 @@ export class Controller {
     }
   }
 
+  /** Every QueueSplit validated, each only when it changed. */
+  private classified(items: readonly QueueSplit[]): ClassifiedSplits {
+    const each = this.validations.map(items);
+    return { valid: each.flatMap((c) => c.valid), invalid: each.flatMap((c) => c.invalid) };
+  }
+
   private async statefulWorkloads(): Promise<string[]> {
-    const keys: string[] = [];
-    for (const cm of this.stateCache.list()) {
-      const parsed = parseState(cm.data?.[STATE_KEY] ?? '');
-      if (parsed.ok) {
-        const w = parsed.value.workload;
-        if (parsed.value.installId === this.settings.installId)
-          keys.push(workloadKey(w.namespace, w.kind, w.name));
-      }
-    }
-    return keys;
+    return this.stateOwners.map(this.stateCache.list()).flatMap((key) => (key === undefined ? [] : [key]));
   }
 }
 const workloadKey = (namespace: string, kind: string, name: string) => `${namespace}/${kind}/${name}`;

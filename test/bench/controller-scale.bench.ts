@@ -187,6 +187,7 @@ async function measure(
   const watch = watchActive(kc, namespace);
   await watch.informer.start();
   const controller = startController(bundle, kubeconfig, [NO_NODE]);
+  running = controller;
   const pid = controller.child.pid!;
   const custom = kc.makeApiClient(CustomObjectsApi);
   let renewer: NodeJS.Timeout | undefined;
@@ -336,9 +337,19 @@ async function measure(
   }
 }
 
+/** The controller under test now, stopped if the bench is stopped (a timeout's SIGTERM). */
+let running: ReturnType<typeof startController> | undefined;
+
 async function main(): Promise<void> {
   console.log(`load average at start: ${loadAverage()}`);
   const kc = adminConfig(services.kubeconfig);
+  // Stopped from outside: the installed controller back as it was, before anything else.
+  process.once('SIGTERM', () => {
+    console.log('stopped: restoring the installed controller');
+    void (running?.stop() ?? Promise.resolve())
+      .then(() => scaleInstalledController(kc, testInstall.replicas))
+      .finally(() => process.exit(1));
+  });
   await installController(kc);
   const namespace = await createNamespace(kc, 'qs-bench-scale');
   const apps = kc.makeApiClient(AppsV1Api);

@@ -156,7 +156,8 @@ function watchActive(kc: KubeConfig, namespace: string) {
     const s = object as unknown as QueueSplit;
     if (s.status?.phase === 'Active' && !activeAt.has(s.metadata.name))
       activeAt.set(s.metadata.name, Date.now());
-    if (['Rejected', 'Failed', 'Stopped', 'Degraded'].includes(s.status?.phase ?? ''))
+    // Stopped and Degraded can be passing states (a status written before the route is in the state).
+    if (['Rejected', 'Failed'].includes(s.status?.phase ?? ''))
       ended.set(s.metadata.name, `${s.status?.phase}: ${s.status?.conditions?.[0]?.message ?? ''}`);
   };
   informer.on('add', seen);
@@ -380,7 +381,10 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   await scaleInstalledController(kc, 0);
   try {
-    for (const bundle of bundles) rows.push(await measure(kc, bundle, namespace, proxy, kubeconfig.path));
+    for (const bundle of bundles) {
+      rows.push(await measure(kc, bundle, namespace, proxy, kubeconfig.path));
+      console.log(`  row: ${JSON.stringify(rows.at(-1))}`); // kept if a later bundle does not finish
+    }
   } finally {
     await scaleInstalledController(kc, testInstall.replicas);
     proxy.close();

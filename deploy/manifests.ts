@@ -86,22 +86,24 @@ export const CONTROLLER_SELECTOR = Object.entries(labels)
 
 /**
  * What cutover needs in the workloads' namespaces, and nothing more: each verb is one the code in
- * agent/controller calls (test/unit/deploy/controllerRbac.test.ts lists the call sites). Only
- * QueueSplits are watched; everything else is read when a pass needs it. Nothing reads a Secret;
+ * agent/controller calls (test/unit/deploy/controllerRbac.test.ts lists the call sites).
+ * QueueSplits, the controller's ConfigMaps and the workloads are cached (list + watch);
+ * everything else is read when a pass needs it. Nothing reads a Secret;
  * StatefulSets are changed, never created or deleted. What it may create is further confined by
  * the admission policy below (README "Install").
  */
 export const controllerRules = [
   { apiGroups: [QUEUE_SPLIT_GROUP], resources: [QUEUE_SPLIT_PLURAL], verbs: ['list', 'watch', 'patch'] },
   { apiGroups: [QUEUE_SPLIT_GROUP], resources: [`${QUEUE_SPLIT_PLURAL}/status`], verbs: ['patch'] },
-  // Workloads: read, watched for changes (an env override reverted), finalizer/env override
-  // (update), status annotation (patch); the queue-agent Deployment is created, updated, deleted.
+  // Workloads: cached (list + watch: a pass starts from memory, a change such as an env
+  // override reverted wakes it), read fresh (get), finalizer/env override (update), status
+  // annotation (patch); the queue-agent Deployment is created, updated, deleted.
   {
     apiGroups: ['apps'],
     resources: ['deployments'],
-    verbs: ['get', 'watch', 'create', 'update', 'patch', 'delete'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
   },
-  { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'watch', 'update', 'patch'] },
+  { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
   { apiGroups: ['apps'], resources: ['deployments/scale', 'statefulsets/scale'], verbs: ['update'] },
   // Only to stop the pods of a Deployment being deleted, whose own controller no longer scales it.
   { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['list'] },

@@ -1,9 +1,9 @@
 // The controller's main loop: every tick groups the QueueSplits by workload and runs the
-// coordinator of each workload that is due (also of workloads whose splits are all gone but
-// whose state is not finished: a handback in progress). QueueSplits, state documents and the
-// queue-agents' observed documents are read from list-and-watch caches (agent/kube/informers.ts),
-// and a change to one of them, or to the workload itself (a watch), makes its workload due at
-// once. A workload that is moving (anything but a steady ACTIVE) is due every tick; a steady one
+// coordinator of each workload that is due, several side by side (also of workloads whose splits
+// are all gone but whose state is not finished: a handback in progress). QueueSplits, state
+// documents, the queue-agents' observed documents and the workloads are read from list-and-watch
+// caches (agent/kube/informers.ts, workloadCache.ts), and a change to one of them makes its
+// workload due at once. A workload that is moving (anything but a steady ACTIVE) is due every tick; a steady one
 // at its next lease expiry, or after QUIET_RESYNC_MS at the latest (level-triggered: a missed
 // event costs at most that long). Nothing is acted on until the QueueSplit and state caches have
 // listed once: an empty cache is "not known yet", never "no splits" (docs/design.md §6, "Caches").
@@ -11,7 +11,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CoreV1Api,
   CustomObjectsApi,
-  Watch,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
@@ -31,8 +30,10 @@ import { AgentObjects, type AgentSettings } from './agentObjects';
 import { Coordinator, type CoordinatorSettings } from './coordinator';
 import { DueTimes } from './dueTimes';
 import { OwnershipLeases } from './ownershipLeases';
-import { SplitObjects, classifySplits } from './splitObjects';
+import { SplitObjects, classifySplits, type ClassifiedSplits } from './splitObjects';
+import { VersionMemo } from './versionMemo';
 import { invalidSplitStatus, sameStatus } from './splitStatus';
+import { WorkloadCache } from './workloadCache';
 import { Workloads, type WorkloadKind } from './workloads';
 
 export interface ControllerSettings extends CoordinatorSettings {
@@ -47,6 +48,8 @@ export interface ControllerSettings extends CoordinatorSettings {
 
 /** A steady workload is passed at least this often, whatever the caches say. */
 export const QUIET_RESYNC_MS = 30_000;
+/** How many workloads are passed at once. */
+const PASS_CONCURRENCY = 16;
 const STATE_SELECTOR = 'queuesplit.dev/state=true';
 const AGENT_SELECTOR = 'queuesplit.dev/component=queue-agent';
 
@@ -59,6 +62,8 @@ export class Controller {
   private readonly splitCache: InformerCache<KubernetesObject>;
   private readonly stateCache: InformerCache<V1ConfigMap>;
   private readonly agentCache: InformerCache<V1ConfigMap>;
+  /** Deployments and StatefulSets: a pass starts from the cache, and a change wakes its workload. */
+  private readonly workloadCache: WorkloadCache;
   /** The last pass found no QueueSplit API (logged once per change). */
   private apiMissing = false;
   /** The caches the last pass waited for (logged once per change, and once a minute while so). */
@@ -67,6 +72,18 @@ export class Controller {
   private readonly splits: SplitObjects;
   private readonly deps: ConstructorParameters<typeof Coordinator>[4];
   private wake: (() => void) | undefined;
+  /** Something changed since the current pass began. */
+  private poked = false;
+  /** Each QueueSplit's validation and each state document's workload, derived once per version. */
+  private readonly validations = new VersionMemo<QueueSplit, ClassifiedSplits>((split) =>
+    classifySplits([split]),
+  );
+  private readonly stateOwners = new VersionMemo<V1ConfigMap, string | undefined>((cm) => {
+    const parsed = parseState(cm.data?.[STATE_KEY] ?? '');
+    if (!parsed.ok || parsed.value.installId !== this.settings.installId) return undefined;
+    const w = parsed.value.workload;
+    return workloadKey(w.namespace, w.kind, w.name);
+  });
   private stopped = false;
   /** When the loop last began a pass: the liveness probe fails once it stops turning. */
   lastPassAt = Date.now();
@@ -107,7 +124,7 @@ export class Controller {
         const spec = split.spec as Partial<QueueSplit['spec']> | undefined;
         if (spec?.workload)
           this.touch(split.metadata.namespace ?? 'default', spec.workload.kind, spec.workload.name);
-        else this.wake?.();
+        else this.poke();
       },
       undefined,
       cacheObserver,
@@ -139,9 +156,18 @@ export class Controller {
       AGENT_SELECTOR,
       cacheObserver,
     );
+    this.workloadCache = new WorkloadCache(
+      kc,
+      namespaces,
+      log,
+      (kind, namespace, name) => {
+        if (this.coordinators.has(workloadKey(namespace, kind, name))) this.touch(namespace, kind, name);
+      },
+      cacheObserver,
+    );
     this.deps = {
       kc,
-      workloads: new Workloads(kc),
+      workloads: new Workloads(kc, this.workloadCache),
       agents: new AgentObjects(kc, settings.agent),
       splits: this.splits,
       ownership: new OwnershipLeases(kc),
@@ -155,29 +181,48 @@ export class Controller {
   /** Something of this workload changed: pass it at the next tick. */
   private touch(namespace: string, kind: string, name: string): void {
     this.due.touch(workloadKey(namespace, kind, name));
+    this.poke();
+  }
+
+  /** Starts the next pass now; a change that arrives during a pass starts the next one as soon
+   * as this one ends, instead of after the resync interval (each hop of a route's attach, the
+   * request and the agent's ack, used to wait up to --resync-ms when a pass was running). */
+  private poke(): void {
+    this.poked = true;
     this.wake?.();
   }
 
   stop(): void {
     this.stopped = true;
-    this.wake?.();
+    this.poke();
   }
 
   async run(): Promise<void> {
-    await Promise.all([this.splitCache.start(), this.stateCache.start(), this.agentCache.start()]);
-    void this.watchWorkloads();
+    await Promise.all([
+      this.splitCache.start(),
+      this.stateCache.start(),
+      this.agentCache.start(),
+      this.workloadCache.start(),
+    ]);
     while (!this.stopped) {
       const started = Date.now();
       this.lastPassAt = started;
+      this.poked = false;
       try {
         await this.pass();
       } catch (err) {
         this.log.error('controller.pass_failed', { reason: describeError(err) });
       }
       const wait = Math.max(0, this.settings.resyncMs - (Date.now() - started));
-      await Promise.race([sleep(wait), new Promise<void>((resolve) => (this.wake = resolve))]);
+      if (!this.poked)
+        await Promise.race([sleep(wait), new Promise<void>((resolve) => (this.wake = resolve))]);
     }
-    await Promise.all([this.splitCache.stop(), this.stateCache.stop(), this.agentCache.stop()]);
+    await Promise.all([
+      this.splitCache.stop(),
+      this.stateCache.stop(),
+      this.agentCache.stop(),
+      this.workloadCache.stop(),
+    ]);
   }
 
   /**
@@ -231,7 +276,7 @@ export class Controller {
     const apiMissing = this.splitCache.apiMissing;
     const { valid, invalid } = apiMissing
       ? { valid: [], invalid: [] }
-      : classifySplits(this.splitCache.list() as unknown as QueueSplit[]);
+      : this.classified(this.splitCache.list() as unknown as QueueSplit[]);
     if ((apiMissing === true) !== this.apiMissing) {
       this.apiMissing = apiMissing === true;
       if (this.apiMissing)
@@ -258,27 +303,41 @@ export class Controller {
     for (const key of this.coordinators.keys()) if (!groups.has(key)) groups.set(key, []);
 
     const now = Date.now();
-    for (const [key, splits] of groups) {
-      if (!this.due.isDue(key, now)) continue;
-      let coordinator = this.coordinators.get(key);
-      if (!coordinator) {
-        const [namespace, kind, name] = key.split('/') as [string, WorkloadKind, string];
-        coordinator = new Coordinator(namespace, kind, name, this.settings, this.deps);
-        this.coordinators.set(key, coordinator);
+    const due = [...groups].filter(([key]) => this.due.isDue(key, now));
+    // Workloads are independent (each coordinator owns its own documents; the API server arbitrates
+    // what they share, such as ownership Leases), so due workloads are passed side by side: one
+    // pass waits mostly on the API server, and in turn 200 workloads made a new split wait for
+    // every other workload's pass before its own.
+    let next = 0;
+    const worker = async () => {
+      while (next < due.length) {
+        const [key, splits] = due[next++]!;
+        await this.passWorkload(key, splits, passStarted);
       }
-      let failed = false;
-      try {
-        await coordinator.pass(splits);
-      } catch (err) {
-        failed = true;
-        this.log.error('workload.pass_failed', { workload: key, reason: describeError(err) });
-      }
-      if (coordinator.finished && splits.length === 0) {
-        this.coordinators.delete(key);
-        this.due.forget(key);
-      } else {
-        this.due.passed(key, passStarted, failed ? 0 : coordinator.nextPassInMs(QUIET_RESYNC_MS));
-      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PASS_CONCURRENCY, due.length) }, worker));
+  }
+
+  private async passWorkload(key: string, splits: QueueSplit[], passStarted: number): Promise<void> {
+    let coordinator = this.coordinators.get(key);
+    if (!coordinator) {
+      const [namespace, kind, name] = key.split('/') as [string, WorkloadKind, string];
+      coordinator = new Coordinator(namespace, kind, name, this.settings, this.deps);
+      this.coordinators.set(key, coordinator);
+    }
+    let failed = false;
+    try {
+      await coordinator.pass(splits);
+    } catch (err) {
+      failed = true;
+      this.log.error('workload.pass_failed', { workload: key, reason: describeError(err) });
+    }
+    if (coordinator.finished && splits.length === 0) {
+      this.coordinators.delete(key);
+      this.due.forget(key);
+      this.workloadCache.forget(coordinator.kind, coordinator.namespace, coordinator.name);
+    } else {
+      this.due.passed(key, passStarted, failed ? 0 : coordinator.nextPassInMs(QUIET_RESYNC_MS));
     }
   }
 
@@ -301,47 +360,14 @@ export class Controller {
     }
   }
 
+  /** Every QueueSplit validated, each only when it changed. */
+  private classified(items: readonly QueueSplit[]): ClassifiedSplits {
+    const each = this.validations.map(items);
+    return { valid: each.flatMap((c) => c.valid), invalid: each.flatMap((c) => c.invalid) };
+  }
+
   private async statefulWorkloads(): Promise<string[]> {
-    const keys: string[] = [];
-    for (const cm of this.stateCache.list()) {
-      const parsed = parseState(cm.data?.[STATE_KEY] ?? '');
-      if (parsed.ok) {
-        const w = parsed.value.workload;
-        if (parsed.value.installId === this.settings.installId)
-          keys.push(workloadKey(w.namespace, w.kind, w.name));
-      }
-    }
-    return keys;
-  }
-
-  /** Any change to a workload (a revert of its env override, a scale) makes it due. */
-  private async watchWorkloads(): Promise<void> {
-    const paths = (this.settings.watchNamespaces ?? [undefined]).flatMap((namespace) =>
-      ['deployments', 'statefulsets'].map(
-        (plural) => `/apis/apps/v1${namespace ? `/namespaces/${namespace}` : ''}/${plural}`,
-      ),
-    );
-    await Promise.all(paths.map((path) => this.watchPath(path)));
-  }
-
-  private async watchPath(path: string): Promise<void> {
-    const kind = path.endsWith('statefulsets') ? 'StatefulSet' : 'Deployment';
-    while (!this.stopped) {
-      await new Promise<void>((resolve) => {
-        new Watch(this.kc)
-          .watch(
-            path,
-            {},
-            (_type: string, obj: { metadata?: { namespace?: string; name?: string } }) => {
-              const key = workloadKey(obj.metadata?.namespace ?? '', kind, obj.metadata?.name ?? '');
-              if (this.coordinators.has(key)) this.touch(obj.metadata!.namespace!, kind, obj.metadata!.name!);
-            },
-            () => resolve(),
-          )
-          .catch(() => resolve());
-      });
-      await sleep(1000);
-    }
+    return this.stateOwners.map(this.stateCache.list()).flatMap((key) => (key === undefined ? [] : [key]));
   }
 }
 const workloadKey = (namespace: string, kind: string, name: string) => `${namespace}/${kind}/${name}`;

@@ -117,7 +117,9 @@ export class Coordinator {
       this.verdicts,
       this.seen,
     );
-    this.workloadStatus = new WorkloadStatusPublisher(deps.kc, kind, namespace, name, this.log);
+    this.workloadStatus = new WorkloadStatusPublisher(deps.kc, kind, namespace, name, this.log, (w) =>
+      deps.workloads.wrote(kind, w),
+    );
     this.namespaceDeletion = new NamespaceDeletion(deps.kc, settings.controllerNamespace, this.log);
     this.keda = new KedaPauses(deps.kc);
   }
@@ -156,7 +158,7 @@ export class Coordinator {
 
   /** One level-triggered pass over this workload. */
   async pass(all: readonly QueueSplit[]): Promise<void> {
-    const workload = await this.deps.workloads.read(this.kind, this.namespace, this.name);
+    const workload = await this.deps.workloads.forPass(this.kind, this.namespace, this.name);
     if (await this.namespaceDeleted(workload, all)) return;
     if (!this.state) {
       const loaded = await this.load(workload);

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { CLEANUP_KEY } from '../../core/agentProtocol';
 import type { SplitState } from '../../core/state/stateDocument';
-import type { Logger } from '../log';
+import { describeError, type Logger } from '../log';
 import { isNotFound } from '../kube/client';
 import { ConfigMapStore } from '../kube/configMaps';
 import { namespaceDeletedRecord } from './cleanupRecord';
@@ -71,12 +71,14 @@ export class NamespaceDeletion {
   /** When the state was already gone: the operator still learns which workload to look for. */
   async stateLost(workload: string): Promise<void> {
     this.log.error('workload.namespace_deleted_state_lost', { workload });
+    // Best effort: the log says it too, and a failed Event must not keep the finalizers (and so
+    // the namespace) for good.
     await this.event(
       undefined,
       `Namespace of ${workload} was deleted during a split and its split state was already gone: ` +
         'broker resources named qs-* for this workload may remain and hold messages. Check the broker ' +
         'for them, move any messages to the source, then delete them.',
-    );
+    ).catch((err: unknown) => this.log.warn('workload.event_unwritten', { reason: describeError(err) }));
   }
 
   private async event(configMap: string | undefined, message: string): Promise<void> {
@@ -87,7 +89,13 @@ export class NamespaceDeletion {
         metadata: { generateName: 'queuesplit.namespace-deleted.', namespace: this.controllerNamespace },
         involvedObject: configMap
           ? { apiVersion: 'v1', kind: 'ConfigMap', name: configMap, namespace: this.controllerNamespace }
-          : { apiVersion: 'v1', kind: 'Namespace', name: this.controllerNamespace },
+          : // The API server wants an Event's involved object in the Event's namespace (422 without).
+            {
+              apiVersion: 'v1',
+              kind: 'Namespace',
+              name: this.controllerNamespace,
+              namespace: this.controllerNamespace,
+            },
         reason: NAMESPACE_DELETED_REASON,
         // The Events API caps messages at 1 KiB.
         message: message.length > 1024 ? `${message.slice(0, 1021)}...` : message,

@@ -12,6 +12,7 @@ import {
 import { filterSpecFields, validateQueueSplitSpec } from '../../core/crd/validateQueueSplit';
 import { formatFieldError } from '../../core/result';
 import { isNotFound, mergePatch } from '../kube/client';
+import { keepTransitionTimes } from './splitStatus';
 
 export const SPLIT_FINALIZER = 'queuesplit.dev/drain';
 const api = { group: QUEUE_SPLIT_GROUP, version: QUEUE_SPLIT_VERSION, plural: QUEUE_SPLIT_PLURAL };
@@ -27,7 +28,10 @@ export class SplitObjects {
     this.custom = kc.makeApiClient(CustomObjectsApi);
   }
 
-  async writeStatus(split: QueueSplit, status: QueueSplitStatus): Promise<void> {
+  /** Callers write only a status that differs from the split's (sameStatus); a condition that did
+   * not transition keeps its time. */
+  async writeStatus(split: QueueSplit, next: QueueSplitStatus): Promise<void> {
+    const status = keepTransitionTimes(split.status, next);
     try {
       await this.custom.patchNamespacedCustomObjectStatus(
         { ...api, namespace: split.metadata.namespace!, name: split.metadata.name, body: { status } },

@@ -167,12 +167,42 @@ function conditionFor(
  * Statuses are compared without timestamps and whatever the order of their keys, so an unchanged
  * status is not rewritten every pass: the API server returns a custom resource's fields sorted,
  * and comparing text in the order the controller builds them rewrote a waiting split's status
- * on every pass (about once a second while Degraded).
+ * on every pass (about once a second while Degraded). `observedGeneration` is not compared
+ * either: the spec is immutable but for its lease, so a new generation is a lease renewal (every
+ * third of the lease, by the sidecar), which changes nothing the status says, and would otherwise
+ * cost one status write per renewal per split (docs/design.md §6, "What the controller reads and
+ * writes"). A status written for another reason carries the current generation.
  */
 export function sameStatus(a: QueueSplitStatus | undefined, b: QueueSplitStatus): boolean {
   const strip = (s: QueueSplitStatus | undefined) =>
-    canonical({ ...s, conditions: s?.conditions?.map((c) => ({ ...c, lastTransitionTime: '' })) });
+    canonical({
+      ...s,
+      observedGeneration: undefined,
+      conditions: s?.conditions?.map((c) => ({ ...c, lastTransitionTime: '' })),
+    });
   return strip(a) === strip(b);
+}
+
+/**
+ * `next` with each condition's lastTransitionTime taken from `previous` where that condition did
+ * not transition (same type, status and reason): a status rewritten because something else in it
+ * changed (a delivered count) does not pretend its condition just changed (Kubernetes API
+ * conventions: the time of the last status change of the condition).
+ */
+export function keepTransitionTimes(
+  previous: QueueSplitStatus | undefined,
+  next: QueueSplitStatus,
+): QueueSplitStatus {
+  if (!previous?.conditions || !next.conditions) return next;
+  return {
+    ...next,
+    conditions: next.conditions.map((c) => {
+      const before = previous.conditions!.find(
+        (p) => p.type === c.type && p.status === c.status && p.reason === c.reason,
+      );
+      return before?.lastTransitionTime ? { ...c, lastTransitionTime: before.lastTransitionTime } : c;
+    }),
+  };
 }
 
 /** JSON text with every object's keys sorted; undefined members are left out, as JSON does. */

@@ -7,6 +7,7 @@
 // The desired document, which shares the state's ConfigMap, is sealed the same way under its
 // own key, and the queue-agent refuses one its seal does not list (agent/queueAgent/main.ts).
 import type { KubeConfig } from '@kubernetes/client-node';
+import { isConflict, isNotFound } from '../kube/client';
 import { ConfigMapStore } from '../kube/configMaps';
 import {
   DESIRED_DIGESTS_KEY,
@@ -26,6 +27,9 @@ const sealLabels = (workload: string) => ({
 
 export class StateSeals {
   private readonly store: ConfigMapStore;
+  /** Each seal's resourceVersion as last written here: the next write replaces it directly
+   * instead of trying a create (409) and reading it first, three requests for every state write. */
+  private readonly versions = new Map<string, string>();
 
   constructor(kc: KubeConfig, controllerNamespace: string) {
     this.store = new ConfigMapStore(kc, controllerNamespace);
@@ -74,17 +78,26 @@ export class StateSeals {
     workload: string,
   ): Promise<void> {
     const list = (...digests: string[]) => [...new Set(digests.filter((d) => d !== ''))].join(',');
-    await this.store.write(
-      name,
-      {
-        [DIGESTS_KEY]: list(stateDigest(doc.next), doc.current ? stateDigest(doc.current) : ''),
-        [DESIRED_DIGESTS_KEY]: list(doc.desired ? documentDigest(doc.desired) : '', doc.sealedDesired),
-      },
-      { labels: sealLabels(workload) },
-    );
+    const data = {
+      [DIGESTS_KEY]: list(stateDigest(doc.next), doc.current ? stateDigest(doc.current) : ''),
+      [DESIRED_DIGESTS_KEY]: list(doc.desired ? documentDigest(doc.desired) : '', doc.sealedDesired),
+    };
+    const labels = sealLabels(workload);
+    const known = this.versions.get(name);
+    this.versions.delete(name);
+    let version: string;
+    try {
+      version = await this.store.write(name, data, { labels, resourceVersion: known });
+    } catch (err) {
+      // Changed (an operator's reseal) or deleted since our last write: written as before, after a read.
+      if (known === undefined || !(isConflict(err) || isNotFound(err))) throw err;
+      version = await this.store.write(name, data, { labels });
+    }
+    this.versions.set(name, version);
   }
 
-  remove(name: string): Promise<void> {
-    return this.store.remove(name);
+  async remove(name: string): Promise<void> {
+    this.versions.delete(name);
+    await this.store.remove(name);
   }
 }

@@ -126,6 +126,8 @@ export class WorkloadStatusPublisher {
     private readonly namespace: string,
     private readonly name: string,
     private readonly log: Logger,
+    /** Told each version this publisher writes (the controller's workload cache must not serve an older one). */
+    private readonly wrote?: (workload: Workload) => void,
   ) {
     this.apps = kc.makeApiClient(AppsV1Api);
     this.core = kc.makeApiClient(CoreV1Api);
@@ -153,16 +155,17 @@ export class WorkloadStatusPublisher {
       const body = {
         metadata: { annotations: { [WORKLOAD_STATUS_ANNOTATION]: serializeWorkloadStatus(status) } },
       };
-      if (this.kind === 'Deployment')
-        await this.apps.patchNamespacedDeployment(
-          { name: this.name, namespace: this.namespace, body },
-          mergePatch,
-        );
-      else
-        await this.apps.patchNamespacedStatefulSet(
-          { name: this.name, namespace: this.namespace, body },
-          mergePatch,
-        );
+      const written =
+        this.kind === 'Deployment'
+          ? await this.apps.patchNamespacedDeployment(
+              { name: this.name, namespace: this.namespace, body },
+              mergePatch,
+            )
+          : await this.apps.patchNamespacedStatefulSet(
+              { name: this.name, namespace: this.namespace, body },
+              mergePatch,
+            );
+      this.wrote?.(written);
     } catch (err) {
       if (isNotFound(err)) return true;
       this.log.warn('workload.status_unwritten', { phase: status.phase, reason: describeError(err) });

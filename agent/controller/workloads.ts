@@ -34,6 +34,7 @@ import { consumerOverrides } from '../../core/queueConfig/consumerOverrides';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { isConflict, isNotFound } from '../kube/client';
 import { MIN_STABLE_SECONDS, stablyReady, stuckPod } from './podHealth';
+import type { WorkloadCache } from './workloadCache';
 
 export type Workload = V1Deployment | V1StatefulSet;
 export type WorkloadKind = 'Deployment' | 'StatefulSet';
@@ -47,7 +48,11 @@ export class Workloads {
   private readonly policy: PolicyV1Api;
   private readonly copies: ConfigCopies;
 
-  constructor(kc: KubeConfig) {
+  /** `cache`: the controller's workload cache, told of every version this class reads or writes. */
+  constructor(
+    kc: KubeConfig,
+    private readonly cache?: WorkloadCache,
+  ) {
     this.copies = new ConfigCopies(kc);
     this.apps = kc.makeApiClient(AppsV1Api);
     this.core = kc.makeApiClient(CoreV1Api);
@@ -55,23 +60,44 @@ export class Workloads {
     this.policy = kc.makeApiClient(PolicyV1Api);
   }
 
+  /** The workload as the API server has it now (a GET). */
   async read(kind: WorkloadKind, namespace: string, name: string): Promise<Workload | undefined> {
     try {
-      return kind === 'Deployment'
-        ? await this.apps.readNamespacedDeployment({ name, namespace })
-        : await this.apps.readNamespacedStatefulSet({ name, namespace });
+      const workload =
+        kind === 'Deployment'
+          ? await this.apps.readNamespacedDeployment({ name, namespace })
+          : await this.apps.readNamespacedStatefulSet({ name, namespace });
+      this.cache?.saw(kind, workload);
+      return workload;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
     }
   }
 
+  /**
+   * The workload a pass starts from: the cache's copy when it is at least as new as what this
+   * controller last wrote or read of it (workloadCache.ts), else a GET. Steps that must see the
+   * latest (a scale, a rollout after our own write) read again with `read`.
+   */
+  async forPass(kind: WorkloadKind, namespace: string, name: string): Promise<Workload | undefined> {
+    return this.cache?.get(kind, namespace, name) ?? this.read(kind, namespace, name);
+  }
+
+  /** Another writer of the workload (its status annotation) tells the cache what it wrote. */
+  wrote(kind: WorkloadKind, workload: Workload): void {
+    this.cache?.saw(kind, workload);
+  }
+
   private async replace(kind: WorkloadKind, workload: Workload): Promise<Workload> {
     const name = workload.metadata!.name!;
     const namespace = workload.metadata!.namespace!;
-    return kind === 'Deployment'
-      ? this.apps.replaceNamespacedDeployment({ name, namespace, body: workload as V1Deployment })
-      : this.apps.replaceNamespacedStatefulSet({ name, namespace, body: workload as V1StatefulSet });
+    const written =
+      kind === 'Deployment'
+        ? await this.apps.replaceNamespacedDeployment({ name, namespace, body: workload as V1Deployment })
+        : await this.apps.replaceNamespacedStatefulSet({ name, namespace, body: workload as V1StatefulSet });
+    this.cache?.saw(kind, written);
+    return written;
   }
 
   /** The ConfigMaps resolving `declared` (the workload with its originals) reads: those of a
@@ -128,8 +154,12 @@ export class Workloads {
     }
     const body = { metadata: { name, namespace, resourceVersion }, spec: { replicas } };
     try {
-      if (kind === 'Deployment') await this.apps.replaceNamespacedDeploymentScale({ name, namespace, body });
-      else await this.apps.replaceNamespacedStatefulSetScale({ name, namespace, body });
+      // The scale subresource answers with its workload's resourceVersion.
+      const scaled =
+        kind === 'Deployment'
+          ? await this.apps.replaceNamespacedDeploymentScale({ name, namespace, body })
+          : await this.apps.replaceNamespacedStatefulSetScale({ name, namespace, body });
+      this.cache?.saw(kind, { metadata: { ...scaled.metadata, namespace, name } });
     } catch (err) {
       // A step retried after a restart carries the resourceVersion it first saw; our own
       // earlier scale (or the workload's status updates) moved it on. If the replicas already

@@ -83,9 +83,11 @@ test('the controller role grants exactly what the controller code calls', () => 
     'cluster queuesplit.dev/queuesplits watch',
     'cluster queuesplit.dev/queuesplits patch',
     'cluster queuesplit.dev/queuesplits/status patch',
-    // workloads.ts, agentObjects.ts, ownership.ts, workloadStatus.ts; controller.ts watches them
+    // workloads.ts, agentObjects.ts, ownership.ts, workloadStatus.ts; workloadCache.ts caches them
     'cluster apps/deployments get',
+    'cluster apps/deployments list',
     'cluster apps/deployments watch',
+    'cluster apps/statefulsets list',
     'cluster apps/statefulsets watch',
     'cluster apps/deployments create',
     'cluster apps/deployments update',

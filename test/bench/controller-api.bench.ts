@@ -22,11 +22,11 @@ import { pollUntil } from '../support/poll';
 import { rabbitDeclaration } from '../support/rabbitSplit';
 import { createSecret } from '../support/secrets';
 import { loadServices, uniqueName } from '../support/services';
+import { benchRun } from './support/benchRun';
 import { createSplit, deleteSplit, getSplit, waitForSplitGone } from '../support/splits';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import {
   countingProxy,
-  loadAverage,
   proxiedControllerKubeconfig,
   scaleInstalledController,
   startController,
@@ -102,7 +102,7 @@ async function measure(
 }
 
 async function main(): Promise<void> {
-  console.log(`load average at start: ${loadAverage()}`);
+  const bench = benchRun('controller-api');
   const kc = adminConfig(services.kubeconfig);
   await installController(kc);
   const namespace = await createNamespace(kc, 'qs-bench-api');
@@ -149,8 +149,7 @@ async function main(): Promise<void> {
       `${r.bundle.slice(-46).padEnd(46)} ${String(r.requestsPerSecond).padStart(7)}   ${String(r.leasesPerSecond).padStart(8)}   ${String(r.perWorkload).padStart(24)}   ${String(r.at200).padStart(16)}`,
     );
   for (const r of rows) console.log(`  ${r.bundle}: ${JSON.stringify(r.byKind)}`);
-  console.log(`load average at end: ${loadAverage()}`);
-  console.log(JSON.stringify({ bench: 'controller-api', workloads: N, seconds: SECONDS, rows }));
+  bench.finish({ bench: 'controller-api', workloads: N, seconds: SECONDS, rows });
   process.exit(0);
 }
 

@@ -47,10 +47,10 @@ import { mergePatch } from '../../agent/kube/client';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import { median } from './stats';
+import { benchRun } from './support/benchRun';
 import { AgentStandIn } from './support/agentStandIn';
 import {
   countingProxy,
-  loadAverage,
   processUsage,
   proxiedControllerKubeconfig,
   scaleInstalledController,
@@ -342,7 +342,7 @@ async function measure(
 let running: ReturnType<typeof startController> | undefined;
 
 async function main(): Promise<void> {
-  console.log(`load average at start: ${loadAverage()}`);
+  const bench = benchRun('controller-scale');
   const kc = adminConfig(services.kubeconfig);
   // Stopped from outside: the installed controller back as it was, before anything else.
   process.once('SIGTERM', () => {
@@ -416,16 +416,13 @@ async function main(): Promise<void> {
     console.log(
       `  ${r.bundle}: attach ${JSON.stringify(r.attach.byKind)}; steady ${JSON.stringify(r.steady.byKind)}`,
     );
-  console.log(`load average at end: ${loadAverage()}`);
-  console.log(
-    JSON.stringify({
-      bench: 'controller-scale',
-      workloads: W,
-      splitsPerWorkload: S,
-      steadySeconds: STEADY_SECONDS,
-      rows,
-    }),
-  );
+  bench.finish({
+    bench: 'controller-scale',
+    workloads: W,
+    splitsPerWorkload: S,
+    steadySeconds: STEADY_SECONDS,
+    rows,
+  });
   process.exit(0);
 }
 

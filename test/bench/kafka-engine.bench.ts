@@ -20,10 +20,10 @@
 // Prints a table and one JSON line. Bounded: stops starting runs after 300 s.
 import type { IHeaders, Message } from 'kafkajs';
 import { DEFAULT_PREFETCH } from '../../agent/kafka/config';
-import { loadavg } from 'node:os';
 import { uniqueName } from '../support/services';
 import { javaCeiling, txnMs, type JavaCeiling } from './javaCeiling';
 import { createTopics, drop, engineRun, kafka, median, partitions, prefill, USER } from './kafkaBench';
+import { benchRun } from './support/benchRun';
 
 const perRun = Number(process.argv[2] ?? 20_000);
 const runs = Number(process.argv[3] ?? 5);
@@ -107,14 +107,8 @@ async function rawRun(transactional: boolean): Promise<number> {
   return perRun / seconds;
 }
 
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
-
 async function main(): Promise<void> {
-  const loadStart = load();
-  console.log(`load average at start: ${loadStart}`);
+  const bench = benchRun('kafka-engine');
   const deadline = Date.now() + budgetMs;
   const rates = {
     raw: [] as number[],
@@ -187,32 +181,26 @@ async function main(): Promise<void> {
   console.log(
     `engine / Java ceiling (min of the two)    ${(m.engine / Math.min(j.produce, j.consume)).toFixed(2)}`,
   );
-  const loadEnd = load();
-  console.log(`load average at end: ${loadEnd}`);
-  console.log(
-    JSON.stringify({
-      bench: 'kafka-engine',
-      loadAverageStart: loadStart,
-      loadAverageEnd: loadEnd,
-      client: 'kafkajs 2.2.4',
-      messageBytes: 1024,
-      partitions,
-      routes: 2,
-      perRun,
-      runs: rates.engine.length,
-      prefetch: DEFAULT_PREFETCH,
-      engineMsgsPerSec: Math.round(m.engine),
-      engineNoReadAheadMsgsPerSec: Math.round(m.serial),
-      rawMsgsPerSec: Math.round(m.raw),
-      rawTxnMsgsPerSec: Math.round(m.rawTxn),
-      ratio: Number((m.engine / m.raw).toFixed(3)),
-      ratioTxn: Number((m.engine / m.rawTxn).toFixed(3)),
-      javaProducerMsgsPerSec: Math.round(j.produce),
-      javaProducerTxnMsgsPerSec: Math.round(j.produceTxn),
-      javaProducerTxnMs: txnMs,
-      javaConsumerMsgsPerSec: Math.round(j.consume),
-    }),
-  );
+  bench.finish({
+    bench: 'kafka-engine',
+    client: 'kafkajs 2.2.4',
+    messageBytes: 1024,
+    partitions,
+    routes: 2,
+    perRun,
+    runs: rates.engine.length,
+    prefetch: DEFAULT_PREFETCH,
+    engineMsgsPerSec: Math.round(m.engine),
+    engineNoReadAheadMsgsPerSec: Math.round(m.serial),
+    rawMsgsPerSec: Math.round(m.raw),
+    rawTxnMsgsPerSec: Math.round(m.rawTxn),
+    ratio: Number((m.engine / m.raw).toFixed(3)),
+    ratioTxn: Number((m.engine / m.rawTxn).toFixed(3)),
+    javaProducerMsgsPerSec: Math.round(j.produce),
+    javaProducerTxnMsgsPerSec: Math.round(j.produceTxn),
+    javaProducerTxnMs: txnMs,
+    javaConsumerMsgsPerSec: Math.round(j.consume),
+  });
 }
 
 main().catch((err: unknown) => {

@@ -182,10 +182,3 @@ export function processUsage(pid: number): { cpuSeconds: number; rssMiB: number 
   const rssKb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
   return { cpuSeconds: ticks / 100, rssMiB: rssKb / 1024 };
 }
-
-/** The host's load averages, printed at a bench's start and end. */
-export const loadAverage = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');

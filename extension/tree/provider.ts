@@ -223,7 +223,10 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
         severity: 'error',
       });
     }
-    return [...notices, ...children];
+    // A namespace whose watch failed shows its error alone: "Loading…" under it would promise a
+    // list that is not coming (rows it listed before the failure stay).
+    const listed = error !== undefined && children.every((c) => c.kind === 'notice') ? [] : children;
+    return [...notices, ...listed];
   }
 
   /** A namespace's node with what its watch last said (its error shows on the node itself). */

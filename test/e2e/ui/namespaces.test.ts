@@ -131,6 +131,12 @@ test('several namespaces and the debug launch confirmation', async () => {
       assert.match((await failed.textContent()) ?? '', /may not (list|watch)/);
       // The refusal, with what to ask for, is also the first row under it.
       await waitForTreeRow(page, VIEW, /may not watch .*Ask your cluster admin/, 30_000);
+      // The error stands alone: no "Loading…" promising a list that is not coming.
+      assert.equal(
+        await page.locator('.monaco-list-row').filter({ hasText: 'Loading…' }).count(),
+        0,
+        'no Loading… row under the refused namespace',
+      );
       // …and the other namespace still works.
       await waitForTreeRow(page, VIEW, new RegExp(`${fixture.workload}.*Deployment`), 5_000);
       await page.mouse.move(600, 600); // no hover in the screenshot

@@ -46,6 +46,71 @@ export function overlapError(
   return fieldError(path, problem, distinguishingFix(route, other, decision));
 }
 
+/** One filter term as data: `key<op>values` (formatTerm writes the filter language). */
+export interface FilterTerm {
+  key: string;
+  op:
+    | 'equals'
+    | 'in'
+    | 'prefix'
+    | 'regex'
+    | 'exists'
+    | 'notEquals'
+    | 'notIn'
+    | 'notPrefix'
+    | 'notRegex'
+    | 'absent';
+  values: readonly string[];
+}
+
+/** A term in the filter language: `team!="blue"`, `tenant notin ("a", "b")`, `!has(x)`. */
+export function formatTerm(term: FilterTerm): string {
+  const key = formatKey(term.key);
+  const value = formatValue(term.values[0] ?? '');
+  const list = `(${term.values.map(formatValue).join(', ')})`;
+  switch (term.op) {
+    case 'equals':
+      return `${key}=${value}`;
+    case 'notEquals':
+      return `${key}!=${value}`;
+    case 'in':
+      return `${key} in ${list}`;
+    case 'notIn':
+      return `${key} notin ${list}`;
+    case 'prefix':
+      return `${key}^=${value}`;
+    case 'notPrefix':
+      return `${key}!^=${value}`;
+    case 'regex':
+      return `${key}~=${value}`;
+    case 'notRegex':
+      return `${key}!~=${value}`;
+    case 'exists':
+      return `has(${key})`;
+    case 'absent':
+      return `!has(${key})`;
+  }
+}
+
+/**
+ * The change to `route` alone that removes its overlap with `other`, as data: describeFix words
+ * it in English for the controller's and the sidecar's errors; the extension words it in the
+ * user's language (and without a teammate's values).
+ */
+export type SeparatingFix =
+  /** The other route has no filter: it must stop or get one. */
+  | { kind: 'otherTakesAll'; other: string }
+  /** This route has no filter: it needs one. */
+  | { kind: 'giveFilter'; route: string; key: string }
+  /** Adding `term` (to each alternative) makes the two disjoint. */
+  | { kind: 'addTerm'; route: string; term: FilterTerm; eachAlternative: boolean }
+  /** Equality filters: add a header the other one pins, with another value. */
+  | { kind: 'addHeader'; route: string; key: string; notValue: string }
+  /** Equality filters: the other already takes every message this one matches. */
+  | { kind: 'changeValue'; route: string; other: string; key: string; notValue: string }
+  /** No single term on the other's keys separates them. */
+  | { kind: 'noTerm'; route: string; other: string; why: 'undecided' | 'covers'; key: string };
+
 /** A change to `route` alone (the other one is usually a teammate's) that removes the overlap. */
 export function distinguishingFix(
   route: RouteEntry,
@@ -54,52 +119,90 @@ export function distinguishingFix(
   /** false: propose the likeliest term unchecked (the other filter's values are not known, only its shape). */
   verify = true,
 ): string {
-  if (isEmptyFilter(other.filter))
-    return `Route "${other.routeId}" takes every message; it has to stop (or be given a filter) before another route can share the queue.`;
+  return describeFix(separatingFix(route, other, decision, verify));
+}
+
+/** distinguishingFix as data. */
+export function separatingFix(
+  route: RouteEntry,
+  other: RouteEntry,
+  decision: OverlapDecision,
+  verify = true,
+): SeparatingFix {
+  if (isEmptyFilter(other.filter)) return { kind: 'otherTakesAll', other: other.routeId };
   if (isEmptyFilter(route.filter))
-    return `Give route "${route.routeId}" a filter such as ${DEFAULT_FILTER_KEY}=<your name>; an empty filter takes every message and cannot share the queue.`;
+    return { kind: 'giveFilter', route: route.routeId, key: DEFAULT_FILTER_KEY };
   if (isEqualityFilter(route.filter) && isEqualityFilter(other.filter)) return equalityFix(route, other);
   const theirs = filterClauses(other.filter)[decision.kind === 'disjoint' ? 0 : decision.clauses[1]] ?? {};
   // The first candidate term that, added to every clause of this route, leaves a filter that
   // parses (some message can still match it) and is disjoint from the other one.
   const terms = separatingTerms(theirs);
-  const each = filterClauses(route.filter).length > 1 ? ' (to each of its alternatives)' : '';
-  if (!verify && decision.kind === 'overlap' && terms[0] !== undefined)
-    return `Add ${terms[0]} to route "${route.routeId}"${each}, so that no message can match both.`;
+  const eachAlternative = filterClauses(route.filter).length > 1;
+  const add = (term: FilterTerm): SeparatingFix => ({
+    kind: 'addTerm',
+    route: route.routeId,
+    term,
+    eachAlternative,
+  });
+  if (!verify && decision.kind === 'overlap' && terms[0] !== undefined) return add(terms[0]);
   for (const term of terms.slice(0, MAX_FIX_ATTEMPTS)) {
     const changed = parseFilter(
       filterClauses(route.filter)
-        .map((clause) => [formatFilter({ anyOf: [clause] }), term].filter((t) => t !== '').join(','))
+        .map((clause) =>
+          [formatFilter({ anyOf: [clause] }), formatTerm(term)].filter((t) => t !== '').join(','),
+        )
         .join(' or '),
     );
-    if (changed.ok && decideOverlap(changed.value, other.filter).kind === 'disjoint')
-      return `Add ${term} to route "${route.routeId}"${each}, so that no message can match both.`;
+    if (changed.ok && decideOverlap(changed.value, other.filter).kind === 'disjoint') return add(term);
   }
-  return `No term added to route "${route.routeId}" on the keys route "${other.routeId}" reads separates them (${decision.kind === 'undecided' ? 'the two read the same part of the message differently' : 'every message yours can match, theirs can match too'}): filter on what tells your messages apart (e.g. ${DEFAULT_FILTER_KEY}=<your name> on the messages you produce), or have route "${other.routeId}" narrowed.`;
+  return {
+    kind: 'noTerm',
+    route: route.routeId,
+    other: other.routeId,
+    why: decision.kind === 'undecided' ? 'undecided' : 'covers',
+    key: DEFAULT_FILTER_KEY,
+  };
+}
+
+/** The fix in English (the controller's and the sidecar's errors). */
+export function describeFix(fix: SeparatingFix): string {
+  switch (fix.kind) {
+    case 'otherTakesAll':
+      return `Route "${fix.other}" takes every message; it has to stop (or be given a filter) before another route can share the queue.`;
+    case 'giveFilter':
+      return `Give route "${fix.route}" a filter such as ${fix.key}=<your name>; an empty filter takes every message and cannot share the queue.`;
+    case 'addTerm':
+      return `Add ${formatTerm(fix.term)} to route "${fix.route}"${fix.eachAlternative ? ' (to each of its alternatives)' : ''}, so that no message can match both.`;
+    case 'addHeader':
+      return `Add ${fix.key}=<a value other than ${JSON.stringify(fix.notValue)}> to route "${fix.route}", e.g. ${fix.key}=${fix.key === DEFAULT_FILTER_KEY ? '<your name>' : `${fix.notValue}-2`}, so the two filters disagree on a header they share.`;
+    case 'changeValue':
+      return `Route "${fix.other}" already takes every message your filter matches; change ${fix.key} in route "${fix.route}" to a value other than ${JSON.stringify(fix.notValue)}.`;
+    case 'noTerm':
+      return `No term added to route "${fix.route}" on the keys route "${fix.other}" reads separates them (${fix.why === 'undecided' ? 'the two read the same part of the message differently' : 'every message yours can match, theirs can match too'}): filter on what tells your messages apart (e.g. ${fix.key}=<your name> on the messages you produce), or have route "${fix.other}" narrowed.`;
+  }
 }
 
 /** Candidate changes are each checked with the decision; a handful covers every key they read. */
 const MAX_FIX_ATTEMPTS = 8;
 
 /** Negations of the other clause's predicates, one term each, the likeliest first. */
-function separatingTerms(clause: Readonly<Record<string, Predicate>>): string[] {
+function separatingTerms(clause: Readonly<Record<string, Predicate>>): FilterTerm[] {
   const keys = Object.keys(clause).sort((a, b) => rank(clause, a) - rank(clause, b));
-  const terms: string[] = [];
-  const list = (values: readonly string[]) => `(${values.map(formatValue).join(', ')})`;
-  for (const raw of keys) {
-    const p = clause[raw]!;
-    const key = formatKey(raw);
-    if (p.equals !== undefined) terms.push(`${key}!=${formatValue(p.equals)}`);
-    if (p.in !== undefined) terms.push(`${key} notin ${list(p.in)}`);
-    if (p.prefix !== undefined) terms.push(`${key}!^=${formatValue(p.prefix)}`);
-    if (p.regex !== undefined) terms.push(`${key}!~=${formatValue(p.regex)}`);
-    if (p.exists === true) terms.push(`!has(${key})`);
+  const terms: FilterTerm[] = [];
+  for (const key of keys) {
+    const p = clause[key]!;
+    const term = (op: FilterTerm['op'], values: readonly string[] = []) => terms.push({ key, op, values });
+    if (p.equals !== undefined) term('notEquals', [p.equals]);
+    if (p.in !== undefined) term('notIn', p.in);
+    if (p.prefix !== undefined) term('notPrefix', [p.prefix]);
+    if (p.regex !== undefined) term('notRegex', [p.regex]);
+    if (p.exists === true) term('absent');
     // Their predicate excludes values (or requires absence): require what it excludes.
-    if (p.notEquals !== undefined) terms.push(`${key}=${formatValue(p.notEquals)}`);
-    if (p.notIn !== undefined) terms.push(`${key} in ${list(p.notIn)}`);
-    if (p.notPrefix !== undefined) terms.push(`${key}^=${formatValue(p.notPrefix)}`);
-    if (p.notRegex !== undefined) terms.push(`${key}~=${formatValue(p.notRegex)}`);
-    if (p.exists === false) terms.push(`has(${key})`);
+    if (p.notEquals !== undefined) term('equals', [p.notEquals]);
+    if (p.notIn !== undefined) term('in', p.notIn);
+    if (p.notPrefix !== undefined) term('prefix', [p.notPrefix]);
+    if (p.notRegex !== undefined) term('regex', [p.notRegex]);
+    if (p.exists === false) term('exists');
   }
   return terms;
 }
@@ -113,7 +216,7 @@ function rank(clause: Readonly<Record<string, Predicate>>, key: string): number 
   return p.regex !== undefined ? 3 : 4;
 }
 
-function equalityFix(route: RouteEntry, other: RouteEntry): string {
+function equalityFix(route: RouteEntry, other: RouteEntry): SeparatingFix {
   const mine = route.filter as Readonly<Record<string, string>>;
   const theirs = Object.entries(other.filter as Readonly<Record<string, string>>).sort(([a], [b]) =>
     a < b ? -1 : 1,
@@ -122,12 +225,9 @@ function equalityFix(route: RouteEntry, other: RouteEntry): string {
   const missing = theirs.filter(([key]) => !Object.hasOwn(mine, key));
   const pick = (pairs: [string, string][]) => pairs.find(([key]) => key === DEFAULT_FILTER_KEY) ?? pairs[0];
   const added = pick(missing);
-  if (added) {
-    const [key, value] = added;
-    return `Add ${key}=<a value other than ${JSON.stringify(value)}> to route "${route.routeId}", e.g. ${key}=${key === DEFAULT_FILTER_KEY ? '<your name>' : `${value}-2`}, so the two filters disagree on a header they share.`;
-  }
-  const [key, value] = pick(theirs) ?? ['', ''];
-  return `Route "${other.routeId}" already takes every message your filter matches; change ${key} in route "${route.routeId}" to a value other than ${JSON.stringify(value)}.`;
+  if (added) return { kind: 'addHeader', route: route.routeId, key: added[0], notValue: added[1] };
+  const [key, notValue] = pick(theirs) ?? ['', ''];
+  return { kind: 'changeValue', route: route.routeId, other: other.routeId, key, notValue };
 }
 
 /** Every overlapping pair in `routes`, reported at the later route and naming the earlier one. */

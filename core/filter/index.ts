@@ -12,10 +12,12 @@ export { compileFilter, matches, type CompiledFilter } from './compile';
 export { MessageView, headersView } from './messageView';
 export {
   decideOverlap,
+  describeCause,
   describeWitness,
   filterWitness,
   filtersOverlap,
   type OverlapDecision,
+  type UndecidedCause,
   type Witness,
 } from './overlap';
 export { parseFilterKey, BAGGAGE_HEADER, type FilterKey } from './keys';

@@ -25,7 +25,14 @@ export interface Witness {
 export type OverlapDecision =
   | { kind: 'disjoint' }
   | { kind: 'overlap'; witness: Witness; clauses: readonly [number, number] }
-  | { kind: 'undecided'; reason: string; clauses: readonly [number, number] };
+  | { kind: 'undecided'; reason: string; cause: UndecidedCause; clauses: readonly [number, number] };
+
+/** Why an overlap was not decided, as data (the extension words it in the user's language). */
+export type UndecidedCause =
+  /** Two keys read the same part of a message: a body field and its sub-field, or baggage and a member. */
+  | { kind: 'sharedPart'; keys: readonly [string, string]; part: 'body' | 'baggage' }
+  /** Not disjoint key by key, yet no message matching both could be built. */
+  | { kind: 'noWitness' };
 
 /** Product states one intersection may explore; the parse-time state caps keep it far below. */
 const MAX_PRODUCT_NODES = 20000;
@@ -87,20 +94,26 @@ function decideClauses(
   for (let i = 0; i < keys.length; i++)
     for (let j = i + 1; j < keys.length; j++)
       if (keysDependent(keys[i]!.key, keys[j]!.key))
-        return {
-          kind: 'undecided',
-          clauses,
-          reason: `one filter reads ${JSON.stringify(keys[i]!.keyText)} and the other ${JSON.stringify(keys[j]!.keyText)}, which are parts of the same ${keys[i]!.key.kind === 'body' ? 'body field' : 'baggage header'}; whether one message can satisfy both is not decided exactly, so it is treated as an overlap`,
-        };
+        return undecided(clauses, {
+          kind: 'sharedPart',
+          keys: [keys[i]!.keyText, keys[j]!.keyText],
+          part: keys[i]!.key.kind === 'body' ? 'body' : 'baggage',
+        });
   const witness = buildWitness([...values.values()], a.readsBody || b.readsBody);
   const message = new MessageView(new Map(witness.headers), witness.body);
   if (clauseMatches(a, message) && clauseMatches(b, message)) return { kind: 'overlap', witness, clauses };
-  return {
-    kind: 'undecided',
-    clauses,
-    reason:
-      'no message matching both could be built, yet the predicates are not disjoint key by key; treated as an overlap',
-  };
+  return undecided(clauses, { kind: 'noWitness' });
+}
+
+function undecided(clauses: readonly [number, number], cause: UndecidedCause): OverlapDecision {
+  return { kind: 'undecided', clauses, cause, reason: describeCause(cause) };
+}
+
+/** The cause in English, for errors the controller and the sidecar write. */
+export function describeCause(cause: UndecidedCause): string {
+  return cause.kind === 'sharedPart'
+    ? `one filter reads ${JSON.stringify(cause.keys[0])} and the other ${JSON.stringify(cause.keys[1])}, which are parts of the same ${cause.part === 'body' ? 'body field' : 'baggage header'}; whether one message can satisfy both is not decided exactly, so it is treated as an overlap`
+    : 'no message matching both could be built, yet the predicates are not disjoint key by key; treated as an overlap';
 }
 
 /**

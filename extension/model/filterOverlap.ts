@@ -1,12 +1,13 @@
 // What the filter input box says when the typed filter overlaps another live split on the same
 // queues: a message that would match both (the witness of core/filter/overlap.ts) and the change
-// that separates them (core/routeOverlap.ts distinguishingFix). The user's own other split is
+// that separates them (core/routeOverlap.ts separatingFix), worded here in the user's language. The user's own other split is
 // shown in full. A teammate's filter values are their header values and are never repeated: the
 // witness keeps only the values of keys the typed filter itself constrains (and not even those
 // when they would spell out one of the teammate's values), and the fix is computed from their
 // filter with every value replaced by a placeholder, so their values cannot reach the text.
+import * as l10n from '@vscode/l10n';
 import {
-  describeWitness,
+  DEFAULT_FILTER_KEY,
   filterClauses,
   isAnyOf,
   MessageView,
@@ -15,21 +16,21 @@ import {
   type OverlapDecision,
   type Predicate,
   type RouteFilter,
+  type UndecidedCause,
   type Witness,
 } from '../../core/filter';
-import { distinguishingFix } from '../../core/routeOverlap';
+import { formatKey } from '../../core/filter/text';
+import { formatTerm, separatingFix, type FilterTerm, type SeparatingFix } from '../../core/routeOverlap';
 
-/** Marks a value shown to nobody (the placeholder) and the two routes (their names in the fix). */
+/** Stands for a teammate's value while the fix is computed: the wording below never shows it. */
 const THEIRS = '\u2063theirs\u2063';
-const NEW_ROUTE = '\u2063new\u2063';
-const OTHER_ROUTE = '\u2063other\u2063';
 
 export interface OverlapTarget {
   /** The other split's filter. */
   filter: RouteFilter;
   /** True when the other split is the user's own (its values may be shown). */
   mine: boolean;
-  /** How the other split is named: "your split qs-…" / "the split of bob". */
+  /** How the other split is named: "your split qs-…" / "the split of bob" (already localized). */
   label: string;
 }
 
@@ -41,33 +42,149 @@ export function overlapExplanation(
 ): string {
   const what =
     decision.kind === 'undecided'
-      ? `${decision.reason}.`
+      ? causeWords(decision.cause)
       : other.mine
-        ? `a message with ${describeWitness(decision.witness)} would match both.`
+        ? witnessWords(decision.witness)
         : teammateWitness(decision.witness, typed, other.filter, decision.clauses);
   return `${what} ${separatingChange(typed, other, decision)}`;
 }
 
-/** distinguishingFix, worded for the input box and blind to a teammate's values. */
+/** Why the overlap is not decided, in the user's language. */
+function causeWords(cause: UndecidedCause): string {
+  if (cause.kind === 'noWitness')
+    return l10n.t(
+      'no message matching both could be built, yet the predicates are not disjoint key by key; treated as an overlap.',
+    );
+  const [a, b] = cause.keys.map((k) => JSON.stringify(k));
+  return cause.part === 'body'
+    ? l10n.t(
+        'one filter reads {0} and the other {1}, which are parts of the same body field; whether one message can satisfy both is not decided exactly, so it is treated as an overlap.',
+        a!,
+        b!,
+      )
+    : l10n.t(
+        'one filter reads {0} and the other {1}, which are parts of the same baggage header; whether one message can satisfy both is not decided exactly, so it is treated as an overlap.',
+        a!,
+        b!,
+      );
+}
+
+/** `a message with headers a="1" and body {…} would match both.` (every value shown: the user's own split). */
+export function witnessWords(witness: Witness): string {
+  const headers = witness.headers.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ');
+  if (witness.body === undefined)
+    return headers === ''
+      ? l10n.t('a message with no headers would match both.')
+      : l10n.t('a message with headers {0} would match both.', headers);
+  return headers === ''
+    ? l10n.t('a message with no headers and body {0} would match both.', witness.body)
+    : l10n.t('a message with headers {0} and body {1} would match both.', headers, witness.body);
+}
+
+/** The separating change, in the user's language and blind to a teammate's values. */
 export function separatingChange(
   typed: RouteFilter,
   other: OverlapTarget,
   decision: OverlapDecision,
 ): string {
-  const theirs = other.mine ? other.filter : redacted(other.filter);
-  let fix = distinguishingFix(
-    { routeId: NEW_ROUTE, filter: typed },
-    { routeId: OTHER_ROUTE, filter: theirs },
+  const fix = separatingFix(
+    { routeId: 'new', filter: typed },
+    { routeId: 'other', filter: other.mine ? other.filter : redacted(other.filter) },
     decision,
     other.mine, // a teammate's values are hidden: the change cannot be checked against them
   );
-  if (!other.mine) fix = withoutTheirValues(fix);
-  const route = (id: string) => new RegExp(`([Rr])oute ${JSON.stringify(id)}`, 'g');
-  const named = (label: string) => (_: string, r: string) =>
-    r === 'R' ? label.charAt(0).toUpperCase() + label.slice(1) : label;
-  return fix
-    .replace(route(NEW_ROUTE), named('your new split'))
-    .replace(route(OTHER_ROUTE), named(other.label));
+  return fixWords(fix, other);
+}
+
+function fixWords(fix: SeparatingFix, other: OverlapTarget): string {
+  const mine = l10n.t('your new split');
+  const them = other.label;
+  switch (fix.kind) {
+    case 'otherTakesAll':
+      return sentence(
+        l10n.t(
+          '{0} takes every message; it has to stop (or be given a filter) before another split can share the queue.',
+          them,
+        ),
+      );
+    case 'giveFilter':
+      return l10n.t(
+        'Give your new split a filter such as {0}=<your name>; an empty filter takes every message and cannot share the queue.',
+        fix.key,
+      );
+    case 'addTerm':
+      return fix.eachAlternative
+        ? l10n.t(
+            'Add {0} to {1} (to each of its alternatives), so that no message can match both.',
+            termWords(fix.term, other),
+            mine,
+          )
+        : l10n.t('Add {0} to {1}, so that no message can match both.', termWords(fix.term, other), mine);
+    case 'addHeader': {
+      const shown = other.mine ? JSON.stringify(fix.notValue) : undefined;
+      const example =
+        fix.key === DEFAULT_FILTER_KEY ? `${fix.key}=<your name>` : shown && `${fix.key}=${fix.notValue}-2`;
+      const term = shown
+        ? l10n.t('{0}=<a value other than {1}>', fix.key, shown)
+        : l10n.t('{0}=<a value other than theirs>', fix.key);
+      return example
+        ? l10n.t(
+            'Add {0} to {1}, e.g. {2}, so the two filters disagree on a header they share.',
+            term,
+            mine,
+            example,
+          )
+        : l10n.t('Add {0} to {1}, so the two filters disagree on a header they share.', term, mine);
+    }
+    case 'changeValue':
+      return sentence(
+        other.mine
+          ? l10n.t(
+              '{0} already takes every message your filter matches; change {1} in {2} to a value other than {3}.',
+              them,
+              fix.key,
+              mine,
+              JSON.stringify(fix.notValue),
+            )
+          : l10n.t(
+              '{0} already takes every message your filter matches; change {1} in {2} to a value other than theirs.',
+              them,
+              fix.key,
+              mine,
+            ),
+      );
+    case 'noTerm':
+      return fix.why === 'undecided'
+        ? l10n.t(
+            'No term added to {0} on the keys {1} reads separates them (the two read the same part of the message differently): filter on what tells your messages apart (e.g. {2}=<your name> on the messages you produce), or have {1} narrowed.',
+            mine,
+            them,
+            fix.key,
+          )
+        : l10n.t(
+            'No term added to {0} on the keys {1} reads separates them (every message yours can match, theirs can match too): filter on what tells your messages apart (e.g. {2}=<your name> on the messages you produce), or have {1} narrowed.',
+            mine,
+            them,
+            fix.key,
+          );
+  }
+}
+
+/** A term; when it was built from a teammate's (placeholder) value, that value said in words. */
+function termWords(term: FilterTerm, other: OverlapTarget): string {
+  if (other.mine || !term.values.includes(THEIRS)) return formatTerm(term);
+  const key = formatKey(term.key);
+  // The negation of one of their predicates: pin the key to a value they do not take; their
+  // predicate only excludes values: require one of those.
+  const negation =
+    term.op === 'notEquals' || term.op === 'notIn' || term.op === 'notPrefix' || term.op === 'notRegex';
+  return negation
+    ? l10n.t('{0}=<a value other than theirs>', key)
+    : l10n.t('{0}=<a value their filter excludes>', key);
+}
+
+function sentence(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** The same filter shape with every value replaced by the placeholder. */
@@ -87,24 +204,6 @@ function redactedClause(clause: Clause): Clause {
         ]),
       ) as Predicate,
     ]),
-  );
-}
-
-/** The placeholder in distinguishingFix's wording, said in words. */
-function withoutTheirValues(fix: string): string {
-  const T = THEIRS;
-  const set = `\\((?:${T}, )*${T}\\)`;
-  return (
-    fix
-      .replaceAll(`<a value other than ${JSON.stringify(T)}>`, '<a value other than theirs>')
-      .replaceAll(`a value other than ${JSON.stringify(T)}`, 'a value other than theirs')
-      // An example built from their value ("e.g. team=<their value>-2") shows nothing useful now.
-      .replace(new RegExp(`, e\\.g\\. [^,]*${T}[^,]*`, 'g'), '')
-      // The negation of one of their predicates: pin the key to a value they do not take.
-      .replace(new RegExp(`(?:!\\^=|!~=|!=)${T}| notin ${set}`, 'g'), '=<a value other than theirs>')
-      // Their predicate only excludes values: require one of those.
-      .replace(new RegExp(`(?:\\^=|~=|=)${T}| in ${set}`, 'g'), '=<a value their filter excludes>')
-      .replaceAll(T, '<theirs>')
   );
 }
 
@@ -133,8 +232,10 @@ export function teammateWitness(
     if (!shown) hidden = true;
     parts.push(shown ? `${keyText}=${JSON.stringify(value)}` : `${keyText}=…`);
   }
-  if (parts.length === 0) return `a message with ${describeWitness(witness)} would match both.`;
-  return `a message with ${parts.join(', ')} would match both${hidden ? ' (their values are not shown)' : ''}.`;
+  if (parts.length === 0) return witnessWords(witness);
+  return hidden
+    ? l10n.t('a message with {0} would match both (their values are not shown).', parts.join(', '))
+    : l10n.t('a message with {0} would match both.', parts.join(', '));
 }
 
 /** Whether showing `value` would repeat one of their values for this key. */

@@ -17,7 +17,7 @@ export interface FlagHome {
   fix?: Fix;
 }
 
-const setting = (key: string): FlagHome => ({ words: `the ${key} setting`, fix: fix.setting(key) });
+const setting = (key: string): FlagHome => ({ words: l10n.t('the {0} setting', key), fix: fix.setting(key) });
 
 /** Each provider's relay flag (sidecar/providers/<provider>.ts `relay.flag`; a unit test checks them). */
 export const RELAY_FLAGS: Readonly<Record<(typeof PROVIDER_NAMES)[number], string>> = {
@@ -26,10 +26,7 @@ export const RELAY_FLAGS: Readonly<Record<(typeof PROVIDER_NAMES)[number], strin
   sqs: '--relay-sqs-endpoint',
 };
 
-const LAUNCH = {
-  words: 'your split definition (.vscode/queue-split.json) or "Queue Split: Start Split…"',
-  fix: fix.startSplit(),
-};
+const LAUNCH_FIX = fix.startSplit();
 
 /**
  * Every flag the sidecar may name, and where the extension's user changes it. Flags the
@@ -46,22 +43,35 @@ export const FLAG_HOMES: Readonly<Record<string, FlagHome>> = {
   '--relay-to': setting('queueSplit.delivery.relayTo'),
   '--reject-after': setting('queueSplit.delivery.rejectAfterAttempts'),
   '--kubeconfig': setting('queueSplit.kubeconfig'),
-  '--context': { words: 'the context ("Queue Split: Select Context/Namespace…")', fix: fix.selectContext() },
+  '--context': {
+    words: l10n.t('the context ("Queue Split: Select Context/Namespace…")'),
+    fix: fix.selectContext(),
+  },
   '--namespace': {
-    words: 'the namespace ("Queue Split: Select Context/Namespace…")',
+    words: l10n.t('the namespace ("Queue Split: Select Context/Namespace…")'),
     fix: fix.selectContext(),
   },
   '--owner': setting('queueSplit.owner'),
   '--lease-seconds': setting('queueSplit.leaseSeconds'),
   '--ready-timeout': setting('queueSplit.readyTimeoutSeconds'),
   '--workload': {
-    words: 'the workload (the queueSplit.workload setting or .vscode/queue-split.json)',
+    words: l10n.t('the workload (the queueSplit.workload setting or .vscode/queue-split.json)'),
     fix: fix.setting('queueSplit.workload'),
   },
-  '--queue': { words: 'the queues of ' + LAUNCH.words, fix: LAUNCH.fix },
-  '--filter': { words: 'the filter of ' + LAUNCH.words, fix: LAUNCH.fix },
+  '--queue': {
+    words: l10n.t(
+      'the queues of your split definition (.vscode/queue-split.json) or "Queue Split: Start Split…"',
+    ),
+    fix: LAUNCH_FIX,
+  },
+  '--filter': {
+    words: l10n.t(
+      'the filter of your split definition (.vscode/queue-split.json) or "Queue Split: Start Split…"',
+    ),
+    fix: LAUNCH_FIX,
+  },
   '--tls-ca-file': {
-    words: "the broker's TLS settings in the workload's queue declaration",
+    words: l10n.t("the broker's TLS settings in the workload's queue declaration"),
     fix: fix.declareQueues(),
   },
   ...Object.fromEntries(
@@ -70,7 +80,7 @@ export const FLAG_HOMES: Readonly<Record<string, FlagHome>> = {
 };
 
 /** The extension's own sidecar arguments: no setting behind them. */
-const INTERNAL = 'an argument the extension passes to the sidecar';
+const INTERNAL = l10n.t('an argument the extension passes to the sidecar');
 
 /**
  * Every flag of the sidecar's command line (sidecar/main.ts; a unit test checks the list), so

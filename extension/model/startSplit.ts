@@ -176,11 +176,17 @@ export function checkOverlap(filter: RouteFilter, context: FilterContext): Filte
     const decision = decideOverlap(filter, theirs);
     if (decision.kind === 'disjoint') continue;
     const mine = isMine(split, context.owner);
-    const label = mine ? `your split ${split.metadata.name}` : `the split of ${split.spec.owner}`;
-    const who = mine ? `${label} (${formatFilter(theirs) || 'all messages'})` : label;
-    const verb = decision.kind === 'undecided' ? 'May overlap' : 'Overlaps';
+    const label = mine
+      ? l10n.t('your split {0}', split.metadata.name)
+      : l10n.t('the split of {0}', split.spec.owner);
+    const who = mine ? l10n.t('{0} ({1})', label, formatFilter(theirs) || l10n.t('all messages')) : label;
+    const why = overlapExplanation(filter, { filter: theirs, mine, label }, decision);
+    const queues = shared.join(', ');
     return {
-      error: `${verb} ${who} on ${shared.join(', ')}: ${overlapExplanation(filter, { filter: theirs, mine, label }, decision)}`,
+      error:
+        decision.kind === 'undecided'
+          ? l10n.t('May overlap {0} on {1}: {2}', who, queues, why)
+          : l10n.t('Overlaps {0} on {1}: {2}', who, queues, why),
     };
   }
   return { filter };

@@ -1,6 +1,7 @@
 // What "Write Queue Config Annotation…" shows and hands out: the workload as YAML before and
 // after (the two sides of the diff), the merge patch it applies, and the patch it copies for
 // kubectl or a GitOps repository.
+import * as l10n from '@vscode/l10n';
 import { stringify } from 'yaml';
 import { QUEUE_CONFIG_ANNOTATION } from '../../../core/queueConfig/schema';
 
@@ -48,11 +49,11 @@ export function workloadYaml(ref: WorkloadRef, live: object, annotation?: string
       Object.entries(copy).filter(([k]) => !['apiVersion', 'kind', 'metadata'].includes(k)),
     ),
   };
-  const header = [
-    `# ${ref.kind} ${ref.name}`,
-    `# namespace ${ref.namespace}, context ${ref.context}`,
-    '# read-only; status and metadata.managedFields are left out',
-  ].join('\n');
+  const header = comments([
+    `${ref.kind} ${ref.name}`,
+    l10n.t('namespace {0}, context {1}', ref.namespace, ref.context),
+    l10n.t('read-only; status and metadata.managedFields are left out'),
+  ]);
   return `${header}\n${stringify(ordered, { lineWidth: 0 })}`;
 }
 
@@ -90,12 +91,29 @@ export function kubectlPatchCommand(ref: WorkloadRef, text: string): string {
  * comments.
  */
 export function clipboardPatch(ref: WorkloadRef, text: string): string {
-  const lines = [
-    `# The ${QUEUE_CONFIG_ANNOTATION} annotation of ${ref.kind} ${ref.name} (namespace ${ref.namespace}),`,
-    '# proposed by "Queue Split: Write Queue Config Annotation…".',
-    `# GitOps: merge the metadata below into the ${ref.kind}'s manifest. Or apply it with kubectl:`,
-    `#   ${kubectlPatchCommand(ref, text)}`,
-    `# (or save this file and: kubectl -n ${shellQuote(ref.namespace)} patch ${resourceOf(ref.kind)} ${shellQuote(ref.name)} --type merge --patch-file <file>)`,
-  ];
-  return `${lines.join('\n')}\n${stringify(annotationPatch(text), { lineWidth: 0 })}`;
+  const lines = comments([
+    l10n.t(
+      'The {0} annotation of {1} {2} (namespace {3}),',
+      QUEUE_CONFIG_ANNOTATION,
+      ref.kind,
+      ref.name,
+      ref.namespace,
+    ),
+    l10n.t('proposed by "Queue Split: Write Queue Config Annotation…".'),
+    l10n.t("GitOps: merge the metadata below into the {0}'s manifest. Or apply it with kubectl:", ref.kind),
+    `  ${kubectlPatchCommand(ref, text)}`,
+    l10n.t(
+      '(or save this file and: {0})',
+      `kubectl -n ${shellQuote(ref.namespace)} patch ${resourceOf(ref.kind)} ${shellQuote(ref.name)} --type merge --patch-file <file>`,
+    ),
+  ]);
+  return `${lines}\n${stringify(annotationPatch(text), { lineWidth: 0 })}`;
+}
+
+/** YAML comment lines; a translation's own line breaks stay inside the comment. */
+function comments(lines: readonly string[]): string {
+  return lines
+    .flatMap((line) => line.split('\n'))
+    .map((line) => `# ${line}`)
+    .join('\n');
 }

@@ -18,7 +18,8 @@ export interface ProviderInfo {
   readonly icon: string;
   /** What rejecting a message the developer's handler keeps failing does on this broker:
    * before (the confirmation) and after (the sidecar's `rejected` line). */
-  readonly reject: { readonly confirm: string; readonly done: string };
+  /** What the sidecar says after a reject (its own English log and status; the extension's modal words it itself). */
+  readonly reject: { readonly done: string };
   /** Relay delivery's local broker of this kind, as the developer names it: the VS Code setting
    * (under `queueSplit.delivery.`, declared in package.json) and the key under `relay` in the
    * sidecar's --settings file, which the extension writes and the sidecar reads. */

@@ -2,7 +2,7 @@
 // waits behind it, so the tree row, the status bar and the reject confirmation say which message,
 // why and how often, and what a reject does on that broker. Pure: text from a BlockedDelivery.
 import * as l10n from '@vscode/l10n';
-import { PROVIDER_NAMES, PROVIDERS, type Provider } from '../../core/providers';
+import { PROVIDER_NAMES, type Provider } from '../../core/providers';
 import type { BlockedDelivery, SessionView } from './sidecarView';
 
 /** "blocked on message 0-5: HTTP 500, attempt 8" — the tree row's words. */
@@ -35,6 +35,25 @@ export function blockedOn(view: SessionView | undefined, queue?: string): Blocke
   return (view?.blocked ?? []).filter((b) => queue === undefined || b.queue === queue);
 }
 
+/** What a reject does on each broker, as the confirmation says it (a new provider does not compile without its words). */
+function rejectEffect(provider: Provider): string {
+  const words: Record<Provider, () => string> = {
+    kafka: () =>
+      l10n.t(
+        'Kafka has no reject: the message is skipped, its offset committed past it, as your app would skip it. Neither you nor the app get it again.',
+      ),
+    rabbitmq: () =>
+      l10n.t(
+        "RabbitMQ rejects it without requeue, as your app's own reject would: the broker dead-letters it by the queue's rules (x-dead-letter-exchange), or discards it if the queue has no dead-letter exchange.",
+      ),
+    sqs: () =>
+      l10n.t(
+        "SQS has no reject: the message is released (visibility 0) without being deleted, as your app's failed receive would leave it. It is received again, and once the queue's maxReceiveCount is passed the RedrivePolicy moves it to the dead-letter queue; without one it stays until its retention ends.",
+      ),
+  };
+  return words[provider]();
+}
+
 /** What rejecting does, on each broker: the modal confirmation says it before anything happens. */
 export function rejectConfirmation(
   b: BlockedDelivery,
@@ -42,10 +61,10 @@ export function rejectConfirmation(
 ): { message: string; detail: string; button: string } {
   // Without a known provider (a session from before the provider was reported) it says what each does.
   const effect = provider
-    ? PROVIDERS[provider].reject.confirm
+    ? rejectEffect(provider)
     : l10n.t(
         "It is settled as your app's own reject would settle it. {0}",
-        PROVIDER_NAMES.map((p) => PROVIDERS[p].reject.confirm).join(' '),
+        PROVIDER_NAMES.map(rejectEffect).join(' '),
       );
   return {
     message: l10n.t('Reject message {0} of {1}?', b.messageId, b.queue),

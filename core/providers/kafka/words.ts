@@ -8,8 +8,6 @@ export const kafkaWords: ProviderInfo = {
   icon: 'symbol-event',
   relay: { setting: 'relayKafkaBrokers', settingsKey: 'kafkaBrokers' },
   reject: {
-    confirm:
-      'Kafka has no reject: the message is skipped, its offset committed past it, as your app would skip it. Neither you nor the app get it again.',
     done: 'Kafka has no reject: it is skipped, its offset committed past it, as your app would skip it; it is not delivered again',
   },
 };

@@ -8,8 +8,6 @@ export const rabbitWords: ProviderInfo = {
   icon: 'mail',
   relay: { setting: 'relayAmqpUrl', settingsKey: 'amqpUrl' },
   reject: {
-    confirm:
-      "RabbitMQ rejects it without requeue, as your app's own reject would: the broker dead-letters it by the queue's rules (x-dead-letter-exchange), or discards it if the queue has no dead-letter exchange.",
     done: "RabbitMQ rejected it without requeue: the broker dead-letters it by the queue's dead-letter settings (x-dead-letter-exchange), or discards it if the queue has none, as your app's own reject would",
   },
 };

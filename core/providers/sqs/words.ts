@@ -9,8 +9,6 @@ export const sqsWords: ProviderInfo = {
   // Relay republishes into a local SQS-compatible endpoint (ElasticMQ, LocalStack).
   relay: { setting: 'relaySqsEndpoint', settingsKey: 'sqsEndpoint' },
   reject: {
-    confirm:
-      "SQS has no reject: the message is released (visibility 0) without being deleted, as your app's failed receive would leave it. It is received again, and once the queue's maxReceiveCount is passed the RedrivePolicy moves it to the dead-letter queue; without one it stays until its retention ends.",
     done: "SQS has no reject: it was released without being deleted, as your app's failed receive would leave it; the queue's RedrivePolicy moves it to the dead-letter queue after maxReceiveCount receives, or it stays until its retention ends",
   },
 };

@@ -5,7 +5,9 @@
 // workbench's copy of the installed extension only: the .vsix carries English alone
 // (test/unit/marketplace-package.test.ts). VS Code serves a display language only when a language
 // pack for it is installed (code-server's server without one answers every locale with English),
-// so the test installs a minimal one: it translates none of VS Code's own strings.
+// so the test installs a minimal one: it translates none of VS Code's own strings. The
+// walkthrough's pages are markdown files, which VS Code looks up as `<page>.nls.<locale>.md` beside
+// the English one: the test writes a pseudo page for the first step and reads it in the walkthrough.
 // Screenshots: test-results/e2e/localized-in-a-pseudo-locale/.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -14,7 +16,8 @@ import { test } from 'node:test';
 import { removeTempDir, tempDir } from '../harness/exitCleanup';
 import { repoRoot } from '../harness/paths';
 import { withWorkbench } from '../harness/session';
-import { runCommand, waitForNotification } from '../harness/workbench';
+import { openCommandPalette, runCommand, waitForNotification } from '../harness/workbench';
+import type { Page } from 'playwright-core';
 
 const LOCALE = 'qps-ploc';
 
@@ -35,6 +38,29 @@ function pseudoTranslations(dir: string): { nls: Record<string, string>; bundle:
   const read = (file: string) =>
     JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as Record<string, string>;
   return { nls: read(`package.nls.${LOCALE}.json`), bundle: read(`bundle.l10n.${LOCALE}.json`) };
+}
+
+/** The walkthrough page in the pseudo-locale: every line marked, so the test can tell it shown. */
+const PSEUDO_PAGE_HEADING = '[qps-ploc] Ýöûŕ çļûšţéŕ åñđ ñåɱéšþåçé';
+function pseudoWalkthroughPage(): string {
+  const english = fs.readFileSync(path.join(repoRoot, 'media', 'walkthrough', 'context.md'), 'utf8');
+  return english.replace(/^# .*$/m, `# ${PSEUDO_PAGE_HEADING}`);
+}
+
+/** Waits until some frame (the walkthrough's markdown is rendered in a webview) shows `text`. */
+async function waitForFrameText(page: Page, text: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    for (const frame of page.frames()) {
+      const body = await frame
+        .locator('body')
+        .innerText({ timeout: 1_000 })
+        .catch(() => '');
+      if (body.includes(text)) return;
+    }
+    await page.waitForTimeout(500);
+  }
+  throw new Error(`no frame shows ${JSON.stringify(text)} within ${timeoutMs} ms`);
 }
 
 /** A language pack that only makes `LOCALE` a display language VS Code will serve. */
@@ -87,6 +113,7 @@ test('localized in a pseudo-locale', async () => {
         installedExtensionFiles: {
           [`package.nls.${LOCALE}.json`]: JSON.stringify(nls),
           [`l10n/bundle.l10n.${LOCALE}.json`]: JSON.stringify(bundle),
+          [`media/walkthrough/context.nls.${LOCALE}.md`]: pseudoWalkthroughPage(),
         },
         settings: { 'queueSplit.kubeconfig': kubeconfig },
       },
@@ -96,6 +123,29 @@ test('localized in a pseudo-locale', async () => {
         // …and the command's notification comes from bundle.l10n.qps-ploc.json (vscode.l10n.t).
         await waitForNotification(page, notification);
         await steps.shot('pseudo-locale notification');
+
+        // The walkthrough: its title and steps from package.nls.qps-ploc.json, its first page from
+        // media/walkthrough/context.nls.qps-ploc.md.
+        const palette = await openCommandPalette(page);
+        await palette.fill('>Welcome: Open Walkthrough');
+        await page
+          .locator('.quick-input-list .monaco-list-row[aria-label^="Welcome: Open Walkthrough"]')
+          .first()
+          .click();
+        await page
+          .locator('.quick-input-widget .quick-input-list .monaco-list-row', {
+            hasText: nls['walkthrough.gettingStarted.title']!,
+          })
+          .first()
+          .click({ timeout: 30_000 });
+        await page
+          .locator('.getting-started-step', {
+            hasText: nls['walkthrough.gettingStarted.step.context.title']!,
+          })
+          .first()
+          .waitFor({ state: 'visible', timeout: 30_000 });
+        await waitForFrameText(page, PSEUDO_PAGE_HEADING);
+        await steps.shot('pseudo-locale walkthrough');
       },
     );
   } finally {

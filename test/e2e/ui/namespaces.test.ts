@@ -4,8 +4,10 @@
 //   queueSplit.namespaces names a namespace the user may not read, then theirs → each is a node;
 //   expanding the unreadable one shows its 403 on its own node while the other lists its workload
 //   → a debug launch naming a split of that workload asks before restarting its pods, and Cancel
-//   starts nothing (no QueueSplit on the API server, no debuggee, a line in the log) → Start
-//   Split… from the workload's right-click menu in the second namespace creates the split there.
+//   starts nothing (no QueueSplit on the API server, no debuggee, a line in the log) → Select
+//   Context/Namespace… makes the unreadable namespace the selected one → Start Split… from the
+//   workload's row in the other (not selected) namespace creates the split there, while the same
+//   command from the palette acts in the selected namespace (and is refused there).
 // Screenshots: test-results/e2e/several-namespaces-and-the-debug-launch-confirmation/ (the tree's
 // is docs/images/extension/tree-two-namespaces.png).
 import assert from 'node:assert/strict';
@@ -19,9 +21,9 @@ import { runDir } from '../../env/paths';
 import { createNamespace, deleteNamespace } from '../../support/kube';
 import { waitForServerLog } from '../harness/codeServer';
 import { removeTempDir, tempDir } from '../harness/exitCleanup';
-import { acceptQuickInput, clickDialogButton, waitForDialog } from '../harness/quickInput';
+import { acceptQuickInput, clickDialogButton, fillQuickInput, waitForDialog } from '../harness/quickInput';
 import { withWorkbench } from '../harness/session';
-import { openViewContainer, runCommand, waitForTreeRow } from '../harness/workbench';
+import { openViewContainer, runCommand, waitForNotification, waitForTreeRow } from '../harness/workbench';
 import { pollUntil, prepareSplitFixture, type SplitFixture } from '../support/cluster';
 
 const VIEW = 'Queue Splits';
@@ -169,10 +171,43 @@ test('several namespaces and the debug launch confirmation', async () => {
         `debug launch → confirmation → Cancel: ${((Date.now() - launchStarted) / 1000).toFixed(1)}s`,
       );
 
-      // Start Split… on the workload of the second namespace: the row's own inline action, which
+      // The unreadable namespace becomes the selected one (typed: the developer may not list
+      // namespaces). A palette command now acts there; a row keeps acting in its own namespace.
+      await runCommand(page, 'Queue Split: Select Context/Namespace…');
+      await acceptQuickInput(page, 'Kubernetes context', 30_000);
+      await fillQuickInput(page, /namespace in/, forbidden, 30_000);
+      await pollUntil(
+        'the unreadable namespace marked selected',
+        async () => (await waitForTreeRow(page, VIEW, forbidden)).textContent(),
+        (text) => /selected/.test(text ?? ''),
+        30_000,
+      );
+      await runCommand(page, 'Queue Split: Start Split…');
+      const refusedHere = await waitForNotification(
+        page,
+        new RegExp(`may not .*${forbidden}|${forbidden}.*may not`),
+      );
+      assert.doesNotMatch((await refusedHere.textContent()) ?? '', new RegExp(fixture.namespace));
+      await steps.shot('a palette command acts in the selected namespace');
+      assert.deepEqual(await fixture.splits(), [], 'the refused palette start created nothing');
+
+      // Start Split… on the workload of the second namespace (not the selected one): the row's own inline action, which
       // passes the row (and so its namespace) to the command. (The right-click menu's entries
       // are read in split-lifecycle; a click on a menu item did not run it in code-server.)
       const startStarted = Date.now();
+      // Its namespace node stays expanded across the change of selection (or is opened again).
+      await pollUntil(
+        'the other namespace expanded',
+        async () => {
+          const row = await waitForTreeRow(page, VIEW, fixture.namespace);
+          if ((await row.getAttribute('aria-expanded')) !== 'true') await row.click();
+          return page
+            .locator('.monaco-list-row', { hasText: new RegExp(`${fixture.workload}.*Deployment`) })
+            .count();
+        },
+        (rows) => rows > 0,
+        30_000,
+      );
       const workloadRow = await waitForTreeRow(page, VIEW, new RegExp(`${fixture.workload}.*Deployment`));
       await workloadRow.hover();
       await workloadRow.locator('.action-label[aria-label^="Start Split"]').first().click();

@@ -30,7 +30,7 @@ l10n.config({ contents: shouted });
 
 const split = (owner: string, name: string, match: AnyOfFilter | Record<string, string>) =>
   'anyOf' in match
-    ? splitOf({ owner, name, phase: 'Active', match })
+    ? splitOf({ owner, name, phase: 'Active', match: match as AnyOfFilter })
     : splitOf({ owner, name, phase: 'Active', filter: match as Record<string, string> });
 
 const context = (...splits: ReturnType<typeof split>[]) => ({

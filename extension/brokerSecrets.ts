@@ -16,7 +16,6 @@ import {
 import type { Notifier } from './notifications';
 import { settings } from './settings';
 
-export const SET_BROKER_PASSWORD_TITLE = 'Queue Split: Set Broker Password…';
 /** globalState: the env var names whose values are stored (secret storage cannot list its keys). */
 const ENV_NAMES_KEY = 'queueSplit.brokerSecrets.envNames';
 
@@ -43,7 +42,7 @@ export class BrokerSecrets {
     for (const provider of result.inline)
       this.warnInline(
         `queueSplit.delivery.${PROVIDERS[provider].relay.setting}`,
-        'then remove it from the URL',
+        vscode.l10n.t('then remove it from the URL'),
       );
     return result.brokers;
   }
@@ -57,7 +56,7 @@ export class BrokerSecrets {
     }
     const result = envWithSecrets(settings.envOverrides(), stored);
     for (const name of result.inline)
-      this.warnInline(`queueSplit.env (${name})`, `then remove ${name} from queueSplit.env`);
+      this.warnInline(`queueSplit.env (${name})`, vscode.l10n.t('then remove {0} from queueSplit.env', name));
     return result.env;
   }
 
@@ -96,10 +95,16 @@ export class BrokerSecrets {
     if (this.told.has(where)) return;
     this.told.add(where);
     this.notifier.warn(
-      `${where} holds a password in settings.json, which is deprecated: it is still used, for now.`,
-      `Run "${SET_BROKER_PASSWORD_TITLE}" to keep it in VS Code's secret storage, ${thenWhat}.`,
+      vscode.l10n.t(
+        '{0} holds a password in settings.json, which is deprecated: it is still used, for now.',
+        where,
+      ),
+      vscode.l10n.t(
+        'Run "Queue Split: Set Broker Password…" to keep it in VS Code\'s secret storage, {0}.',
+        thenWhat,
+      ),
       {
-        title: 'Set Broker Password…',
+        title: vscode.l10n.t('Set Broker Password…'),
         run: () => vscode.commands.executeCommand('queueSplit.setBrokerPassword'),
       },
     );

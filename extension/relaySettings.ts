@@ -15,11 +15,11 @@ export function relayFromSettings(): NonNullable<SplitRequest['relay']> {
   const to = settings.relayTo();
   if (Object.keys(brokers).length === 0)
     throw new UserError(
-      'relay delivery needs the local broker to republish into.',
-      `Set ${relaySettingNames().join(' and/or ')}, then start again.`,
+      vscode.l10n.t('relay delivery needs the local broker to republish into.'),
+      vscode.l10n.t('Set {0}, then start again.', relaySettingNames().join(vscode.l10n.t(' and/or '))),
       [
         {
-          title: 'Open Settings',
+          title: vscode.l10n.t('Open Settings'),
           run: () =>
             vscode.commands.executeCommand('workbench.action.openSettings', 'queueSplit.delivery.relay'),
         },

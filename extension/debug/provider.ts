@@ -155,7 +155,7 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
         ),
         vscode.l10n.t('Migrate: the launch then names its split in its env, defined in {0}.', SPLITS_FILE),
         {
-          title: 'Migrate Launch Configurations',
+          title: vscode.l10n.t('Migrate Launch Configurations'),
           run: () => vscode.commands.executeCommand('queueSplit.migrateLaunchConfigs', folder?.uri),
         },
       );

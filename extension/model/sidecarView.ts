@@ -142,7 +142,7 @@ export function reduceSession(view: SessionView, message: SidecarMessage): Sessi
         stage: view.stage === 'stopping' || view.stage === 'draining' ? view.stage : 'active',
         ready: message,
         phase: 'Active',
-        message: `Active: ${message.queues.map((q) => `${q.name} → ${q.deliversTo}`).join(', ')}`,
+        message: l10n.t('Active: {0}', message.queues.map((q) => `${q.name} → ${q.deliversTo}`).join(', ')),
       };
     case 'delivered':
     case 'rejected':

@@ -145,7 +145,7 @@ export class SessionManager implements vscode.Disposable {
       vscode.l10n.t(
         'Stop that split first (Queue Split: Stop Split), or use the same queues, filter and delivery.',
       ),
-      [{ title: 'Stop Split', run: () => this.stop(session) }],
+      [{ title: vscode.l10n.t('Stop Split'), run: () => this.stop(session) }],
     );
   }
 
@@ -178,7 +178,7 @@ export class SessionManager implements vscode.Disposable {
           vscode.l10n.t('Stop it first (its messages drain back to the app), then start again.'),
           [
             {
-              title: 'Stop It',
+              title: vscode.l10n.t('Stop It'),
               run: () => this.stopByName(mine.metadata.name, mine.metadata.uid, request.target.namespace),
             },
           ],
@@ -239,7 +239,7 @@ export class SessionManager implements vscode.Disposable {
       vscode.l10n.t('Stop it (its messages drain back to the app), then start the split again here.'),
       [
         {
-          title: 'Stop It',
+          title: vscode.l10n.t('Stop It'),
           run: () => this.stopByName(split.metadata.name, split.metadata.uid, request.target.namespace),
         },
       ],
@@ -348,10 +348,13 @@ export class SessionManager implements vscode.Disposable {
     };
     return [
       {
-        title: 'Retry Now',
+        title: vscode.l10n.t('Retry Now'),
         run: () => vscode.commands.executeCommand('queueSplit.retryBlockedMessage', ref),
       },
-      { title: 'Reject…', run: () => vscode.commands.executeCommand('queueSplit.rejectBlockedMessage', ref) },
+      {
+        title: vscode.l10n.t('Reject…'),
+        run: () => vscode.commands.executeCommand('queueSplit.rejectBlockedMessage', ref),
+      },
     ];
   }
 

@@ -484,7 +484,7 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     if (node.kind === 'route')
       item.command = {
         command: 'queueSplit.showSplitDetails',
-        title: 'Show Split Details',
+        title: vscode.l10n.t('Show Split Details'),
         arguments: [node],
       };
     return item;

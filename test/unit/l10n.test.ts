@@ -130,4 +130,19 @@ describe('localization', () => {
       fs.rmSync(out, { recursive: true, force: true });
     }
   });
+  test('no button, pick or prompt text in extension code is an English literal', () => {
+    // `{ title: 'Stop It', run }` buttons, quick pick items and input boxes: whatever a person reads
+    // goes through l10n.t (command ids, setting keys and identifiers are not capitalized words).
+    const literal = /\b(title|placeHolder|prompt|tooltip|label|detail|description):\s*['"`][A-Z][a-z]/;
+    const files = fs
+      .readdirSync(path.join(repoRoot, 'extension'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'));
+    const found = files.flatMap((file) =>
+      fs
+        .readFileSync(path.join(repoRoot, 'extension', file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (literal.test(line) ? [`extension/${file}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    assert.deepEqual(found, [], 'wrap these in l10n.t');
+  });
 });

@@ -121,7 +121,11 @@ export class QueueSplitDebugProvider implements vscode.DebugConfigurationProvide
     } catch (err) {
       if (err instanceof LaunchCancelled) return undefined;
       const { message, suggestedAction, actions } = explain(err);
-      this.services.notifier.error(`Launch "${configuration.name}": ${message}`, suggestedAction, ...actions);
+      this.services.notifier.error(
+        vscode.l10n.t('Launch "{0}": {1}', configuration.name, message),
+        suggestedAction,
+        ...actions,
+      );
       return undefined; // abort the launch; the error says why
     }
   }

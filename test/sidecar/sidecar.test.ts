@@ -509,6 +509,78 @@ test('http mode (RabbitMQ): a target answering 500, 500, then 200 gets it acked 
   await target.close();
 });
 
+test('http mode (RabbitMQ): a target that closes each kept-alive connection as the next message reuses it gets every message once, acked, in order; no failed line, no target-down', async () => {
+  const session = await rabbitQueue('rkeep');
+  const appShadow = await rabbitQueue('rkeepapp');
+  const ids = Array.from({ length: 8 }, (_, i) => `keep-${i + 1}`);
+  await routeAmqp(
+    ids.map((id) => ({
+      body: `${id}-body`,
+      options: { messageId: id, headers: { 'x-queue-split-user': 'alice' } },
+    })),
+    session,
+    appShadow,
+  );
+  // The second request on any connection finds it closed: a target's idle close racing the
+  // sidecar's reuse, made certain (nothing is answered, the socket is reset).
+  const handled: string[] = [];
+  let dropped = 0;
+  const perSocket = new WeakMap<object, number>();
+  const server = http.createServer((req, res) => {
+    const n = (perSocket.get(req.socket) ?? 0) + 1;
+    perSocket.set(req.socket, n);
+    if (n >= 2) {
+      dropped++;
+      req.socket.destroy();
+      return;
+    }
+    req.resume();
+    req.on('end', () => {
+      handled.push(String(req.headers['ce-id']));
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`;
+  const sidecar = startSidecar(['--queue', 'invoices', '--target', url]);
+  await activateWhenAsked(fx.admin, sidecar, [
+    {
+      name: 'invoices',
+      phase: 'Active',
+      shadow: { source: session },
+      envOverrides: { INVOICE_QUEUE: session },
+    },
+  ]);
+  await pollUntil(
+    `${ids.length} deliveries`,
+    async () => sidecar.of('delivered').length,
+    (n) => n >= ids.length,
+  );
+  assert.deepEqual(handled, ids, 'each message handled once, in order');
+  assert.ok(dropped > 0, 'kept-alive connections were reused and closed under the sidecar');
+  assert.deepEqual(
+    sidecar.of('delivered').map((d) => [d.messageId, d.attempts]),
+    ids.map((id) => [id, 1]),
+  );
+  assert.deepEqual(sidecar.of('failed'), []);
+  assert.deepEqual(
+    sidecar.of('warning').filter((w) => w.code === 'target-down'),
+    [],
+  );
+  await pollUntil(
+    'session shadow settled',
+    () => getQueue(services.rabbitManagementUrl, session),
+    (info) => info.messages_ready === 0 && info.messages_unacknowledged === 0,
+  );
+  await stopAndDetach(sidecar);
+  assertNothingLeaked(
+    sidecar,
+    ids.map((id) => `${id}-body`),
+  );
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
 test('env mode: the session env on stdout (secrets only in the 0600 env file), the lease renewed, nothing consumed', async () => {
   const session = await kafkaTopic('kses', 1);
   const group = uniqueName('ksesg');

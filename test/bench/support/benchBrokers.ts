@@ -4,6 +4,7 @@
 // create and delete the bench's own sources.
 import * as amqp from 'amqplib';
 import { Partitioners, type Kafka, type Producer } from 'kafkajs';
+import { ResilientAdmin } from '../../../agent/kafka/admin';
 import { kafkaClient } from '../../support/kafkaSplit';
 import type { Services } from '../../support/services';
 import { SENT_AT, WINDOW } from './latencySinks';
@@ -93,32 +94,51 @@ export async function rabbitBroker(services: Services): Promise<BenchBroker> {
 
 export async function kafkaBroker(services: Services): Promise<BenchBroker> {
   const kafka: Kafka = kafkaClient(services, 'qs-bench-split-path');
-  const producer: Producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await producer.connect();
-  const admin = kafka.admin();
+  // A producer refreshes the metadata of every topic it ever sent to, so once one of those is
+  // deleted it fails every later send (UNKNOWN_TOPIC_OR_PARTITION): deleting a source replaces it.
+  const connectProducer = async (): Promise<Producer> => {
+    const p = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    await p.connect();
+    return p;
+  };
+  let producer = connectProducer();
+  await producer;
+  // Resilient, as the agent's: `waiting` reads a session shadow's offsets, and the agent deletes
+  // that shadow at the handback; a plain kafkajs admin then refreshes the deleted topic's metadata
+  // on every later call and fails them all (UNKNOWN_TOPIC_OR_PARTITION: the next run's topic
+  // could not be created).
+  const admin = new ResilientAdmin(kafka).client;
   await admin.connect();
   let pending: Promise<unknown>[] = [];
   return {
     provider: 'kafka',
     createSource: async (name) =>
       void (await admin.createTopics({ waitForLeaders: true, topics: [{ topic: name, numPartitions: 3 }] })),
-    deleteSource: (name) => admin.deleteTopics({ topics: [name] }),
+    deleteSource: async (name) => {
+      await admin.deleteTopics({ topics: [name] });
+      const old = producer;
+      producer = connectProducer();
+      await (await old).disconnect();
+    },
     send: (target, batch) => {
+      // Each batch's send is chained on the producer in order: batches go out as sent.
       pending.push(
-        producer.send({
-          topic: target,
-          acks: -1,
-          messages: batch.map((m) => ({
-            key: m.id,
-            value: m.id,
-            headers: {
-              ...(m.user ? { 'x-queue-split-user': m.user } : {}),
-              'x-message-id': m.id,
-              [SENT_AT]: String(m.sentAt),
-              [WINDOW]: m.window,
-            },
-          })),
-        }),
+        producer.then((p) =>
+          p.send({
+            topic: target,
+            acks: -1,
+            messages: batch.map((m) => ({
+              key: m.id,
+              value: m.id,
+              headers: {
+                ...(m.user ? { 'x-queue-split-user': m.user } : {}),
+                'x-message-id': m.id,
+                [SENT_AT]: String(m.sentAt),
+                [WINDOW]: m.window,
+              },
+            })),
+          }),
+        ),
       );
     },
     flush: async () => {
@@ -150,7 +170,7 @@ export async function kafkaBroker(services: Services): Promise<BenchBroker> {
       }, 0);
     },
     close: async () => {
-      await producer.disconnect().catch(() => undefined);
+      await (await producer).disconnect().catch(() => undefined);
       await admin.disconnect().catch(() => undefined);
     },
   };

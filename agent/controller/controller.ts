@@ -327,7 +327,7 @@ export class Controller {
     }
     let failed = false;
     try {
-      await coordinator.pass(splits);
+      await coordinator.pass(splits, passStarted);
     } catch (err) {
       failed = true;
       this.log.error('workload.pass_failed', { workload: key, reason: describeError(err) });

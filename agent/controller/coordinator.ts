@@ -156,8 +156,8 @@ export class Coordinator {
     return this.state?.routes.some((r) => r.routeId === routeId) ?? false;
   }
 
-  /** One level-triggered pass over this workload. */
-  async pass(all: readonly QueueSplit[]): Promise<void> {
+  /** One level-triggered pass over this workload, with the QueueSplits as listed at `listedAt`. */
+  async pass(all: readonly QueueSplit[], listedAt: number): Promise<void> {
     const workload = await this.deps.workloads.forPass(this.kind, this.namespace, this.name);
     if (await this.namespaceDeleted(workload, all)) return;
     if (!this.state) {
@@ -197,7 +197,7 @@ export class Coordinator {
     if (this.halted) return this.writeHaltedStatuses(splits);
     // Each source reads the state as it is when its turn comes (the list is built in order).
     const events = [
-      ...this.events.routeEvents(this.state!, splits, workload),
+      ...this.events.routeEvents(this.state!, splits, workload, listedAt),
       ...this.events.observedEvents(this.state!, this.observed),
       ...(await this.events.agentEvents(this.state!, this.names, this.observed)),
       ...(await this.events.controllerEvents(

@@ -5,7 +5,6 @@
 // routes that attach or drain too long. They read; the coordinator applies what they return.
 import { wholeQueueRefusal, type AdmissionRefusal } from '../../core/crd/admission';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
-import { leaseExpiry as leaseExpiryMs } from '../../core/crd/validateQueueSplit';
 import type { ObservedState } from '../../core/agentProtocol';
 import { parseFilter } from '../../core/filter';
 import type { KubernetesObjectNames } from '../../core/names';
@@ -18,6 +17,7 @@ import type { SplitState } from '../../core/state/stateDocument';
 import type { Logger } from '../log';
 import type { AgentObjects } from './agentObjects';
 import { autoscalerNames } from './autoscalers';
+import { leaseEvents, leaseExpiry, leaseRanOut } from './leaseEvents';
 import { AGENT_STEPS, queueNames, storedCheckpoint } from './desired';
 import type { PhaseProgress } from './phaseProgress';
 import type { Verdict, WorkloadId } from './verdicts';
@@ -52,11 +52,13 @@ export class SplitEvents {
     private readonly seen: ReadonlySet<string>,
   ) {}
 
-  /** The QueueSplits' wishes: routes requested, leases renewed or expired, routes deleted. */
+  /** The QueueSplits' wishes: routes requested, leases renewed or expired, routes deleted.
+   * `splits` as listed at `listedAt` (ms since the epoch). */
   routeEvents(
     state: SplitState,
     splits: readonly QueueSplit[],
     workload: Workload | undefined,
+    listedAt: number,
   ): SplitEvent[] {
     const events: SplitEvent[] = [];
     const byRoute = new Map(splits.map((s) => [s.spec.routeId, s]));
@@ -67,12 +69,7 @@ export class SplitEvents {
         events.push({ type: 'routeDeleted', routeId: route.routeId });
         continue;
       }
-      const expires = leaseExpiry(split);
-      if (expires !== route.leaseExpiresAt)
-        events.push({ type: 'leaseRenewed', routeId: route.routeId, expiresAt: expires });
-      if (Date.parse(expires) < Date.now() && route.phase !== 'DRAINING') {
-        events.push({ type: 'leaseExpired', routeId: route.routeId });
-      }
+      events.push(...leaseEvents(route, split, listedAt));
     }
     if (workloadGone) return events;
     for (const split of splits) {
@@ -90,7 +87,7 @@ export class SplitEvents {
         });
         continue;
       }
-      if (Date.parse(leaseExpiry(split)) < Date.now()) continue; // its owner is gone
+      if (leaseRanOut(split, listedAt)) continue; // its owner is gone
       const filter = parseFilter(specFilter(split.spec), 'spec.filter');
       if (!filter.ok) {
         this.verdicts.set(routeId, {
@@ -443,9 +440,4 @@ export function workloadRefusal(
     name: id.name,
     annotations: workload.metadata?.annotations ?? {},
   });
-}
-
-/** The lease expiry as the state document records it (ISO time). */
-function leaseExpiry(split: QueueSplit): string {
-  return new Date(leaseExpiryMs(split.spec)).toISOString();
 }

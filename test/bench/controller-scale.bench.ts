@@ -25,6 +25,7 @@
 //
 // Several bundles (a baseline build's dist/agent.js, then this one) run one after the other in
 // this process against the same workloads. Prints a table and one JSON line.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   AppsV1Api,
@@ -70,6 +71,10 @@ const bundles =
 const services = loadServices();
 /** A node label no node has: the controller's queue-agent pods stay Pending (see the header). */
 const NO_NODE = '--agent-node-selector=queuesplit.dev/bench-stand-in=true';
+/** The controller's own default leader Lease (agent/main.ts), not the test install's 6 s (made for
+ * fail-over tests): at 200 workloads on the 2-core test machine a 6 s Lease was lost while the
+ * activations ran, and the controller exited. */
+const LEADER_LEASE = '--lease-seconds=15';
 
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -112,7 +117,10 @@ async function phase<T>(
   const cpu0 = processUsage(pid).cpuSeconds;
   const t0 = performance.now();
   let maxRss = processUsage(pid).rssMiB;
-  const sampler = setInterval(() => (maxRss = Math.max(maxRss, processUsage(pid).rssMiB)), 500);
+  const sampler = setInterval(() => {
+    // An exited controller has no /proc entry: the phase's wait says so (controllerExited).
+    if (fs.existsSync(`/proc/${pid}/stat`)) maxRss = Math.max(maxRss, processUsage(pid).rssMiB);
+  }, 500);
   try {
     const result = await body();
     const seconds = (performance.now() - t0) / 1000;
@@ -187,7 +195,14 @@ async function measure(
   await standIn.start();
   const watch = watchActive(kc, namespace);
   await watch.informer.start();
-  const controller = startController(bundle, kubeconfig, [NO_NODE]);
+  const controller = startController(bundle, kubeconfig, [NO_NODE, LEADER_LEASE]);
+  /** Stops a wait at once when the controller under test has exited (its log says why). */
+  const controllerExited = () => {
+    if (controller.child.exitCode !== null || controller.child.signalCode !== null)
+      throw new Error(
+        `the controller under test exited (${controller.child.exitCode ?? controller.child.signalCode}); log: ${controller.log}`,
+      );
+  };
   running = controller;
   const pid = controller.child.pid!;
   const custom = kc.makeApiClient(CustomObjectsApi);
@@ -237,6 +252,7 @@ async function measure(
         const bad = names.find((n) => watch.ended.has(n) && !watch.activeAt.has(n));
         if (bad) throw new Error(`split ${bad} ended: ${watch.ended.get(bad)}`);
         if (names.every((n) => watch.activeAt.has(n))) return;
+        controllerExited();
         if (Date.now() > deadline) throw new Error(`${names.length} splits not Active within 30 min`);
         await new Promise((r) => setTimeout(r, 100));
       }

@@ -7,13 +7,17 @@
 // The raw pipe batches as well as amqplib lets it: the engine's prefetch, publishes pipelined
 // under that window, and one `multiple` ack per event-loop turn for the longest run of
 // confirmed deliveries (never past one still waiting for its confirm). A second raw pipe acks
-// each delivery on its own confirm, as the engine's relay does: the ack-batching lever.
+// each delivery on its own confirm, as the engine's relay did before it batched its acks. A
+// third batches like the first but publishes as the engine must (docs/design.md §7 "Routing
+// exchange"): through a headers exchange binding each destination on its `x-queue-split-to`
+// header, the producer's routing key kept: what of the gap the broker's routing costs.
 //
 //   npx tsx test/bench/rabbitmq-engine.bench.ts [messages-per-run] [runs] [engine-prefetch]
 //
 // Prints a table and one JSON line. Bounded: stops starting runs after 240 s.
 import type * as amqp from 'amqplib';
 import { DEFAULT_PREFETCH } from '../../agent/rabbitmq/config';
+import { ROUTE_HEADER } from '../../agent/rabbitmq/routing';
 import { uniqueName } from '../support/services';
 import { median } from './stats';
 import { benchRun } from './support/benchRun';
@@ -59,14 +63,21 @@ async function engineRun(type: QueueType): Promise<number> {
   });
 }
 
-/** Messages per second for the same work done by hand with amqplib. */
-async function rawRun(type: QueueType, batchAcks: boolean): Promise<number> {
+/** Messages per second for the same work done by hand with amqplib; `viaExchange`: through a
+ * headers exchange shaped like the split's routing exchange (agent/rabbitmq/routing.ts). */
+async function rawRun(type: QueueType, batchAcks: boolean, viaExchange = false): Promise<number> {
   const base = uniqueName(`bench-raw-${type}`);
   const names = { source: `${base}-src`, app: `${base}-app`, a: `${base}-a`, b: `${base}-b` };
+  const exchange = `${base}-x`;
   return withConnection(async (c) => {
     await prefill(c, Object.values(names), names.source, type, perRun, userOf);
     const consumer = await c.createChannel();
     const publisher = await c.createConfirmChannel();
+    if (viaExchange) {
+      await publisher.assertExchange(exchange, 'headers', { durable: true, autoDelete: false });
+      for (const q of [names.app, names.a, names.b])
+        await publisher.bindQueue(q, exchange, '', { 'x-match': 'all-with-x', [ROUTE_HEADER]: q });
+    }
     await consumer.prefetch(enginePrefetch);
     const destination: Record<string, string> = { alice: names.a, bob: names.b };
     // Delivery tags in arrival order, and those whose copy is confirmed: the acked prefix
@@ -103,16 +114,19 @@ async function rawRun(type: QueueType, batchAcks: boolean): Promise<number> {
       waiting.push(tag);
       const user = msg.properties.headers?.[USER_HEADER];
       const to = (typeof user === 'string' && destination[user]) || names.app;
+      const headers = viaExchange
+        ? { ...msg.properties.headers, [ROUTE_HEADER]: to }
+        : msg.properties.headers;
       publisher.publish(
-        '',
-        to,
+        viaExchange ? exchange : '',
+        viaExchange ? msg.fields.routingKey : to,
         msg.content,
-        { ...msg.properties, mandatory: true, persistent: true },
+        { ...msg.properties, headers, mandatory: true, persistent: true },
         (err) => {
           if (err) return; // not reached in a healthy run
           confirmed.add(tag);
           if (!batchAcks) {
-            flush(); // the engine's way: each delivery acked on its own confirm
+            flush(); // each delivery acked on its own confirm (the relay before it batched)
             return;
           }
           if (!flushQueued) {
@@ -124,7 +138,7 @@ async function rawRun(type: QueueType, batchAcks: boolean): Promise<number> {
     });
     await finished;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    await drop(c, Object.values(names));
+    await drop(c, Object.values(names), viaExchange ? [exchange] : []);
     return perRun / seconds;
   });
 }
@@ -133,13 +147,17 @@ async function main(): Promise<void> {
   const recorder = benchRun('rabbitmq-engine');
   const deadline = Date.now() + budgetMs;
   const rates = Object.fromEntries(
-    TYPES.map((t) => [t, { engine: [] as number[], raw: [] as number[], rawSingle: [] as number[] }]),
-  ) as Record<QueueType, { engine: number[]; raw: number[]; rawSingle: number[] }>;
+    TYPES.map((t) => [
+      t,
+      { engine: [] as number[], raw: [] as number[], rawSingle: [] as number[], rawExchange: [] as number[] },
+    ]),
+  ) as Record<QueueType, { engine: number[]; raw: number[]; rawSingle: number[]; rawExchange: number[] }>;
   for (let i = 0; i < runs && Date.now() < deadline; i++) {
     // Alternate so drift on a shared machine hits both sides alike.
     for (const type of TYPES) {
       rates[type].raw.push(await rawRun(type, true));
       rates[type].rawSingle.push(await rawRun(type, false));
+      rates[type].rawExchange.push(await rawRun(type, true, true));
       rates[type].engine.push(await engineRun(type));
     }
   }
@@ -150,27 +168,38 @@ async function main(): Promise<void> {
   );
   console.log('source    pipeline        median msg/s   runs (msg/s)');
   const rows = TYPES.map((type) => {
-    const { engine: e, raw: r, rawSingle: s } = rates[type];
+    const { engine: e, raw: r, rawSingle: s, rawExchange: x } = rates[type];
     const engine = median(e);
     const raw = median(r);
     const single = median(s);
+    const viaExchange = median(x);
     console.log(`${type.padEnd(9)} raw amqplib     ${fmt(raw)}       ${runsOf(r)}`);
     console.log(
       `${type.padEnd(9)} raw, 1 ack/msg  ${fmt(single)}       ${runsOf(s)}   (${(single / raw).toFixed(2)} of raw)`,
     );
+    console.log(
+      `${type.padEnd(9)} raw, headers x  ${fmt(viaExchange)}       ${runsOf(x)}   (${(viaExchange / raw).toFixed(2)} of raw)`,
+    );
     console.log(`${type.padEnd(9)} queue-split     ${fmt(engine)}       ${runsOf(e)}`);
-    console.log(`${type.padEnd(9)} engine / raw    ${(engine / raw).toFixed(2)}`);
+    console.log(
+      `${type.padEnd(9)} engine / raw    ${(engine / raw).toFixed(2)}   (${(engine / viaExchange).toFixed(2)} of raw through the headers exchange)`,
+    );
     return {
       sourceType: type,
       engineMsgsPerSec: Math.round(engine),
       rawMsgsPerSec: Math.round(raw),
       ratio: Number((engine / raw).toFixed(3)),
-      // The ack-batching lever: the raw pipe acking each delivery on its own confirm, as the engine does.
+      // The ack-batching lever: the raw pipe acking each delivery on its own confirm.
       rawSingleAckMsgsPerSec: Math.round(single),
       rawSingleAckRatio: Number((single / raw).toFixed(3)),
+      // The raw pipe publishing through a headers exchange shaped like the routing exchange.
+      rawExchangeMsgsPerSec: Math.round(viaExchange),
+      rawExchangeRatio: Number((viaExchange / raw).toFixed(3)),
+      engineToRawExchangeRatio: Number((engine / viaExchange).toFixed(3)),
       engineRuns: e.map(Math.round),
       rawRuns: r.map(Math.round),
       rawSingleAckRuns: s.map(Math.round),
+      rawExchangeRuns: x.map(Math.round),
     };
   });
   const classic = rows[0]!;

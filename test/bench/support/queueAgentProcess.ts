@@ -98,6 +98,8 @@ export async function queueAgentMemory(
   routes: number,
   backlog: number,
   nodeFlags: readonly string[] = ['--enable-source-maps'],
+  /** Runs with the routes ACTIVE, before the backlog (e.g. to take a heap snapshot). */
+  onActive?: (pid: number) => Promise<void>,
 ): Promise<AgentMemory> {
   const kc = adminConfig(services.kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
@@ -213,6 +215,7 @@ export async function queueAgentMemory(
     const startedLine = lines.find((l) => l.includes('"agent.started"')) ?? '{}';
     const port = (JSON.parse(startedLine) as { metricsPort?: number }).metricsPort;
     const activeHeap = port ? await heapOf(port).catch(() => undefined) : undefined;
+    await onActive?.(child.pid!);
     await withConnection((c) =>
       prefill(c, [source], source, 'classic', backlog, (i) =>
         i % 3 === 2 ? `nobody-${i}` : `user-${i % routes}`,

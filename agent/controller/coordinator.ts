@@ -151,6 +151,12 @@ export class Coordinator {
     return Math.max(0, Math.min(quietMs, ...expiries));
   }
 
+  /** How soon a wait that only the clock ends is over (undefined: none), to pass the workload then. */
+  recheckInMs(): number | undefined {
+    const at = this.progress.recheckAt;
+    return at === undefined ? undefined : Math.max(0, at - Date.now());
+  }
+
   /** Whether this workload's state still carries the route (e.g. draining it). */
   hasRoute(routeId: string | undefined): boolean {
     return this.state?.routes.some((r) => r.routeId === routeId) ?? false;

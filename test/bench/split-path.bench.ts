@@ -360,6 +360,8 @@ async function oneRun(broker: BenchBroker, run: number, latency: LatencyRow[]): 
       ['    REDIRECTING_APP → new app pod created', span(redirecting, earliest(newApp, 'created'))],
       ['    new app pod: created → Ready', span(earliest(newApp, 'created'), latest(newApp, 'ready'))],
       ['    new app pod Ready → ACTIVE', span(latest(newApp, 'ready'), timeline.stateAt('ACTIVE', t0))],
+      // The rollout proof counts a pod once its containers ran MIN_STABLE_SECONDS (podHealth.ts).
+      ['    new app pod: started → ACTIVE', span(latest(newApp, 'started'), timeline.stateAt('ACTIVE', t0))],
       [
         '  state ACTIVE → QueueSplit Active',
         span(timeline.stateAt('ACTIVE', t0), timeline.splitAt('alice', 'Active')),

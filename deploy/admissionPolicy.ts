@@ -150,8 +150,8 @@ export function controllerAdmissionPolicy(options: {
             message: `The Queue Split controller may create, change and delete only its own ServiceAccounts, Roles, RoleBindings, ConfigMaps and NetworkPolicies: named qs-* and labelled ${OWNED_LABEL} (admission policy ${ADMISSION_POLICY_NAME}).`,
           },
           {
-            expression: `request.resource.resource != 'roles' || request.operation == 'DELETE' || object.rules.all(r, r.?apiGroups.orValue([]) == [''] && r.?resources.orValue([]) == ['configmaps'] && r.?resourceNames.orValue([]).size() > 0 && (request.namespace == ${cel(namespace)} ? (object.metadata.name.startsWith('qs-seal-') && r.verbs == ['get'] && r.resourceNames.all(n, n.startsWith('qs-seal-'))) : r.verbs.all(v, v in ['get', 'update'])))`,
-            message: `A Role the Queue Split controller creates may grant only get and update on named ConfigMaps, and in its own namespace only get on its qs-seal-* ConfigMaps (admission policy ${ADMISSION_POLICY_NAME}).`,
+            expression: `request.resource.resource != 'roles' || request.operation == 'DELETE' || object.rules.all(r, r.?apiGroups.orValue([]) == [''] && r.?resources.orValue([]) == ['configmaps'] && r.?resourceNames.orValue([]).size() > 0 && (request.namespace == ${cel(namespace)} ? (object.metadata.name.startsWith('qs-seal-') && r.verbs == ['get'] && r.resourceNames.all(n, n.startsWith('qs-seal-'))) : r.verbs.all(v, v in ['get', 'update', 'watch'])))`,
+            message: `A Role the Queue Split controller creates may grant only get, update and watch on named ConfigMaps, and in its own namespace only get on its qs-seal-* ConfigMaps (admission policy ${ADMISSION_POLICY_NAME}).`,
           },
           {
             expression: `request.resource.resource != 'rolebindings' || request.operation == 'DELETE' || (object.roleRef.kind == 'Role' && object.roleRef.name.startsWith('qs-') && object.subjects.all(s, s.kind == 'ServiceAccount' && s.name.startsWith('qs-') && (s.?namespace.orValue(request.namespace) == request.namespace || (request.namespace == ${cel(namespace)} && object.roleRef.name.startsWith('qs-seal-')))))`,

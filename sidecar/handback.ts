@@ -60,12 +60,18 @@ export async function followHandback(options: {
   const describe = `kubectl describe ${where} -n ${kube.namespace}`;
   // The controller rewrites the status in the pass that released the split; a moment's wait for
   // that keeps a stale "Split (1 route)" — our own route — from being read as someone else's.
-  const settleBy = Math.min(deadline, Date.now() + 10_000);
+  // Not when other routes were split beside ours: the status may then stay as it was (the
+  // controller holds back a rewrite that tells the same story), and its count, ours less, is
+  // already the answer — waiting only made the sidecar exit 10 s late.
+  const shared = sharedWithOthers(parseWorkloadStatus(options.before));
+  const settleBy = shared ? Date.now() : Math.min(deadline, Date.now() + 10_000);
   let text = await workloadStatusText(kube, workload);
   while (text === options.before && text !== undefined && Date.now() < settleBy) {
     await sleep(pollMs);
     text = await workloadStatusText(kube, workload);
   }
+  // Unchanged since before the delete: its route count still includes our own route.
+  const ownCounted = text !== undefined && text === options.before;
   let status = parseWorkloadStatus(text);
   let reported = '';
   while (status !== undefined && handbackUnfinished(status) && status.phase !== 'Degraded') {
@@ -92,11 +98,16 @@ export async function followHandback(options: {
         message: `QueueSplit ${split.name} is gone: your route drained, and ${where} is handed back (the app consumes its own sources again).`,
       };
     case 'Split':
-    case 'Splitting':
+    case 'Splitting': {
+      const others = ownCounted ? status.routes - 1 : status.routes;
       return {
         status,
-        message: `QueueSplit ${split.name} is gone: your route drained back to the app; ${where} stays split for ${status.routes} other route(s).`,
+        message:
+          others > 0
+            ? `QueueSplit ${split.name} is gone: your route drained back to the app; ${where} stays split for ${others} other route(s).`
+            : `QueueSplit ${split.name} is gone: your route drained back to the app.`,
       };
+    }
     default:
       return {
         status,
@@ -107,4 +118,9 @@ export async function followHandback(options: {
         },
       };
   }
+}
+
+/** A status read before our delete that counted routes besides ours (it counts ours too). */
+function sharedWithOthers(before: WorkloadSplitStatus | undefined): boolean {
+  return (before?.phase === 'Split' || before?.phase === 'Splitting') && before.routes > 1;
 }

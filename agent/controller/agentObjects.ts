@@ -10,6 +10,7 @@ import {
   type KubeConfig,
   type V1Deployment,
   type V1NetworkPolicy,
+  type V1PolicyRule,
 } from '@kubernetes/client-node';
 import type { KubernetesObjectNames } from '../../core/names';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
@@ -19,6 +20,29 @@ import { queueAgentNetworkPolicy } from './agentNetworkPolicy';
 import { agentTrouble, type AgentTrouble } from './podHealth';
 
 export type { AgentSettings };
+
+/**
+ * What agent/queueAgent/main.ts calls in its namespace: it reads its desired document (watched by
+ * name, so a change wakes it at once; polled as the fallback) and replaces its status.
+ */
+export function agentRoleRules(
+  names: Pick<KubernetesObjectNames, 'stateConfigMap' | 'agentStatusConfigMap'>,
+): V1PolicyRule[] {
+  return [
+    {
+      apiGroups: [''],
+      resources: ['configmaps'],
+      resourceNames: [names.stateConfigMap],
+      verbs: ['get', 'watch'],
+    },
+    {
+      apiGroups: [''],
+      resources: ['configmaps'],
+      resourceNames: [names.agentStatusConfigMap],
+      verbs: ['get', 'update'],
+    },
+  ];
+}
 
 /**
  * What decides the agent pod: its image and args (a controller upgrade or a fixed
@@ -87,21 +111,7 @@ export class AgentObjects {
         namespace,
         body: {
           metadata: { name: names.agentServiceAccount, labels },
-          // What agent/queueAgent/main.ts calls: it polls its desired document and replaces its status.
-          rules: [
-            {
-              apiGroups: [''],
-              resources: ['configmaps'],
-              resourceNames: [names.stateConfigMap],
-              verbs: ['get'],
-            },
-            {
-              apiGroups: [''],
-              resources: ['configmaps'],
-              resourceNames: [names.agentStatusConfigMap],
-              verbs: ['get', 'update'],
-            },
-          ],
+          rules: agentRoleRules(names),
         },
       }),
     );

@@ -74,6 +74,8 @@ export class Controller {
   private wake: (() => void) | undefined;
   /** Something changed since the current pass began. */
   private poked = false;
+  /** Per workload, the timer that passes it when a wait only the clock ends is over. */
+  private readonly rechecks = new Map<string, NodeJS.Timeout>();
   /** Each QueueSplit's validation and each state document's workload, derived once per version. */
   private readonly validations = new VersionMemo<QueueSplit, ClassifiedSplits>((split) =>
     classifySplits([split]),
@@ -332,13 +334,29 @@ export class Controller {
       failed = true;
       this.log.error('workload.pass_failed', { workload: key, reason: describeError(err) });
     }
+    clearTimeout(this.rechecks.get(key));
+    this.rechecks.delete(key);
     if (coordinator.finished && splits.length === 0) {
       this.coordinators.delete(key);
       this.due.forget(key);
       this.workloadCache.forget(coordinator.kind, coordinator.namespace, coordinator.name);
     } else {
       this.due.passed(key, passStarted, failed ? 0 : coordinator.nextPassInMs(QUIET_RESYNC_MS));
+      this.recheckWhenDue(key, coordinator.recheckInMs());
     }
+  }
+
+  /** A wait only the clock ends (the redirected pods' stable window) ends in a pass at once,
+   * not at the next interval pass after it. */
+  private recheckWhenDue(key: string, inMs: number | undefined): void {
+    if (inMs === undefined) return;
+    const timer = setTimeout(() => {
+      this.rechecks.delete(key);
+      this.due.touch(key);
+      this.poke();
+    }, inMs);
+    timer.unref();
+    this.rechecks.set(key, timer);
   }
 
   /** An invalid split gets a status that says why (once: unchanged statuses are not rewritten). */

@@ -151,6 +151,17 @@ export class Coordinator {
     return Math.max(0, Math.min(quietMs, ...expiries));
   }
 
+  /**
+   * How soon a wait that only the clock ends is over, to pass the workload then; undefined when
+   * there is none or its moment has passed (the passes' own cadence applies: a moment left behind
+   * by a pass that did not re-check must not make passes run back to back).
+   */
+  recheckInMs(): number | undefined {
+    const at = this.progress.recheckAt;
+    const inMs = at === undefined ? 0 : at - Date.now();
+    return inMs > 0 ? inMs : undefined;
+  }
+
   /** Whether this workload's state still carries the route (e.g. draining it). */
   hasRoute(routeId: string | undefined): boolean {
     return this.state?.routes.some((r) => r.routeId === routeId) ?? false;

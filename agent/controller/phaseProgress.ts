@@ -12,6 +12,11 @@ export class PhaseProgress {
    * after someone else scaled it up: how often, and to what they scaled it last.
    */
   rescaled: { times: number; replicas: number } | undefined;
+  /**
+   * When a wait that only the clock ends is over (the redirected pods' stable window): the
+   * controller passes the workload then rather than at its next interval pass.
+   */
+  recheckAt: number | undefined;
 
   /** Starts the clock (and forgets what blocked) when the phase changed. */
   track(state: SplitState): void {
@@ -19,6 +24,7 @@ export class PhaseProgress {
       this.entered = { phase: state.phase, generation: state.generation, at: Date.now() };
       this.blocking = undefined;
       this.rescaled = undefined;
+      this.recheckAt = undefined;
     }
   }
 

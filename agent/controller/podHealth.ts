@@ -10,16 +10,25 @@ export const MIN_STABLE_SECONDS = 5;
 
 /** Ready, and every container running for at least `seconds` (the workload's minReadySeconds if longer). */
 export function stablyReady(pod: V1Pod, nowMs: number, seconds = MIN_STABLE_SECONDS): boolean {
+  return msUntilStable(pod, nowMs, seconds) === 0;
+}
+
+/**
+ * How long until a ready pod has run `seconds`: 0 once it has, undefined while it is not ready
+ * (nothing to wait for by the clock then: a change of the pod says when). The controller re-checks
+ * at that moment instead of at its next interval pass.
+ */
+export function msUntilStable(pod: V1Pod, nowMs: number, seconds = MIN_STABLE_SECONDS): number | undefined {
   const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
   const statuses = pod.status?.containerStatuses ?? [];
-  return (
-    Boolean(ready) &&
-    statuses.length > 0 &&
-    statuses.every((s) => {
-      const started = s.state?.running?.startedAt;
-      return s.ready && started !== undefined && nowMs - new Date(started).getTime() >= seconds * 1000;
-    })
-  );
+  if (!ready || statuses.length === 0) return undefined;
+  let wait = 0;
+  for (const s of statuses) {
+    const started = s.state?.running?.startedAt;
+    if (!s.ready || started === undefined) return undefined;
+    wait = Math.max(wait, new Date(started).getTime() + seconds * 1000 - nowMs);
+  }
+  return wait;
 }
 
 /** Restarts after which a crashing container counts as crash-looping, not as a one-off. */

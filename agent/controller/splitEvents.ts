@@ -273,6 +273,7 @@ export class SplitEvents {
       const overridden =
         phase === 'REDIRECTING_APP' || state.activeQueues.some((q) => !state.workflow?.queues.includes(q));
       const rollout = await this.deps.workloads.rolledOut(this.id.kind, workload, overridden);
+      this.progress.recheckAt = rollout.stableInMs ? Date.now() + rollout.stableInMs : undefined;
       if (rollout.ok) return [{ type: 'proofReported', phase, proven: true, evidence: rollout.why }];
       if (phase === 'REDIRECTING_APP' && rollout.failed) {
         // The redirected app will not come up: abort now rather than after the step timeout.

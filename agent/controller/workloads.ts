@@ -33,7 +33,7 @@ import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import { consumerOverrides } from '../../core/queueConfig/consumerOverrides';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { isConflict, isNotFound } from '../kube/client';
-import { MIN_STABLE_SECONDS, stablyReady, stuckPod } from './podHealth';
+import { MIN_STABLE_SECONDS, msUntilStable, stuckPod } from './podHealth';
 import type { WorkloadCache } from './workloadCache';
 
 export type Workload = V1Deployment | V1StatefulSet;
@@ -291,7 +291,7 @@ export class Workloads {
     kind: WorkloadKind,
     workload: Workload,
     overridden: boolean,
-  ): Promise<{ ok: boolean; why: string; failed?: string }> {
+  ): Promise<{ ok: boolean; why: string; failed?: string; stableInMs?: number }> {
     const want = workload.spec?.replicas ?? 1;
     const status = workload.status;
     if ((status?.observedGeneration ?? 0) < (workload.metadata?.generation ?? 0)) {
@@ -307,7 +307,12 @@ export class Workloads {
         (overridden ? wantedGeneration : undefined),
     );
     const stableSeconds = Math.max(MIN_STABLE_SECONDS, workload.spec?.minReadySeconds ?? 0);
-    const good = wanted.filter((p) => stablyReady(p, Date.now(), stableSeconds));
+    const now = Date.now();
+    const waits = wanted.map((p) => msUntilStable(p, now, stableSeconds));
+    const good = wanted.filter((_, i) => waits[i] === 0);
+    // Every wanted pod is ready and only the clock is left: when the last one will count.
+    const clockOnly = waits.length === want && waits.every((w) => w !== undefined);
+    const stableInMs = clockOnly ? Math.max(...waits.map((w) => w ?? 0)) : undefined;
     const failed = stuckPod(wanted);
     const sts = kind === 'StatefulSet' ? (workload as V1StatefulSet) : undefined;
     if (sts && want > 0 && sts.status?.updateRevision !== sts.status?.currentRevision) {
@@ -318,6 +323,7 @@ export class Workloads {
       ok,
       why: `${good.length}/${want} pods with the wanted env ready for ${stableSeconds}s, ${pods.length - good.length} other, ${terminating} terminating`,
       ...(failed && !ok ? { failed } : {}),
+      ...(!ok && stableInMs ? { stableInMs } : {}),
     };
   }
 }

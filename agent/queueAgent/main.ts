@@ -3,7 +3,6 @@
 // ConfigMap. It never reads a Secret: its broker credentials arrive as env references the
 // kubelet resolves, copied from the workload's own container.
 import type { EngineSettings } from '../providers/contract';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parseDesired, parseObserved } from '../../core/agentDocuments';
 import {
   DESIRED_KEY,
@@ -20,6 +19,7 @@ import { portOf, startServer } from '../healthServer';
 import { brokerReaders, SessionServer } from '../sessionStream/sessionServer';
 import { StepRunner } from './stepRunner';
 import { DesiredSeal } from './desiredSeal';
+import { DesiredWatch } from './desiredWatch';
 
 /** How often the shadow lag gauges are read from the brokers. */
 const LAG_PROBE_MS = 5_000;
@@ -81,9 +81,20 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
   sessions.attach(server);
   log.info('agent.started', { metricsPort: portOf(server) });
 
+  // Wakes the loop when the controller writes a new desired document; the interval stays the fallback.
+  const desiredWatch = new DesiredWatch(
+    kc,
+    options.namespace,
+    options.desiredConfigMap,
+    DESIRED_KEY,
+    log.child({ component: 'desired-watch' }),
+  );
+  desiredWatch.start();
+
   let stopping = false;
   const stop = () => {
     stopping = true;
+    desiredWatch.stop();
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
@@ -171,7 +182,7 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
     } catch (err) {
       log.error('agent.pass_failed', { reason: describeError(err) });
     }
-    await sleep(options.intervalMs);
+    await desiredWatch.wait(options.intervalMs);
   }
   log.info('agent.stopping');
   await sessions.close();

@@ -14,6 +14,7 @@ import {
   RbacAuthorizationV1Api,
   type V1Deployment,
 } from '@kubernetes/client-node';
+import { agentRoleRules } from '../../agent/controller/agentObjects';
 import { ADMISSION_POLICY_NAME, OWNED_LABEL } from '../../deploy/admissionPolicy';
 import { testInstall } from '../../deploy/install';
 import { clusterFixture } from '../support/clusterFixture';
@@ -159,7 +160,7 @@ describe('the controller ServiceAccount is confined by the admission policy', ()
             rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }],
           },
         }),
-      /may grant only get and update on named ConfigMaps/,
+      /may grant only get, update and watch on named ConfigMaps/,
     );
     await refused(
       'bind the controller ClusterRole to a tenant ServiceAccount',
@@ -183,9 +184,8 @@ describe('the controller ServiceAccount is confined by the admission policy', ()
       dryRun: DRY,
       body: {
         metadata: { name: 'qs-sa-shop-x', labels },
-        rules: [
-          { apiGroups: [''], resources: ['configmaps'], resourceNames: ['qs-state-x'], verbs: ['get'] },
-        ],
+        // The queue-agent's own Role (it watches its desired document by name) is admitted.
+        rules: agentRoleRules({ stateConfigMap: 'qs-state-x', agentStatusConfigMap: 'qs-status-x' }),
       },
     });
   });

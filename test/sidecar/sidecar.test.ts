@@ -1598,6 +1598,23 @@ async function stopHeld(extra: readonly string[]): Promise<{ sidecar: SidecarPro
   return { sidecar, name };
 }
 
+test('last words: a route that was not the last one: the status still counting it (the controller holds back a rewrite of the same story) is not read as another route, and not waited on', async () => {
+  try {
+    // Two routes split before the stop: ours and another. The status is not rewritten after
+    // ours is gone (as when the controller holds back a same-story rewrite).
+    await setWorkloadStatus({ phase: 'Split', routes: 2, message: '2 split route(s).' });
+    const stopped = await stopHeld(['--detach-timeout', '60']);
+    await patchMetadata(fx.admin, fx.namespace, stopped.name, { finalizers: null });
+    const detached = await stopped.sidecar.waitFor('detached', () => true, 60_000);
+    assert.equal(detached.drained, true);
+    assert.match(detached.message, /stays split for 1 other route\(s\)/, detached.message);
+    assert.equal(stopped.sidecar.of('warning').filter((w) => w.code === 'handback-pending').length, 0);
+    assert.equal((await stopped.sidecar.exited).code, 0);
+  } finally {
+    await setWorkloadStatus(null);
+  }
+});
+
 test('last words: "your route drained" is not "handed back" — a handback that waits is reported with its reason and safe action', async () => {
   try {
     await setWorkloadStatus({ phase: 'Split', routes: 1, message: '1 split route(s).' });

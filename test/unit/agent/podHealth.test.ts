@@ -5,6 +5,7 @@ import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import {
   CRASH_LOOP_RESTARTS,
   MIN_STABLE_SECONDS,
+  msUntilStable,
   stablyReady,
   stuckPod,
 } from '../../../agent/controller/podHealth';
@@ -73,4 +74,32 @@ test('a pod counts as rolled out once ready and running for the stable window', 
     !stablyReady(running('2030-01-01T00:00:04Z'), now, 30),
     "the workload's minReadySeconds is longer",
   );
+});
+
+test('a ready pod says how long until it has run the stable window; a pod not ready does not', () => {
+  const now = Date.parse('2030-01-01T00:00:10Z');
+  const pod = (ready: boolean, ...startedAt: string[]): V1Pod => ({
+    metadata: { name: 'p' },
+    status: {
+      conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+      containerStatuses: startedAt.map((at, i) => ({
+        name: `c${i}`,
+        image: 'x',
+        imageID: '',
+        ready,
+        restartCount: 0,
+        state: { running: { startedAt: new Date(at) } },
+      })),
+    },
+  });
+  assert.equal(msUntilStable(pod(true, '2030-01-01T00:00:08Z'), now), 3000, 'up 2 s of 5');
+  assert.equal(
+    msUntilStable(pod(true, '2030-01-01T00:00:09Z', '2030-01-01T00:00:07.500Z'), now),
+    4000,
+    'the container started last decides',
+  );
+  assert.equal(msUntilStable(pod(true, '2030-01-01T00:00:01Z'), now), 0, 'stable: no wait left');
+  assert.equal(msUntilStable(pod(true, '2030-01-01T00:00:08Z'), now, 30), 28_000, 'minReadySeconds');
+  assert.equal(msUntilStable(pod(false, '2030-01-01T00:00:08Z'), now), undefined, 'not ready');
+  assert.equal(msUntilStable({ metadata: { name: 'q' } }, now), undefined, 'no status yet');
 });

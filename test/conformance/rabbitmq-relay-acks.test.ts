@@ -49,6 +49,7 @@ async function withSource(
   const session = new AmqpConnection(
     {
       target: amqpTarget(services.amqpUrl, 10),
+      sourceQueue: source,
       lockQueue: `${label}-lock`,
       connectionName: `queue-split test ${label}`,
       reconnectInitialMs: 200,

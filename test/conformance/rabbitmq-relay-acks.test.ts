@@ -49,7 +49,6 @@ async function withSource(
   const session = new AmqpConnection(
     {
       target: amqpTarget(services.amqpUrl, 10),
-      sourceQueue: source,
       lockQueue: `${label}-lock`,
       connectionName: `queue-split test ${label}`,
       reconnectInitialMs: 200,

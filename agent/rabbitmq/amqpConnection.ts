@@ -25,8 +25,6 @@ export type ConnectResult =
 export interface SessionOptions {
   readonly target: AmqpTarget;
   readonly lockQueue: string;
-  /** The split's source queue: copies to it go through the routing exchange (routing.ts). */
-  readonly sourceQueue: string;
   /** Shown by the broker (management UI, `rabbitmqctl list_connections`). */
   readonly connectionName: string;
   readonly reconnectInitialMs: number;
@@ -50,8 +48,6 @@ export class Link {
   constructor(
     readonly incarnation: number,
     readonly model: amqp.ChannelModel,
-    /** The split's source queue (routing.ts chooses each copy's exchange by it). */
-    readonly sourceQueue: string,
     private readonly logger: Logger,
   ) {}
 
@@ -85,7 +81,7 @@ export class Link {
     this.opening ??= (async () => {
       const ch = await this.model.createConfirmChannel();
       this.watch(ch, 'publish');
-      this.publisherNow = new ConfirmPublisher(ch, this.sourceQueue, this.logger);
+      this.publisherNow = new ConfirmPublisher(ch, this.logger);
       return this.publisherNow;
     })().finally(() => {
       this.opening = undefined;
@@ -182,7 +178,7 @@ export class AmqpConnection {
       logger.error('amqp.raw-headers-unavailable', { error: describeError(err) });
       return { kind: 'unavailable', reason: describeError(err) };
     }
-    const link = new Link(++this.incarnation, model, this.options.sourceQueue, logger);
+    const link = new Link(++this.incarnation, model, logger);
     model.on('error', (err: Error) =>
       logger.warn('amqp.connection-error', { code: replyCode(err), error: describeError(err) }),
     );

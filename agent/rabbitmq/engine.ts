@@ -124,7 +124,6 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
       {
         target,
         lockQueue: config.lockQueue,
-        sourceQueue: config.sourceQueue,
         connectionName: `queue-split ${config.activationId}/${config.epoch}${config.connectionLabel ? ` ${config.connectionLabel}` : ''}`,
         reconnectInitialMs: this.timing.reconnectInitialMs,
         reconnectMaxMs: this.timing.reconnectMaxMs,

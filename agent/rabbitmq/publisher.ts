@@ -4,17 +4,16 @@
 // confirm arrives every return for that publish sequence has been seen: the outcome is
 // `routed` only for a positive confirm with no return recorded.
 //
-// Copies go through the exchange routing.ts picks for their queue, with the producer's routing
-// key, so a return is placed on the unconfirmed publishes with the same destination (its
+// Copies go through the split's routing exchange with the producer's routing key (routing.ts),
+// so a return is placed on the unconfirmed publishes with the same destination (its
 // `x-queue-split-to` header), routing key, message id and body. If several identical ones are in
 // flight all are marked returned: retrying a routed copy costs a duplicate, acking an unrouted
 // one would lose a message.
 import type { ConfirmChannel, Message, Options } from 'amqplib';
 import type { Logger } from '../log';
-import { copyExchange, ROUTE_HEADER } from './routing';
+import { ROUTE_HEADER } from './routing';
 
-/** Where one copy goes: the split's routing exchange (routing.ts picks the exchange the copy is
- * published through from it and the destination), the queue, the producer's key. */
+/** Where one copy goes: the routing exchange, the queue it delivers to, the producer's key. */
 export interface CopyTarget {
   readonly exchange: string;
   readonly destination: string;
@@ -40,8 +39,6 @@ export class ConfirmPublisher {
 
   constructor(
     private readonly channel: ConfirmChannel,
-    /** The split's source queue, which routing.ts needs to pick an exchange. */
-    private readonly sourceQueue: string,
     private readonly logger: Logger,
   ) {
     channel.on('return', (msg: Message) => this.onReturn(msg));
@@ -73,7 +70,7 @@ export class ConfirmPublisher {
     return new Promise<PublishOutcome>((resolve) => {
       try {
         this.channel.publish(
-          copyExchange(exchange, this.sourceQueue, destination),
+          exchange,
           routingKey,
           content,
           { ...options, headers, mandatory: true },

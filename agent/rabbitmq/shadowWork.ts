@@ -13,7 +13,6 @@ import { describeCounts, idle, noConsumers, prove, readCounts, type Expectation,
 import type { NoPublisher } from './noPublisher';
 import type { Link } from './amqpConnection';
 import { removeShadow } from './shadows';
-import { deleteShadowExchange } from './routing';
 
 export interface Emptied {
   /** Messages moved out of the queue by this emptying, across the calls it took. */
@@ -119,10 +118,7 @@ export class ShadowWork {
   ): Promise<Step<{ deleted: string[]; retained: RetainedResource[] }>> {
     const link = noPublisher.link;
     const live = await readCounts(link, this.management, shadow);
-    if (!live.exists) {
-      await deleteShadowExchange(link, this.exchange, shadow);
-      return { ok: true, value: { deleted: [shadow], retained: [] } };
-    }
+    if (!live.exists) return { ok: true, value: { deleted: [shadow], retained: [] } };
     if (live.ready > 0 || live.consumers > 0) {
       return { ok: false, outcome: pending('backlog', `${describeCounts(shadow, live)}; it is kept`) };
     }
@@ -143,8 +139,6 @@ export class ShadowWork {
       this.logger.info('shadow.kept', { shadow, type });
       return { ok: false, outcome: pending('backlog', result.problem) };
     }
-    // Auto-deleted with the shadow's binding; explicitly too, for one declared again unbound.
-    await deleteShadowExchange(link, this.exchange, shadow);
     this.logger.info('shadow.deleted', { shadow, type, noPublisherSince: noPublisher.provenAt });
     return { ok: true, value: { deleted: [shadow], retained: [] } };
   }

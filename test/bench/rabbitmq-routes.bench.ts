@@ -5,14 +5,12 @@
 //         per round; reported as messages/s and relative to 1 route.
 //   (ii)  match cost: RouteIndex.match per message (a new MessageView each, as the engines make
 //         one) over the same route sets and message mix, CPU only, relative to 1 route.
-//   (iii) the broker's part: confirmed publishes by hand (amqplib), the same message mix, through
-//         (a) one headers exchange with an `x-match: all-with-x` binding per destination (the
-//         routing the engine had before issue 33 item 4), and (b) the engine's routing now
-//         (agent/rabbitmq/routing.ts): each session shadow through a fanout exchange of its own,
-//         the app shadow through the headers exchange (bound to it and the source).
+//   (iii) the broker's part: confirmed publishes by hand (amqplib) through a headers exchange
+//         with one `x-match: all-with-x` binding per destination, as the engine's routing
+//         exchange (agent/rabbitmq/routing.ts) has one per shadow, the same message mix.
 //   (iv)  memory: the real queue-agent process (test/bench/support/queueAgentProcess.ts) with 1
 //         and with 1,000 routes ACTIVE on one queue, before and after copying a backlog; and
-//         with 1,000 routes with --enable-source-maps (which the image no longer passes).
+//         with 1,000 routes without --enable-source-maps.
 //
 //   npx tsx test/bench/rabbitmq-routes.bench.ts [messages-per-run] [runs]
 //
@@ -60,31 +58,23 @@ async function throughputRun(routes: number): Promise<number> {
   });
 }
 
-/** Confirmed publishes per second to `routes` session queues and an app queue: `headers`, all
- * through one headers exchange bound to each; `own`, each session queue through a fanout
- * exchange of its own (named like it), the app queue through the headers exchange. */
-async function routingRun(routes: number, layout: 'headers' | 'own'): Promise<number> {
+/** Confirmed publishes per second through a headers exchange bound to `routes` + 1 queues. */
+async function routingRun(routes: number): Promise<number> {
   const base = uniqueName(`bench-routing-${routes}`);
   const queues = [`${base}-app`, ...Array.from({ length: routes }, (_, k) => `${base}-r${k}`)];
-  const exchangeOf = (q: string) => (layout === 'own' && q !== queues[0] ? q : base);
   return withConnection(async (c) => {
     const ch = await c.createConfirmChannel();
     try {
       await ch.assertExchange(base, 'headers', { durable: true, autoDelete: false });
       for (const q of queues) {
         await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'classic' } });
-        if (exchangeOf(q) === base) {
-          await ch.bindQueue(q, base, '', { 'x-match': 'all-with-x', [ROUTE_HEADER]: q });
-        } else {
-          await ch.assertExchange(q, 'fanout', { durable: true, autoDelete: true });
-          await ch.bindQueue(q, q, '');
-        }
+        await ch.bindQueue(q, base, '', { 'x-match': 'all-with-x', [ROUTE_HEADER]: q });
       }
       const body = Buffer.alloc(1024, 'x');
       const started = process.hrtime.bigint();
       for (let i = 0; i < perRun; i++) {
         const to = i % 3 === 2 ? queues[0]! : queues[1 + (i % routes)]!;
-        const ok = ch.publish(exchangeOf(to), 'orders.created', body, {
+        const ok = ch.publish(base, 'orders.created', body, {
           persistent: true,
           mandatory: true,
           headers: { [USER_HEADER]: 'u', [ROUTE_HEADER]: to },
@@ -144,39 +134,35 @@ async function main(): Promise<void> {
   const rates = new Map<number, number[]>(ROUTE_COUNTS.map((n) => [n, []]));
   const matchNs = new Map<number, number[]>(ROUTE_COUNTS.map((n) => [n, []]));
   const routing = new Map<number, number[]>(ROUTE_COUNTS.map((n) => [n, []]));
-  const ownRouting = new Map<number, number[]>(ROUTE_COUNTS.map((n) => [n, []]));
   for (const n of ROUTE_COUNTS) matchCost(n); // warm-up: compiles every filter once
   for (let i = 0; i < runs && Date.now() < deadline; i++) {
     // Interleaved so drift on a shared machine hits every route count alike.
     for (const n of ROUTE_COUNTS) {
       rates.get(n)!.push(await throughputRun(n));
       matchNs.get(n)!.push(matchCost(n));
-      routing.get(n)!.push(await routingRun(n, 'headers'));
-      ownRouting.get(n)!.push(await routingRun(n, 'own'));
+      routing.get(n)!.push(await routingRun(n));
     }
   }
   const memory: AgentMemory[] = [];
   for (const n of [1, 1000]) memory.push(await queueAgentMemory(n, perRun));
-  // And with source maps, to show what --enable-source-maps (no longer in deploy/Dockerfile) costs.
-  memory.push(await queueAgentMemory(1000, perRun, ['--enable-source-maps']));
+  // And without source maps, to show what --enable-source-maps (deploy/Dockerfile) costs.
+  memory.push(await queueAgentMemory(1000, perRun, []));
 
   const one = median(rates.get(1)!);
   const oneMatch = median(matchNs.get(1)!);
   const oneRouting = median(routing.get(1)!);
-  const oneOwn = median(ownRouting.get(1)!);
   console.log(
     `messages per run: ${perRun} (1 KiB, persistent, classic; a third to the app), runs: ${rates.get(1)!.length}`,
   );
   console.log(
-    'routes   engine msg/s   vs 1 route   match ns/msg   vs 1 route   headers exchange msg/s   vs 1 route   own exchanges msg/s   vs 1 route   engine runs (msg/s)',
+    'routes   engine msg/s   vs 1 route   match ns/msg   vs 1 route   headers exchange msg/s   vs 1 route   engine runs (msg/s)',
   );
   const rows = ROUTE_COUNTS.map((n) => {
     const r = median(rates.get(n)!);
     const m = median(matchNs.get(n)!);
     const x = median(routing.get(n)!);
-    const o = median(ownRouting.get(n)!);
     console.log(
-      `${String(n).padStart(6)}   ${r.toFixed(0).padStart(12)}   ${(r / one).toFixed(2).padStart(10)}   ${m.toFixed(0).padStart(12)}   ${(m / oneMatch).toFixed(2).padStart(10)}   ${x.toFixed(0).padStart(22)}   ${(x / oneRouting).toFixed(2).padStart(10)}   ${o.toFixed(0).padStart(19)}   ${(o / oneOwn).toFixed(2).padStart(10)}   ${rates
+      `${String(n).padStart(6)}   ${r.toFixed(0).padStart(12)}   ${(r / one).toFixed(2).padStart(10)}   ${m.toFixed(0).padStart(12)}   ${(m / oneMatch).toFixed(2).padStart(10)}   ${x.toFixed(0).padStart(22)}   ${(x / oneRouting).toFixed(2).padStart(10)}   ${rates
         .get(n)!
         .map((x) => x.toFixed(0))
         .join(' ')}`,
@@ -189,8 +175,6 @@ async function main(): Promise<void> {
       matchRatio: Number((m / oneMatch).toFixed(2)),
       headersExchangeMsgsPerSec: Math.round(x),
       headersExchangeRatio: Number((x / oneRouting).toFixed(3)),
-      ownExchangesMsgsPerSec: Math.round(o),
-      ownExchangesRatio: Number((o / oneOwn).toFixed(3)),
       runs: rates.get(n)!.map(Math.round),
     };
   });

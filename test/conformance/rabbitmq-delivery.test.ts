@@ -4,14 +4,13 @@
 // headers, and a publish lost with its channel while the route table changes. Classic and
 // quorum sources.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import * as amqp from 'amqplib';
 import { silentLogger } from '../../agent/log';
 import { PublishBarrier } from '../../agent/engine/publishBarrier';
 import { Relay, type RelaySelection } from '../../agent/rabbitmq/relay';
-import { deleteShadowExchange, ensureRoute } from '../../agent/rabbitmq/routing';
-import { AmqpConnection, type Link } from '../../agent/rabbitmq/amqpConnection';
+import { ensureRoute } from '../../agent/rabbitmq/routing';
+import { AmqpConnection } from '../../agent/rabbitmq/amqpConnection';
 import { amqpTarget } from '../../agent/rabbitmq/urls';
 import { pollUntil } from '../support/poll';
 import { loadServices, uniqueName } from '../support/services';
@@ -391,7 +390,6 @@ test('a publish lost with its channel is retried to the destination of its own g
     {
       target: amqpTarget(services.amqpUrl, 10),
       lockQueue: `${label}-lock`,
-      sourceQueue: source,
       connectionName: `queue-split test ${label}`,
       reconnectInitialMs: 200,
       reconnectMaxMs: 1_000,
@@ -452,125 +450,6 @@ test('a publish lost with its channel is retried to the destination of its own g
     await withChannel(async (ch) => {
       for (const q of [source, oldShadow, newShadow]) await ch.deleteQueue(q).catch(() => undefined);
       await ch.deleteExchange(`${label}-x`).catch(() => undefined);
-    }).catch(() => undefined);
-  }
-});
-
-test("a copy to a session shadow deleted behind the engine is returned and kept in the source, and routed once the shadow is back; the shadow's own exchange goes with it", async () => {
-  const label = uniqueName('rq-gone');
-  const [source, shadow, exchange] = ['source', 'session', 'app'].map((r) => `${label}-${r}`) as [
-    string,
-    string,
-    string,
-  ];
-  const exchangeExists = (name: string) =>
-    withChannel((ch) => ch.checkExchange(name)).then(
-      () => true,
-      () => false,
-    );
-  const sourceReady = async () => (await withChannel((ch) => ch.checkQueue(source))).messageCount;
-  await withChannel(async (ch) => {
-    for (const q of [source, shadow]) await ch.assertQueue(q, { durable: true });
-    ch.publish('', source, Buffer.from('one'), {
-      messageId: `${label}-m`,
-      persistent: true,
-      headers: { [USER]: 'alice' },
-    });
-    await ch.waitForConfirms();
-  });
-  const session = new AmqpConnection(
-    {
-      target: amqpTarget(services.amqpUrl, 10),
-      lockQueue: `${label}-lock`,
-      sourceQueue: source,
-      connectionName: `queue-split test ${label}`,
-      reconnectInitialMs: 200,
-      reconnectMaxMs: 1_000,
-      logger: silentLogger,
-    },
-    { onUp: async () => undefined, onDown: () => undefined, onFenced: () => undefined },
-  );
-  const relayTo = async (link: Link) => {
-    const relay = new Relay({
-      queue: source,
-      exchange,
-      prefetch: 10,
-      consumerTag: `${label}-relay-${randomUUID().slice(0, 8)}`,
-      engineUser: amqpTarget(services.amqpUrl, 10).username,
-      select: () => ({ destination: shadow, routeId: 'alice', generation: 1 }),
-      retryInitialMs: 100,
-      retryMaxMs: 500,
-      logger: silentLogger,
-    });
-    await relay.start(link);
-    return relay;
-  };
-  try {
-    const up = await session.ensureUp();
-    assert.equal(up.kind, 'up');
-    if (up.kind !== 'up') return;
-    const link = up.link;
-    assert.deepEqual(await ensureRoute(link, exchange, shadow), { ok: true });
-    assert.ok(await exchangeExists(shadow), 'a session shadow has an exchange of its own, named like it');
-    assert.equal(
-      await exchangeExists(exchange),
-      false,
-      'a session shadow is not bound to the routing exchange',
-    );
-    await withChannel((ch) => ch.deleteQueue(shadow));
-    assert.equal(
-      await exchangeExists(shadow),
-      false,
-      "the shadow's exchange went with the shadow (auto-delete)",
-    );
-
-    const first = await relayTo(link);
-    await pollUntil(
-      'the copy is returned',
-      async () => first.problems(),
-      (p) => p.some((x) => x.destination === shadow && x.outcome === 'returned'),
-      15_000,
-    );
-    assert.equal(first.routed, 0, 'no copy was confirmed without a queue to take it');
-    assert.equal(await first.stop(5_000), true, 'the relay stopped');
-    assert.equal(await sourceReady(), 1, 'the message is back in the source, not lost');
-    // The retry declared the shadow's exchange again, without a binding to auto-delete it: the
-    // engine deletes it when it finds the shadow gone (shadowWork.remove).
-    await deleteShadowExchange(link, exchange, shadow);
-    assert.equal(
-      await exchangeExists(shadow),
-      false,
-      "the shadow's exchange is deleted with the shadow gone",
-    );
-
-    await withChannel((ch) => ch.assertQueue(shadow, { durable: true }));
-    const second = await relayTo(link);
-    await pollUntil(
-      'routed once the shadow is back',
-      async () => second.routed,
-      (n) => n === 1,
-      15_000,
-    );
-    await second.stop(5_000);
-    const copies = await drainAll(shadow, 500);
-    assert.deepEqual(
-      copies.map((m) => String(m.properties.messageId)),
-      [`${label}-m`],
-    );
-    assert.equal(copies[0]!.fields.exchange, shadow, "published through the shadow's own exchange");
-    assert.equal(copies[0]!.properties.headers?.[USER], 'alice');
-    assert.equal(await sourceReady(), 0, 'the source holds nothing more');
-    await withChannel((ch) => ch.deleteQueue(shadow));
-    assert.equal(
-      await exchangeExists(shadow),
-      false,
-      "the shadow's exchange went with the shadow (auto-delete)",
-    );
-  } finally {
-    await session.close();
-    await withChannel(async (ch) => {
-      for (const q of [source, shadow]) await ch.deleteQueue(q).catch(() => undefined);
-      await ch.deleteExchange(shadow).catch(() => undefined);
     }).catch(() => undefined);
   }
 });

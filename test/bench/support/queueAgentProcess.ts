@@ -1,5 +1,6 @@
 // The memory of a real queue-agent process with N routes ACTIVE on one RabbitMQ queue: the
-// agent bundle as the image runs it (`node dist/agent.js queue-agent`, deploy/Dockerfile), built as `npm run build` builds it, started with the flags the controller
+// agent bundle as the image runs it (`node --enable-source-maps dist/agent.js queue-agent`,
+// deploy/Dockerfile), built as `npm run build` builds it, started with the flags the controller
 // gives its pod (agent/controller/agentDeployment.ts) and the admin kubeconfig, in a namespace
 // of its own. The bench plays the controller: it seals and writes the desired document
 // (PREPARING → STARTING_PUMP → ACTIVE with the routes) and reads the observed one, so the agent
@@ -96,9 +97,7 @@ async function until<T>(
 export async function queueAgentMemory(
   routes: number,
   backlog: number,
-  nodeFlags: readonly string[] = [],
-  /** Runs with the routes ACTIVE, before the backlog (e.g. to take a heap snapshot). */
-  onActive?: (pid: number) => Promise<void>,
+  nodeFlags: readonly string[] = ['--enable-source-maps'],
 ): Promise<AgentMemory> {
   const kc = adminConfig(services.kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
@@ -214,7 +213,6 @@ export async function queueAgentMemory(
     const startedLine = lines.find((l) => l.includes('"agent.started"')) ?? '{}';
     const port = (JSON.parse(startedLine) as { metricsPort?: number }).metricsPort;
     const activeHeap = port ? await heapOf(port).catch(() => undefined) : undefined;
-    await onActive?.(child.pid!);
     await withConnection((c) =>
       prefill(c, [source], source, 'classic', backlog, (i) =>
         i % 3 === 2 ? `nobody-${i}` : `user-${i % routes}`,

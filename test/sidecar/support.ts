@@ -7,7 +7,6 @@
 // run by another suite on the same API server never sees (or fights over) these splits.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   ApiextensionsV1Api,
@@ -20,7 +19,6 @@ import {
   type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import { build } from 'esbuild';
 import { parse as parseYaml } from 'yaml';
 import {
   QUEUE_SPLIT_GROUP,
@@ -49,24 +47,7 @@ export const PRIVATE_GROUP = 'sidecar-suite.queuesplit.test';
 export const REF = { group: PRIVATE_GROUP, version: QUEUE_SPLIT_VERSION, plural: QUEUE_SPLIT_PLURAL };
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-/** The sidecar bundle: QS_SIDECAR_BUNDLE (e.g. dist/sidecar.js after `npm run build`), else built here with the product's options. */
-export async function sidecarBundle(): Promise<string> {
-  const given = process.env.QS_SIDECAR_BUNDLE;
-  if (given) return path.resolve(given);
-  const outfile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'qs-sidecar-')), 'sidecar.js');
-  await build({
-    entryPoints: [path.join(repoRoot, 'sidecar', 'main.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    sourcemap: 'linked',
-    logLevel: 'warning',
-    banner: { js: '#!/usr/bin/env node' },
-  });
-  return outfile;
-}
+export { sidecarBundle } from '../support/sidecarBundle';
 
 /** A running sidecar: collects its protocol lines and its stderr. */
 export class SidecarProcess {
@@ -157,29 +138,27 @@ export class SidecarProcess {
   }
 }
 
-/** Installs the QueueSplit CRD of deploy/crd/ under the suite's private group, or brings an
- * existing one (from an earlier checkout) up to it. */
-export async function ensureCrd(kc: KubeConfig): Promise<void> {
+/** Installs the QueueSplit CRD of deploy/crd/ under the suite's private group (or `group`), or
+ * brings an existing one (from an earlier checkout) up to it. */
+export async function ensureCrd(kc: KubeConfig, group = PRIVATE_GROUP): Promise<void> {
   const crds = kc.makeApiClient(ApiextensionsV1Api);
   const manifest = parseYaml(
     fs.readFileSync(path.join(repoRoot, 'deploy', 'crd', 'queuesplit.crd.yaml'), 'utf8'),
   ) as V1CustomResourceDefinition;
   if (manifest.spec.group !== QUEUE_SPLIT_GROUP)
     throw new Error(`deploy/crd has group ${manifest.spec.group}`);
-  const name = `${QUEUE_SPLIT_PLURAL}.${PRIVATE_GROUP}`;
+  const name = `${QUEUE_SPLIT_PLURAL}.${group}`;
   const body = {
     ...manifest,
     metadata: { ...manifest.metadata, name },
-    spec: { ...manifest.spec, group: PRIVATE_GROUP },
+    spec: { ...manifest.spec, group },
   };
-  await crds.createCustomResourceDefinition({ body }).catch(async (e: unknown) => {
-    if ((e as { code?: number }).code !== 409) throw e;
-    const current = await crds.readCustomResourceDefinition({ name });
-    await crds.replaceCustomResourceDefinition({
-      name,
-      body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata?.resourceVersion } },
-    });
-  });
+  // Server-side apply: no resourceVersion to go stale, so files installing it side by side, and
+  // the API server writing a new CRD's status meanwhile, never meet a 409 Conflict.
+  await crds.patchCustomResourceDefinition(
+    { name, body, fieldManager: 'queuesplit-sidecar-suite', force: true },
+    setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+  );
   await pollUntil(
     'QueueSplit CRD established',
     () => crds.readCustomResourceDefinition({ name }),
@@ -188,7 +167,7 @@ export async function ensureCrd(kc: KubeConfig): Promise<void> {
   // Discovery can lag "Established" by a moment.
   await pollUntil(
     'queuesplits served',
-    () => kc.makeApiClient(CustomObjectsApi).listClusterCustomObject(REF),
+    () => kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ ...REF, group }),
     () => true,
   );
 }

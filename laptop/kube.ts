@@ -22,6 +22,7 @@ import {
 } from '../core/kubeFailure';
 import { SidecarError, errorText } from './errors';
 import { loadKubeconfigFiles } from './kubeconfigFiles';
+import { keepConnections } from '../core/kubeKeepAlive';
 
 export interface KubeTarget {
   kc: KubeConfig;
@@ -91,7 +92,9 @@ export function loadKube(options: { kubeconfig?: string; context?: string; names
   }
   const namespace = options.namespace ?? kc.getContextObject(context)?.namespace ?? 'default';
   credentialPlugin = execOf(kc);
-  return { kc, context, namespace };
+  // The sidecar polls and renews for as long as it runs: over kept-alive connections
+  // (docs/design.md "Where the CPU goes").
+  return { kc: keepConnections(kc), context, namespace };
 }
 
 export interface KubeOperation {

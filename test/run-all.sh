@@ -40,11 +40,20 @@ trap cleanup EXIT
 
 step build npm run --silent build || exit 1
 # The .vsix the Marketplace would get (vsce runs vscode:prepublish, the build, again: seconds). The
-# unit suite checks what it ships (test/support/vsix.ts). The e2e suite builds and packages once
-# more at its start, as it does when run alone, and installs that .vsix into the real VS Code.
+# unit suite checks what it ships (test/support/vsix.ts); the e2e suite installs it into the real
+# VS Code (run alone, it packages first).
 step package npm run --silent package || exit 1
-step typecheck npm run --silent typecheck
-step lint npm run --silent lint
+# typecheck and lint are minutes of CPU that need nothing running: they go on beside the brokers'
+# start and the smoke suite, which wait on the brokers far more than they compute. Their output
+# is printed whole when they end (not interleaved), their results counted as any step's.
+checks() {
+  local rc=0
+  step typecheck npm run --silent typecheck || rc=1
+  step lint npm run --silent lint || rc=1
+  return "$rc"
+}
+checks >/dev/null 2>&1 &
+checks_pid=$!
 # The control plane's Go build is minutes of both cores on a fresh machine (a no-op when cached):
 # it runs in the background at low priority (build.sh nices its compiles) while the suites that
 # need only the brokers run; the full env:up then waits for it (a lock per cache key). helm (for
@@ -54,8 +63,16 @@ step lint npm run --silent lint
   bash test/env/helm/build.sh >/dev/null 2>"$logs/helm-build.log"
 } &
 step env:brokers npm run --silent env:up -- --brokers || { echo "the brokers did not come up; suites that need them cannot run"; exit 1; }
-step unit npm run --silent test:unit
 step smoke npm run --silent test:smoke
+checks_rc=0
+wait "$checks_pid" || checks_rc=$?
+for name in typecheck lint; do
+  echo
+  echo "=== $name (ran beside the steps above)"
+  cat "$logs/$name.log"
+done
+[ "$checks_rc" -eq 0 ] || { echo "=== typecheck or lint FAILED"; status=1; }
+step unit npm run --silent test:unit
 # Two conformance files at a time (test:conformance): they wait on the brokers far more than they
 # compute, every name they use is unique, and none restarts the shared brokers.
 step conformance npm run --silent test:conformance
@@ -64,7 +81,9 @@ step env:up npm run --silent env:up || { echo "the test environment did not come
 # installs the real controller.
 step sidecar npm run --silent test:sidecar
 step cluster npm run --silent test:cluster
-step e2e npm run --silent test:e2e
+# The e2e suite packages the extension when run alone; here the package step above did (the
+# checkout has not changed since).
+step e2e env QS_E2E_PACKAGED=1 npm run --silent test:e2e
 
 echo
 echo "=== summary (suite passed failed exit seconds)"

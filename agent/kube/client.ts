@@ -1,11 +1,12 @@
 // Kubernetes access shared by the controller and the queue-agent: one KubeConfig (the pod's own
 // credentials in a cluster, KUBECONFIG elsewhere), merge patches, and the API error helpers.
 import { KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { keepConnections } from '../../core/kubeKeepAlive';
 
 export function loadKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromDefault();
-  return kc;
+  return keepConnections(kc);
 }
 
 export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);

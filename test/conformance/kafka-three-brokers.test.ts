@@ -1,3 +1,4 @@
+// test-order: first (a private three-broker cluster: about 3.5 minutes, the longest of its suite)
 // Shadow durability on real replication: a private three-broker KRaft cluster (test/env/kafka/
 // cluster.ts; node 1 is the controller, brokers 2 and 3 are the ones stopped), an RF=3 source with
 // min.insync.replicas=2, and records from the Apache Kafka Java client. The shadows must be as

@@ -6,7 +6,9 @@
 //      workbench's extensions folder is copied from (harness/installedExtension.ts);
 //   3. runs the extension-host tests (mocha, real `vscode` API) in workbenches side by side
 //      (QS_E2E_HOST_SHARDS, default 2; each runs the files it claims first, host/index.ts);
-//   4. runs the UI tests (test/e2e/ui/*.test.ts, node:test, one at a time).
+//   4. runs the UI tests (test/e2e/ui/*.test.ts, node:test, one at a time). Not beside the
+//      host tests: tried, three workbenches on 2 cores took 566 s instead of 625 and timed out
+//      in both (the browsers are CPU, not waiting).
 // While iterating: QS_E2E_HOST=word,... runs only the host test files whose names contain a word
 // (see host/index.ts); QS_E2E_UI=word,... only those UI test files, QS_E2E_UI=none none of them.
 // Exits non-zero if anything failed and says what. Prints `ℹ pass N` / `ℹ fail N` for the
@@ -59,7 +61,12 @@ async function main(): Promise<number> {
   const prepared =
     (await phase('build', async () => {
       // vsce runs vscode:prepublish (npm run build) first: one build, one package per e2e run.
-      sh('npm', ['run', '--silent', 'package']);
+      // `npm test` built and packaged this checkout minutes before (QS_E2E_PACKAGED=1): not again.
+      if (
+        process.env.QS_E2E_PACKAGED !== '1' ||
+        !fs.existsSync(path.join(repoRoot, 'dist', 'queue-split.vsix'))
+      )
+        sh('npm', ['run', '--silent', 'package']);
       await buildHostTests();
       return 'dist/queue-split.vsix and dist-test/e2e-host/';
     })) &&

@@ -6,6 +6,8 @@
 //            waits count once
 //   idleMs   event-loop idle time: waiting on anything (brokers, the API server, timers)
 //   cpuMs    CPU of the test process itself (the work done in brokers and pods is elsewhere)
+//   topWaits the labelled waits that took longest, summed per label (a label's waits may
+//            overlap other waits): what to look at first when a file is slow
 // Outside a test file's process (the runner itself), or without $QS_TIMING_FILE, it does nothing.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -16,21 +18,29 @@ interface WaitClock {
   since: number;
   totalMs: number;
   count: number;
+  byLabel: Map<string, number>;
 }
 
 // One clock per process, shared by every copy of this module the loaders may create.
 const KEY = Symbol.for('queuesplit.test.waitClock');
 const holder = globalThis as typeof globalThis & { [KEY]?: WaitClock };
-const clock: WaitClock = (holder[KEY] ??= { active: 0, since: 0, totalMs: 0, count: 0 });
+const clock: WaitClock = (holder[KEY] ??= { active: 0, since: 0, totalMs: 0, count: 0, byLabel: new Map() });
 
 /** Counts the time until `work` settles as waiting (nested and parallel waits count once). */
-export async function waiting<T>(work: () => Promise<T>): Promise<T> {
-  if (clock.active++ === 0) clock.since = performance.now();
+export async function waiting<T>(work: () => Promise<T>, label?: string): Promise<T> {
+  const started = performance.now();
+  if (clock.active++ === 0) clock.since = started;
   clock.count++;
   try {
     return await work();
   } finally {
-    if (--clock.active === 0) clock.totalMs += performance.now() - clock.since;
+    const now = performance.now();
+    if (--clock.active === 0) clock.totalMs += now - clock.since;
+    // Digits vary per call ("12 of 40 messages"): one label per kind of wait.
+    if (label !== undefined) {
+      const kind = label.replace(/\d+/g, 'N').slice(0, 120);
+      clock.byLabel.set(kind, (clock.byLabel.get(kind) ?? 0) + now - started);
+    }
   }
 }
 
@@ -51,6 +61,10 @@ if (target && file && !(KEY.description! + ':exit' in holder)) {
       waits: clock.count,
       idleMs: Math.round(elu.idle),
       cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+      topWaits: [...clock.byLabel]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 8)
+        .map(([label, ms]) => ({ label, ms: Math.round(ms) })),
     };
     fs.mkdirSync(path.dirname(target), { recursive: true });
     fs.appendFileSync(target, `${JSON.stringify(line)}\n`);

@@ -3,7 +3,7 @@ import { waiting } from './fileTiming';
 
 /** A fixed wait, counted as waiting in the suite report (test/support/fileTiming.ts). */
 export function sleep(ms: number): Promise<void> {
-  return waiting(() => timersSleep(ms));
+  return waiting(() => timersSleep(ms), 'sleep');
 }
 
 /** Waits until `read` answers 404: the object is gone (finalizers and all). */
@@ -32,7 +32,7 @@ export function pollUntil<T>(
   timeoutMs = 20_000,
 ): Promise<T> {
   // All of it counts as waiting in the suite report: the condition is someone else's work.
-  return waiting(() => poll(what, read, accept, timeoutMs));
+  return waiting(() => poll(what, read, accept, timeoutMs), what);
 }
 
 async function poll<T>(

@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CertificatesV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
+import { keepConnections } from '../../../core/kubeKeepAlive';
 
 export const apiServerUrl = 'https://127.0.0.1:6443';
 
@@ -88,7 +89,7 @@ export async function restrictedKubeconfig(
   writeTokenKubeconfig(file, caFile, token, `${namespace}-${name}`, namespace);
   const kc = new KubeConfig();
   kc.loadFromFile(file);
-  return kc;
+  return keepConnections(kc);
 }
 
 /**
@@ -168,5 +169,5 @@ export async function userKubeconfig(
   }
   const kc = new KubeConfig();
   kc.loadFromFile(file);
-  return kc;
+  return keepConnections(kc);
 }

@@ -398,7 +398,11 @@ export class SplitEvents {
     return `the env override of ${changed.join(', ')} was changed back by someone else during the redirect (a GitOps sync re-applying the manifest?); make it leave these env values alone while the workload is split (README, "The workloads it splits")`;
   }
 
-  /** An operator's retry annotation on the workload: acted on once, then removed. */
+  /**
+   * An operator's retry annotation on the workload: acted on, then removed. Removed only after
+   * the retry's own work (the agent's roll) succeeded: a pass that fails before (a 409 on the
+   * agent Deployment) leaves it for the next pass, never loses it. Rolling twice is harmless.
+   */
   async operatorEvents(
     state: SplitState,
     workload: Workload | undefined,
@@ -406,20 +410,22 @@ export class SplitEvents {
     resolved: readonly ResolvedQueue[],
   ): Promise<SplitEvent[]> {
     if (workload?.metadata?.annotations?.[RETRY_ANNOTATION] === undefined) return [];
-    await this.deps.workloads.removeAnnotation(
-      this.id.kind,
-      this.id.namespace,
-      this.id.name,
-      RETRY_ANNOTATION,
-    );
     const events = retryEvents(state);
-    this.log.info('operator.retry', { retries: events.length });
     if (events.length > 0 && names) {
       // The fix may have been the agent's image or the namespace's policy: bring the agent
       // Deployment up to date and give it the full start timeout before judging it again.
       // An agent that does not run ready is rolled too, so its pod is created afresh.
       const stuck = (await this.deps.agents.trouble(this.id.namespace, names)) !== undefined;
       await this.deps.agents.ensure(this.id.namespace, names, this.id.name, resolved, stuck);
+    }
+    await this.deps.workloads.removeAnnotation(
+      this.id.kind,
+      this.id.namespace,
+      this.id.name,
+      RETRY_ANNOTATION,
+    );
+    this.log.info('operator.retry', { retries: events.length });
+    if (events.length > 0 && names) {
       this.retriedAt = Date.now();
       this.agentUnreadySince = undefined;
     }

@@ -3,11 +3,27 @@
 // fails every later refresh with UNKNOWN_TOPIC_OR_PARTITION: one shadow deleted behind the
 // engine would take the whole admin client down. Here an operation that fails that way runs
 // once more on a fresh client, and a client that saw the error is never reused.
+//
+// Invariants (the clients below):
+//   1. Operations start only on the current client; a client that met a deleted topic is
+//      retired: no new operation starts on it.
+//   2. A retired client is disconnected once the operations already running on it have ended,
+//      never under them (kafkajs answers a disconnected client's fetchTopicOffsets with a
+//      TypeError, which the engine must read as a programming error; the Kafka soak met it).
+//   3. close() disconnects every client at once: the engine is stopping.
 import type { Admin, Kafka } from 'kafkajs';
 import { isUnknownTopic } from './kafkaErrors';
 
+interface Client {
+  admin: Promise<Admin>;
+  /** Operations running on it. */
+  running: number;
+  retired: boolean;
+}
+
 export class ResilientAdmin {
-  private current: Promise<Admin> | undefined;
+  private current: Client | undefined;
+  private readonly retiring = new Set<Client>();
   private closed = false;
   /** Use like a kafkajs Admin; every method goes through `run`. */
   readonly client: Admin;
@@ -17,7 +33,7 @@ export class ResilientAdmin {
     this.client = new Proxy({} as Admin, {
       get: (_target, name) => {
         if (name === 'then') return undefined; // not a promise: `await client` must not call `then`
-        if (name === 'connect') return () => this.get().then(() => undefined);
+        if (name === 'connect') return () => this.take().admin.then(() => undefined);
         if (name === 'disconnect') return () => this.close();
         return (...args: unknown[]) =>
           this.run((admin) => {
@@ -30,42 +46,70 @@ export class ResilientAdmin {
 
   async run<T>(op: (admin: Admin) => Promise<T>): Promise<T> {
     try {
-      return await op(await this.get());
+      return await this.on(op);
     } catch (err) {
       if (!isUnknownTopic(err) || this.closed) throw err;
-      await this.reset();
-      try {
-        return await op(await this.get());
-      } catch (again) {
-        // The topic this operation names is missing; don't keep a client that now refreshes it.
-        if (isUnknownTopic(again)) await this.reset();
-        throw again;
-      }
+      // On a fresh client; a second failure retires that one too (`on`).
+      return await this.on(op);
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.reset();
-  }
-
-  private get(): Promise<Admin> {
-    if (this.closed) return Promise.reject(new Error('the admin client is closed'));
-    this.current ??= (async () => {
-      const admin = this.kafka.admin();
-      await admin.connect();
-      return admin;
-    })();
-    const pending = this.current;
-    pending.catch(() => {
-      if (this.current === pending) this.current = undefined;
-    });
-    return pending;
-  }
-
-  private async reset(): Promise<void> {
-    const old = this.current;
+    const all = [...this.retiring, ...(this.current ? [this.current] : [])];
     this.current = undefined;
-    await (await old?.catch(() => undefined))?.disconnect().catch(() => undefined);
+    this.retiring.clear();
+    await Promise.all(all.map(disconnect));
   }
+
+  /** Runs `op` on the current client; a client it meets a deleted topic on is retired (1). */
+  private async on<T>(op: (admin: Admin) => Promise<T>): Promise<T> {
+    const client = this.take();
+    client.running++;
+    try {
+      return await op(await client.admin);
+    } catch (err) {
+      if (isUnknownTopic(err)) this.retire(client);
+      throw err;
+    } finally {
+      client.running--;
+      if (client.retired && client.running === 0 && this.retiring.delete(client)) void disconnect(client);
+    }
+  }
+
+  private take(): Client {
+    if (this.closed) {
+      const admin = Promise.reject(new Error('the admin client is closed'));
+      admin.catch(() => undefined);
+      return { admin, running: 0, retired: true };
+    }
+    if (this.current) return this.current;
+    const client: Client = {
+      admin: (async () => {
+        const admin = this.kafka.admin();
+        await admin.connect();
+        return admin;
+      })(),
+      running: 0,
+      retired: false,
+    };
+    client.admin.catch(() => {
+      if (this.current === client) this.current = undefined;
+    });
+    this.current = client;
+    return client;
+  }
+
+  /** No new operation starts on `client`; it is disconnected when its last one ends (2). */
+  private retire(client: Client): void {
+    if (client.retired) return;
+    client.retired = true;
+    if (this.current === client) this.current = undefined;
+    if (client.running === 0) void disconnect(client);
+    else this.retiring.add(client);
+  }
+}
+
+async function disconnect(client: Client): Promise<void> {
+  await (await client.admin.catch(() => undefined))?.disconnect().catch(() => undefined);
 }

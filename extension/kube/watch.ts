@@ -130,8 +130,13 @@ export class NamespaceWatch {
         ...failureFacts(this.connection),
       });
       this.log(`watch of ${name} failed (${problem.message}); restarting in ${entry.backoff / 1000}s`);
-      this.state = { ...this.state, error: problem };
-      this.emit();
+      // Said once until the watch recovers: each informer's retries refuse again (in turns,
+      // naming its own resource), and every redraw makes VS Code drop the rows' handles for a
+      // moment, so an inline action clicked then would run without its row.
+      if (this.state.error === undefined) {
+        this.state = { ...this.state, error: problem };
+        this.emit();
+      }
       const timer = setTimeout(() => {
         this.restartTimers.delete(timer);
         if (!this.stopped) void this.startOne(entry);

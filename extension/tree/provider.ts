@@ -18,10 +18,10 @@ import {
   contextNode,
   lookOf,
   namespaceNode,
+  type NodeLook,
   type NamespaceNode,
   type NoticeNode,
   namespaceOfNode,
-  type QueueNode,
   type RouteNode,
   type TreeNode,
   type TreeSnapshot,
@@ -48,11 +48,22 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
   private readonly changed = new vscode.EventEmitter<TreeNode | TreeNode[] | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   /**
-   * The route rows shown, by id, each one object for as long as the row exists: VS Code finds
-   * the row to redraw by the identity of the element fired (ExtHostTreeView), so a row that
-   * redraws alone must be fired as the very object getChildren gave it.
+   * What VS Code has of the tree, kept so that a change redraws only the rows it changed
+   * (redrawChanged). VS Code forgets the handle of every row under what it redraws until it has
+   * fetched them again, and an inline action clicked in that moment runs without its row (the
+   * command then acts in the selected namespace), so redraws are as small as the change.
+   *  1. `given`: each row as one object for as long as it is shown: VS Code finds the row to
+   *     redraw by the identity of the element fired (ExtHostTreeView), so it is updated in place.
+   *  2. `shown`: the ids of the children VS Code fetched, by parent id ('' for the root); a parent
+   *     whose children changed is redrawn whole, and what was under it forgotten until fetched.
+   *  3. `looks`: each row's look as VS Code last got it (getTreeItem); a row whose look changed
+   *     is redrawn alone.
    */
-  private readonly routes = new Map<string, RouteNode>();
+  private readonly given = new Map<string, TreeNode>();
+  private readonly shown = new Map<string, string[]>();
+  private readonly looks = new Map<string, string>();
+  /** The parent of each row given, by id ('' for the root's). */
+  private readonly parents = new Map<string, string>();
   private view: vscode.TreeView<TreeNode> | undefined;
   private root: Root | undefined;
   /** The watches held, by namespace (the expanded ones), and the state each last reported. */
@@ -78,7 +89,7 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
       this.changed,
       cluster.onDidChangeTarget(() => this.refresh()),
       sessions.onDidChange((change) => this.sessionsChanged(change)),
-      cluster.onDidChangeOwner(() => this.changed.fire(undefined)),
+      cluster.onDidChangeOwner(() => this.redrawChanged()),
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
         if (this.view !== undefined) this.view.message = undefined;
       }),
@@ -119,7 +130,9 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     this.root = undefined;
     this.releaseWatch();
     this.namespaceStates.clear();
-    this.routes.clear();
+    this.given.clear();
+    this.shown.clear();
+    this.looks.clear();
     this.changed.fire(undefined);
   }
 
@@ -131,16 +144,55 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
       this.changed.fire(undefined);
       return;
     }
-    const rows = [...this.routes.values()].filter((route) =>
-      change.keys.has(
-        sessionKey(
-          target.context,
-          route.split.metadata.namespace ?? target.namespace,
-          route.split.metadata.name,
+    const rows = [...this.given.values()].filter(
+      (route): route is RouteNode =>
+        route.kind === 'route' &&
+        change.keys.has(
+          sessionKey(
+            target.context,
+            route.split.metadata.namespace ?? target.namespace,
+            route.split.metadata.name,
+          ),
         ),
-      ),
     );
     if (rows.length > 0) this.changed.fire(rows);
+  }
+
+  /**
+   * A watch or the owner changed: redraw the rows whose look changed, and the parents whose
+   * children changed (with what is under them), not the whole tree (see `given`).
+   */
+  private redrawChanged(): void {
+    if (this.root?.target === undefined) return;
+    const redraw: TreeNode[] = [];
+    for (const [parentId, ids] of [...this.shown]) {
+      // The root's children come from the probe, which no watch changes.
+      const parent = parentId === '' ? undefined : this.given.get(parentId);
+      if (parent === undefined) continue;
+      const children = this.childrenNow(parent);
+      if (children.length !== ids.length || children.some((c, i) => c.id !== ids[i])) {
+        redraw.push(parent);
+        this.forgetUnder(parent.id);
+        continue;
+      }
+      for (const child of children) {
+        const look = JSON.stringify(this.lookNow(child));
+        const known = this.adopt(child);
+        if (this.looks.get(child.id) !== look) redraw.push(known);
+      }
+    }
+    // A row under a parent that is redrawn is fetched again with it.
+    const ids = new Set(redraw.map((n) => n.id));
+    const top = redraw.filter((n) => !this.ancestors(n.id).some((a) => ids.has(a)));
+    if (top.length > 0) this.changed.fire(top);
+  }
+
+  /** The ids of the parents of row `id`, nearest first. */
+  private ancestors(id: string): string[] {
+    const out: string[] = [];
+    for (let at = this.parents.get(id); at !== undefined && at !== ''; at = this.parents.get(at))
+      out.push(at);
+    return out;
   }
 
   /**
@@ -199,7 +251,21 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
   }
 
   async getChildren(node?: TreeNode): Promise<TreeNode[]> {
-    if (node === undefined) return this.rootChildren();
+    if (node === undefined) return this.record(undefined, await this.rootChildren());
+    const target = this.root?.target;
+    if (target === undefined) return [];
+    const several = (this.root?.set?.namespaces.length ?? 1) > 1;
+    if (node.kind === 'namespace' || (node.kind === 'context' && !several))
+      await this.holdWatch(node.kind === 'namespace' ? node.namespace : target.namespace);
+    const children = this.record(node, this.childrenNow(node));
+    // A namespace's row says how many workloads it has once its watch listed them: redrawn now,
+    // as its rows appear, rather than at the watch's next change, when a row may be clicked.
+    if (node.kind === 'namespace') setTimeout(() => this.redrawChanged(), 0);
+    return children;
+  }
+
+  /** The children of `node` as the namespaces' states say now (fresh objects). */
+  private childrenNow(node: TreeNode): TreeNode[] {
     const root = this.root;
     const target = root?.target;
     if (root === undefined || target === undefined) return [];
@@ -209,9 +275,7 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
         ...root.set.namespaces.map((ns) => this.namespaceNodeOf(target, ns)),
       ];
     const namespace = node.kind === 'namespace' ? node.namespace : namespaceOfRow(node, target);
-    if (node.kind === 'context' || node.kind === 'namespace') await this.holdWatch(namespace);
-    const children = childrenOf(this.snapshot(target, namespace), node).map((child) => this.known(child));
-    if (node.kind === 'queue') this.forgetRoutesGone(node, children);
+    const children = childrenOf(this.snapshot(target, namespace), node);
     const notices: NoticeNode[] = node.kind === 'context' ? this.setNotices(node.id, root) : [];
     const error = this.namespaceStates.get(namespace)?.error;
     if ((node.kind === 'context' || node.kind === 'namespace') && error !== undefined) {
@@ -227,6 +291,44 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     // list that is not coming (rows it listed before the failure stay).
     const listed = error !== undefined && children.every((c) => c.kind === 'notice') ? [] : children;
     return [...notices, ...listed];
+  }
+
+  /** Children as VS Code gets them: the objects it already has, brought up to date (see `given`). */
+  private record(parent: TreeNode | undefined, children: TreeNode[]): TreeNode[] {
+    const parentId = parent?.id ?? '';
+    const ids = new Set(children.map((c) => c.id));
+    for (const id of this.shown.get(parentId) ?? []) if (!ids.has(id)) this.forget(id);
+    this.shown.set(parentId, [...ids]);
+    return children.map((child) => {
+      this.parents.set(child.id, parentId);
+      return this.adopt(child);
+    });
+  }
+
+  /** The object VS Code already has for `node`'s row, brought up to date; or `node`, from now on. */
+  private adopt(node: TreeNode): TreeNode {
+    const known = this.given.get(node.id);
+    if (known === undefined || known.kind !== node.kind) {
+      this.given.set(node.id, node);
+      return node;
+    }
+    // Optional fields (a route's session, linger) must not outlive the data that set them.
+    for (const key of Object.keys(known)) Reflect.deleteProperty(known, key);
+    return Object.assign(known, node);
+  }
+
+  /** A row that is not shown any more, and everything under it. */
+  private forget(id: string): void {
+    this.forgetUnder(id);
+    this.given.delete(id);
+    this.looks.delete(id);
+    this.parents.delete(id);
+  }
+
+  /** What was fetched under row `id` (VS Code forgets it when the row is redrawn). */
+  private forgetUnder(id: string): void {
+    for (const child of this.shown.get(id) ?? []) this.forget(child);
+    this.shown.delete(id);
   }
 
   /** A namespace's node with what its watch last said (its error shows on the node itself). */
@@ -269,36 +371,6 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
         severity: 'warning',
       });
     return notices;
-  }
-
-  /** The object VS Code already has for a route row, brought up to date; other nodes as they are. */
-  private known(node: TreeNode): TreeNode {
-    if (node.kind !== 'route') return node;
-    const known = this.routes.get(node.id);
-    if (known === undefined) {
-      this.routes.set(node.id, node);
-      return node;
-    }
-    // Every field of a RouteNode is set by the assign but the optional ones.
-    delete known.session;
-    delete known.lingerLeftMs;
-    delete known.now;
-    return Object.assign(known, node);
-  }
-
-  /** Route rows of `queue` that are not among its children any more (their split is gone). */
-  private forgetRoutesGone(queue: QueueNode, children: readonly TreeNode[]): void {
-    const ids = new Set(children.map((c) => c.id));
-    for (const [id, route] of this.routes) {
-      const { kind, name } = route.split.spec.workload;
-      if (
-        route.queue === queue.queue.name &&
-        kind === queue.workload.kind &&
-        name === queue.workload.name &&
-        !ids.has(id)
-      )
-        this.routes.delete(id);
-    }
   }
 
   private async rootChildren(): Promise<TreeNode[]> {
@@ -424,7 +496,7 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
     }
     const listener = watch.onChange((state) => {
       this.namespaceStates.set(namespace, state);
-      this.changed.fire(undefined);
+      this.redrawChanged();
     });
     this.held.set(namespace, { watch, release, listener });
     this.namespaceStates.set(namespace, watch.current);
@@ -454,17 +526,8 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
   }
 
   getTreeItem(node: TreeNode): vscode.TreeItem {
-    const target = this.root?.target ?? { context: '', namespace: '' };
-    const look = lookOf(this.snapshot(target, namespaceOfRow(node, target)), node);
-    if (node.kind === 'namespace') {
-      Object.assign(look, namespaceWords(node));
-      if (this.expanded.has(node.id)) look.collapsible = 'expanded';
-    }
-    const shown = this.root?.set?.namespaces.length ?? 1;
-    if (node.kind === 'context' && shown > 1) {
-      const from = contextFromText(node.target);
-      look.description = `${vscode.l10n.t('{0} namespaces, {1} selected', shown, node.target.namespace)}${from !== undefined ? ` · ${from}` : ''}`;
-    }
+    const look = this.lookNow(node);
+    this.looks.set(node.id, JSON.stringify(look));
     const item = new vscode.TreeItem(
       look.label,
       look.collapsible === 'none'
@@ -488,6 +551,22 @@ export class SplitsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vs
         arguments: [node],
       };
     return item;
+  }
+
+  /** How `node`'s row looks now. */
+  private lookNow(node: TreeNode): NodeLook {
+    const target = this.root?.target ?? { context: '', namespace: '' };
+    const look = lookOf(this.snapshot(target, namespaceOfRow(node, target)), node);
+    if (node.kind === 'namespace') {
+      Object.assign(look, namespaceWords(node));
+      if (this.expanded.has(node.id)) look.collapsible = 'expanded';
+    }
+    const shown = this.root?.set?.namespaces.length ?? 1;
+    if (node.kind === 'context' && shown > 1) {
+      const from = contextFromText(node.target);
+      look.description = `${vscode.l10n.t('{0} namespaces, {1} selected', shown, node.target.namespace)}${from !== undefined ? ` · ${from}` : ''}`;
+    }
+    return look;
   }
 
   dispose(): void {

@@ -129,6 +129,7 @@ async function run(config: Config, storage: string, measureSeconds = seconds): P
       get: async (k: string) => secrets.get(k),
       delete: async (k: string) => void secrets.delete(k),
     },
+    globalState: { get: <V>(_key: string, fallback: V) => fallback, update: async () => undefined },
     asAbsolutePath: (p: string) =>
       p === path.join('dist', 'sidecar.js') ? path.join(__dirname, 'support', 'deliveringSidecar.mjs') : p,
   } as unknown as Context; // the members SessionManager and SidecarLauncher use

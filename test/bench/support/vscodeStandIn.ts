@@ -9,9 +9,15 @@
 //     by identity). Each item is serialized, as it crosses to the renderer.
 //   - a status bar item (ExtHostStatusBarEntry) sends its entry to the renderer on a
 //     setTimeout(0) after a property changes (serialized here).
+//   - the rows' handles: a command run from a row finds its element by the row's handle, and a
+//     change of the whole tree forgets every handle, a change of an element the handles of the
+//     rows under it (ExtHostTreeView clearAll / clearChildren), until they are fetched again.
+//     Each handle forgotten is recorded (`dropped`), so a test can tell which rows a click
+//     could have lost (test/unit/extension/treeRowsKept.test.ts).
 // Not modelled: the IPC itself and everything in the renderer (VS Code's other processes).
 // Installed by install(): `require('vscode')` answers this module from then on.
 import Module from 'node:module';
+import * as l10nModule from '@vscode/l10n';
 
 /** What VS Code's extension-host side did, since the last reset. */
 export const counters = {
@@ -144,12 +150,18 @@ function debounced<T>(onFire: (elements: (T | undefined)[]) => void): Listener<T
 }
 
 export class TreeViewStandIn<T> {
-  /** The elements VS Code has, by identity (ExtHostTreeView's nodes map). */
-  private readonly known = new Set<T>();
+  /** The elements VS Code has, by identity (ExtHostTreeView's nodes map), with their ids. */
+  private readonly known = new Map<T, string>();
+  /** The children fetched, by parent (undefined: the root). */
+  private readonly fetched = new Map<T | undefined, T[]>();
   private readonly subscription: Disposable;
   private fetching: Promise<void> = Promise.resolve();
+  /** Ids of the rows whose handle a refresh forgot (a click on them then would find no element). */
+  readonly dropped: string[] = [];
   description?: string;
+  message?: string;
   readonly onDidCollapseElement = new EventEmitter<{ element: T }>().event;
+  readonly onDidExpandElement = new EventEmitter<{ element: T }>().event;
   readonly onDidChangeVisibility = new EventEmitter<{ visible: boolean }>().event;
 
   constructor(private readonly provider: TreeProvider<T>) {
@@ -166,27 +178,54 @@ export class TreeViewStandIn<T> {
     await this.fetching;
   }
 
-  idle(): Promise<void> {
-    return this.fetching;
+  /** Resolves when the changes fired so far are fetched (after VS Code's 200 ms debounce). */
+  async idle(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await this.fetching;
+  }
+
+  /** The element a row's handle resolves to now (what a command run from the row gets). */
+  element(id: string): T | undefined {
+    for (const [element, known] of this.known) if (known === id) return element;
+    return undefined;
   }
 
   private async refresh(elements: (T | undefined)[]): Promise<void> {
     if (elements.includes(undefined)) {
       counters.treeFullRefreshes++;
+      this.dropped.push(...this.known.values());
       this.known.clear();
+      this.fetched.clear();
       await this.fetch(undefined);
       return;
     }
     counters.treeElementRefreshes++;
     for (const element of new Set(elements)) {
-      if (element !== undefined && this.known.has(element)) sendItem(this.provider.getTreeItem(element));
+      if (element === undefined || !this.known.has(element)) continue;
+      const hadChildren = this.fetched.has(element);
+      this.forgetChildren(element);
+      const item = this.provider.getTreeItem(element);
+      sendItem(item);
+      if (hadChildren && item.collapsibleState !== TreeItemCollapsibleState.None) await this.fetch(element);
     }
   }
 
+  private forgetChildren(parent: T): void {
+    for (const child of this.fetched.get(parent) ?? []) {
+      const id = this.known.get(child);
+      if (id !== undefined) this.dropped.push(id);
+      this.known.delete(child);
+      this.forgetChildren(child);
+    }
+    this.fetched.delete(parent);
+  }
+
   private async fetch(parent: T | undefined): Promise<void> {
-    for (const child of await this.provider.getChildren(parent)) {
-      this.known.add(child);
+    const children = await this.provider.getChildren(parent);
+    this.fetched.set(parent, children);
+    for (const child of children) {
       const item = this.provider.getTreeItem(child);
+      this.known.set(child, item.id ?? item.label);
       sendItem(item);
       if (item.collapsibleState !== TreeItemCollapsibleState.None) await this.fetch(child);
     }
@@ -263,12 +302,18 @@ export const window = {
 
 export const commands = {
   executeCommand: async () => undefined,
+  registerCommand: () => new Disposable(() => undefined),
 };
 
-/** Every setting at its default (the code reads them with their defaults). */
+/** Every setting at its default (the code reads them with their defaults); a trusted workspace. */
 export const workspace = {
   getConfiguration: () => ({ get: <V>(_key: string, fallback?: V) => fallback }),
+  isTrusted: true,
+  onDidGrantWorkspaceTrust: () => new Disposable(() => undefined),
 };
+
+/** vscode.l10n as @vscode/l10n does it without a bundle: the English text, arguments filled in. */
+export const l10n = { t: l10nModule.t };
 
 /** From now on `require('vscode')` is this module. */
 export function install(): void {

@@ -5,6 +5,7 @@ import {
   compileFilter,
   DEFAULT_FILTER_KEY,
   decideOverlap,
+  describeCause,
   describeWitness,
   filterClauses,
   formatFilter,
@@ -30,6 +31,44 @@ function shown(filter: RouteFilter): string {
   return isEmptyFilter(filter) ? '{} (every message)' : `"${formatFilter(filter)}"`;
 }
 
+/**
+ * Why `route` may not share a queue with `other`, as data: which two filters, the decision (the
+ * witness message that matches both, or why that is not decided) and the change to `route` that
+ * separates them. describeOverlap words it in English for the controller's and the sidecar's
+ * errors; the extension words the same structure in the user's language
+ * (extension/model/filterOverlap.ts).
+ */
+export interface OverlapExplanation {
+  route: RouteEntry;
+  other: RouteEntry;
+  decision: Exclude<OverlapDecision, { kind: 'disjoint' }>;
+  fix: SeparatingFix;
+}
+
+/** The explanation of an overlap; undefined when the two are disjoint. */
+export function explainOverlap(
+  route: RouteEntry,
+  other: RouteEntry,
+  decision: OverlapDecision = decideOverlap(route.filter, other.filter),
+  /** false: the fix is proposed unchecked (only the other filter's shape is known). */
+  verify = true,
+): OverlapExplanation | undefined {
+  if (decision.kind === 'disjoint') return undefined;
+  return { route, other, decision, fix: separatingFix(route, other, decision, verify) };
+}
+
+/** The explanation in English: the problem and the fix of a field error. */
+export function describeOverlap(explanation: OverlapExplanation): { problem: string; fix: string } {
+  const { route, other, decision } = explanation;
+  const head = `route "${route.routeId}" with filter ${shown(route.filter)}`;
+  const them = `route "${other.routeId}" with filter ${shown(other.filter)}`;
+  const problem =
+    decision.kind === 'undecided'
+      ? `${head} may overlap ${them}: ${describeCause(decision.cause)}, and which route gets a message must never depend on attachment order.`
+      : `${head} overlaps ${them}: a message with ${describeWitness(decision.witness)} would match both, and which route gets it must never depend on attachment order.`;
+  return { problem, fix: describeFix(explanation.fix) };
+}
+
 /** The error for `route` (at `path`) overlapping the already present `other`. */
 export function overlapError(
   path: string,
@@ -37,13 +76,11 @@ export function overlapError(
   other: RouteEntry,
   decision: OverlapDecision = decideOverlap(route.filter, other.filter),
 ): FieldError {
-  const head = `route "${route.routeId}" with filter ${shown(route.filter)}`;
-  const them = `route "${other.routeId}" with filter ${shown(other.filter)}`;
-  const problem =
-    decision.kind === 'undecided'
-      ? `${head} may overlap ${them}: ${decision.reason}, and which route gets a message must never depend on attachment order.`
-      : `${head} overlaps ${them}: a message with ${decision.kind === 'overlap' ? describeWitness(decision.witness) : 'any headers at all'} would match both, and which route gets it must never depend on attachment order.`;
-  return fieldError(path, problem, distinguishingFix(route, other, decision));
+  const explanation = explainOverlap(route, other, decision);
+  if (explanation === undefined)
+    return fieldError(path, `route "${route.routeId}" does not overlap route "${other.routeId}"`, '');
+  const { problem, fix } = describeOverlap(explanation);
+  return fieldError(path, problem, fix);
 }
 
 /** One filter term as data: `key<op>values` (formatTerm writes the filter language). */

@@ -77,11 +77,26 @@ export type ProgressStage =
   /** Delete requested; waiting for the controller to drain the route (`phase`, `lag`). */
   | 'draining';
 
+/**
+ * The controller's own words about a split: written into the cluster in English for everyone
+ * (kubectl users included), so a parent shows them as they are, inside its own words.
+ */
+export interface ControllerWords {
+  /** status.phase. */
+  phase: string;
+  /** The phase with its blocking condition's message and the queues' own phases: `Preparing: creating shadows (orders Pending)`. */
+  message: string;
+  /** status.nextAction. */
+  nextAction?: string;
+}
+
 export interface ProgressMessage {
   type: 'progress';
   time: string;
   stage: ProgressStage;
   message: string;
+  /** `waiting`: where the controller is, in its words (the message says the same for a terminal). */
+  controller?: ControllerWords;
   split?: SplitRef;
   /** The QueueSplit's status.phase when the stage is about the split. */
   phase?: string;
@@ -190,6 +205,8 @@ export interface ErrorMessage {
   suggestedAction: string;
   /** For `usage` and failed preflight checks: the flag (e.g. `--mode`) or settings key at fault. */
   flag?: string;
+  /** `split-rejected`, `split-failed`: why, in the controller's words (the message says it for a terminal). */
+  controller?: ControllerWords;
 }
 
 export interface ReadyQueue {

@@ -1,7 +1,7 @@
 // The one failure type the sidecar's modules throw: what went wrong in words a developer can act
 // on, the protocol's error code, and the suggested next step. main.ts turns it into the `error`
 // line and the exit code; anything else that escapes is a bug and reported as `internal`.
-import type { ErrorCode } from '../core/sidecarProtocol';
+import type { ControllerWords, ErrorCode } from '../core/sidecarProtocol';
 
 export class SidecarError extends Error {
   constructor(
@@ -10,6 +10,8 @@ export class SidecarError extends Error {
     readonly suggestedAction: string,
     /** For usage errors: the flag or settings key at fault. */
     readonly flag?: string,
+    /** For a refused or failed split: the controller's words, which the line carries as data. */
+    readonly controller?: ControllerWords,
   ) {
     super(message);
     this.name = 'SidecarError';

@@ -302,6 +302,7 @@ export class Session {
         message: failure.message,
         suggestedAction: `${failure.suggestedAction}${leaseNote}`,
         ...(failure.flag !== undefined ? { flag: failure.flag } : {}),
+        ...(failure.controller !== undefined ? { controller: failure.controller } : {}),
       });
       return failure.code === 'usage' ? SIDECAR_EXIT_CODES.usage : SIDECAR_EXIT_CODES.error;
     }

@@ -15,7 +15,7 @@ import { SidecarError, errorText } from '../laptop/errors';
 import { kubeError, kubeStatus, type KubeTarget } from '../laptop/kube';
 import { QUEUE_SPLIT_RESOURCE, QueueSplitClient } from '../laptop/queueSplitClient';
 import type { Reporter } from './output';
-import type { SidecarDeliveryMode, SplitRef, StreamCounts } from '../core/sidecarProtocol';
+import type { ControllerWords, SidecarDeliveryMode, SplitRef, StreamCounts } from '../core/sidecarProtocol';
 import { loadState, saveState, type RouteState } from './state';
 
 export function splitRef(split: QueueSplit): SplitRef {
@@ -274,7 +274,7 @@ async function create(
 }
 
 /** The controller's explanation of a phase: a blocking condition's message, then nextAction. */
-export function statusText(split: QueueSplit): { phase: string; message: string; nextAction?: string } {
+export function statusText(split: QueueSplit): ControllerWords {
   const status = split.status;
   const phase = status?.phase ?? 'Pending';
   const conditions = status?.conditions ?? [];
@@ -326,7 +326,8 @@ export async function waitForActive(
         'Someone (or a cleanup) removed it; start the sidecar again for a new split.',
       );
     }
-    const { phase, message, nextAction } = statusText(current);
+    const controller = statusText(current);
+    const { phase, message, nextAction } = controller;
     const elapsed = Math.round((Date.now() - started) / 1000);
     if (phase === 'Active' && activeQueuesReady(current)) return current;
     if (phase === 'Rejected' || phase === 'Failed') {
@@ -334,6 +335,8 @@ export async function waitForActive(
         phase === 'Rejected' ? 'split-rejected' : 'split-failed',
         `QueueSplit ${ref.name} is ${message}`,
         nextAction ?? `See \`kubectl describe queuesplit ${ref.name} -n ${ref.namespace}\`.`,
+        undefined,
+        controller,
       );
     }
     if (phase === 'Draining' || phase === 'Stopped') {
@@ -341,6 +344,8 @@ export async function waitForActive(
         'split-failed',
         `QueueSplit ${ref.name} is ${message} before it became Active (did its lease expire?).`,
         'Start the sidecar again for a new split.',
+        undefined,
+        controller,
       );
     }
     const key = `${phase}\u0000${message}`;
@@ -351,6 +356,7 @@ export async function waitForActive(
         split: ref,
         phase,
         message: key === lastKey ? `Still ${message} (${elapsed}s).` : message,
+        controller,
       });
       lastKey = key;
       lastReport = Date.now();
@@ -545,7 +551,8 @@ export class SplitMonitor {
         lastStatus = key;
         this.reporter.emit({ type: 'status', ...summary, ...stream });
       }
-      const { phase, message, nextAction } = statusText(current);
+      const controller = statusText(current);
+      const { phase, message, nextAction } = controller;
       if (TERMINAL_WHILE_ACTIVE.has(phase)) {
         // The route is being drained (or failed) without us asking — typically its lease ran
         // out while the sidecar could not reach the cluster. Consuming on would hold up the drain,

@@ -25,9 +25,12 @@ export interface Witness {
 export type OverlapDecision =
   | { kind: 'disjoint' }
   | { kind: 'overlap'; witness: Witness; clauses: readonly [number, number] }
-  | { kind: 'undecided'; reason: string; cause: UndecidedCause; clauses: readonly [number, number] };
+  | { kind: 'undecided'; cause: UndecidedCause; clauses: readonly [number, number] };
 
-/** Why an overlap was not decided, as data (the extension words it in the user's language). */
+/**
+ * Why an overlap was not decided, as data: describeCause words it in English (the controller's and
+ * the sidecar's errors), the extension in the user's language; the decision carries no text.
+ */
 export type UndecidedCause =
   /** Two keys read the same part of a message: a body field and its sub-field, or baggage and a member. */
   | { kind: 'sharedPart'; keys: readonly [string, string]; part: 'body' | 'baggage' }
@@ -106,7 +109,7 @@ function decideClauses(
 }
 
 function undecided(clauses: readonly [number, number], cause: UndecidedCause): OverlapDecision {
-  return { kind: 'undecided', clauses, cause, reason: describeCause(cause) };
+  return { kind: 'undecided', clauses, cause };
 }
 
 /** The cause in English, for errors the controller and the sidecar write. */

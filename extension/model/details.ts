@@ -15,6 +15,7 @@ import { lingerText } from './linger';
 import { filterForDisplay, filterKeys } from './owner';
 import { blockingReason, queuePhase, splitPhase } from './phases';
 import { totalDelivered, type SessionView } from './sidecarView';
+import { warningWords } from './sidecarWords';
 import type { QueueSplit, WorkloadInfo } from './types';
 
 /** How a phase or a line is coloured (theme colours, see media/details.css). */
@@ -513,11 +514,15 @@ export function detailsModel(input: DetailsInput): DetailsModel {
           ...(session.error !== undefined
             ? { error: `${session.error.message} ${session.error.suggestedAction}`.trim() }
             : {}),
-          warnings: [...session.warnings].reverse().map((w) => ({
-            time: relativeTime(w.time, now) ?? w.time,
-            code: w.code,
-            message: w.suggestedAction !== undefined ? `${w.message} ${w.suggestedAction}` : w.message,
-          })),
+          warnings: [...session.warnings].reverse().map((w) => {
+            // The code's words in the user's language; the sidecar's sentence is in the log.
+            const words = warningWords(w);
+            return {
+              time: relativeTime(w.time, now) ?? w.time,
+              code: w.code,
+              message: `${words.message} ${words.suggestedAction}`,
+            };
+          }),
         };
 
   const status = input.workload?.splitStatus;

@@ -1,6 +1,6 @@
 // What the filter input box says when the typed filter overlaps another live split on the same
 // queues: a message that would match both (the witness of core/filter/overlap.ts) and the change
-// that separates them (core/routeOverlap.ts separatingFix), worded here in the user's language. The user's own other split is
+// that separates them (core/routeOverlap.ts explainOverlap), worded here in the user's language. The user's own other split is
 // shown in full. A teammate's filter values are their header values and are never repeated: the
 // witness keeps only the values of keys the typed filter itself constrains (and not even those
 // when they would spell out one of the teammate's values), and the fix is computed from their
@@ -20,7 +20,7 @@ import {
   type Witness,
 } from '../../core/filter';
 import { formatKey } from '../../core/filter/text';
-import { formatTerm, separatingFix, type FilterTerm, type SeparatingFix } from '../../core/routeOverlap';
+import { explainOverlap, formatTerm, type FilterTerm, type SeparatingFix } from '../../core/routeOverlap';
 
 /** Stands for a teammate's value while the fix is computed: the wording below never shows it. */
 const THEIRS = '\u2063theirs\u2063';
@@ -34,19 +34,30 @@ export interface OverlapTarget {
   label: string;
 }
 
-/** The sentence after "Overlaps <who> on <queues>: " — witness (or reason) and fix. */
+/**
+ * The sentence after "Overlaps <who> on <queues>: " — witness (or reason) and fix, worded from
+ * core's explanation (core/routeOverlap.ts explainOverlap), the structure the controller's and the
+ * sidecar's English errors are written from too. A teammate's filter goes in with its values
+ * replaced by a placeholder: the fix cannot be checked against them, nor show them.
+ */
 export function overlapExplanation(
   typed: RouteFilter,
   other: OverlapTarget,
   decision: Exclude<OverlapDecision, { kind: 'disjoint' }>,
 ): string {
+  const explanation = explainOverlap(
+    { routeId: 'new', filter: typed },
+    { routeId: 'other', filter: other.mine ? other.filter : redacted(other.filter) },
+    decision,
+    other.mine,
+  );
   const what =
     decision.kind === 'undecided'
       ? causeWords(decision.cause)
       : other.mine
         ? witnessWords(decision.witness)
         : teammateWitness(decision.witness, typed, other.filter, decision.clauses);
-  return `${what} ${separatingChange(typed, other, decision)}`;
+  return explanation === undefined ? what : `${what} ${fixWords(explanation.fix, other)}`;
 }
 
 /** Why the overlap is not decided, in the user's language. */
@@ -79,21 +90,6 @@ export function witnessWords(witness: Witness): string {
   return headers === ''
     ? l10n.t('a message with no headers and body {0} would match both.', witness.body)
     : l10n.t('a message with headers {0} and body {1} would match both.', headers, witness.body);
-}
-
-/** The separating change, in the user's language and blind to a teammate's values. */
-export function separatingChange(
-  typed: RouteFilter,
-  other: OverlapTarget,
-  decision: OverlapDecision,
-): string {
-  const fix = separatingFix(
-    { routeId: 'new', filter: typed },
-    { routeId: 'other', filter: other.mine ? other.filter : redacted(other.filter) },
-    decision,
-    other.mine, // a teammate's values are hidden: the change cannot be checked against them
-  );
-  return fixWords(fix, other);
 }
 
 function fixWords(fix: SeparatingFix, other: OverlapTarget): string {

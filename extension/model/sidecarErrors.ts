@@ -1,9 +1,11 @@
 // A sidecar `error` line (core/sidecarProtocol.ts ErrorMessage) in the extension's words: the
-// sidecar speaks to a terminal user, in flags (`--target`, `--env NAME=<value>`); the extension's
-// user has settings and commands. Every error code has an entry here (the Record's type says so)
-// with the suggested action and buttons in editor terms; a `flag`, when the line has one, points
-// the button at that flag's setting. Pure: sidecar/splitSessions.ts and sidecarLauncher.ts use it.
-// docs/extension-errors.md lists what each code says and offers.
+// sidecar speaks English to a terminal user, in flags (`--target`, `--env NAME=<value>`); the
+// extension's user has settings and commands, in their language. Every error code has an entry
+// here (the Record's type says so) with a headline, the suggested action and buttons in editor
+// terms through l10n; a `flag`, when the line has one, points the button at that flag's setting.
+// The sidecar's own sentence, its flags rewritten, is the detail the log keeps. Pure:
+// sidecar/splitSessions.ts and sidecarLauncher.ts use it. docs/extension-errors.md lists what
+// each code says and offers.
 import * as l10n from '@vscode/l10n';
 import { PROVIDER_NAMES, PROVIDERS } from '../../core/providers';
 import type { ErrorCode, ErrorMessage } from '../../core/sidecarProtocol';
@@ -137,10 +139,15 @@ const KEY = String.raw`((?:<[^>]*>|[^\s<>=,;()])+)`;
 const VALUE = String.raw`((?:<[^>]*>|[^\s<>,;()])+?)(?=[.,;)]*(?:\s|$))`;
 const keyValueHint = (flag: string) => new RegExp(`${flag} ${KEY}=${VALUE}`, 'g');
 
+/** `the queueSplit.env setting ("AMQP_URL": "amqp://…")`: a setting with the entry a hint names. */
+const settingEntry = (key: string) => (_all: string, name: string, value: string) =>
+  l10n.t('the {0} setting ({1})', key, `"${name}": "${value}"`);
+
 /**
  * The sidecar's hints that have an exact editor equivalent: "(sidecar: --x)" asides go (the text
  * before them already names the setting), `--env NAME=<value>`-style hints become the setting
- * with that entry, "--mode env" the delivery, "start the sidecar again" the split.
+ * with that entry, "--mode env" the delivery, "start the sidecar again" the split. The words put
+ * in are the extension's, through l10n (the sidecar's sentence around them stays as it wrote it).
  */
 function rewriteHints(text: string): string {
   return (
@@ -149,22 +156,25 @@ function rewriteHints(text: string): string {
       .replace(/;\s*sidecar:[^)]*\)/g, ')')
       // "… setting (sidecar: --relay-to orders=<queue>)" → "… setting"
       .replace(/\s*\(sidecar:[^)]*\)/g, '')
-      .replace(keyValueHint('--env'), 'the queueSplit.env setting ("$1": "$2")')
-      .replace(/--env ([A-Za-z_][A-Za-z0-9_]*)\b(?!=)/g, 'the queueSplit.env entry "$1"')
-      .replace(keyValueHint('--map-address'), 'the queueSplit.addressMap setting ("$1": "$2")')
-      .replace(keyValueHint('--relay-to'), 'the queueSplit.delivery.relayTo setting ("$1": "$2")')
-      .replace(/--mode (http|env|relay)\b/g, '$1 delivery (the queueSplit.delivery.mode setting)')
-      .replace(/--transport broker\b/g, 'the broker transport')
-      .replace(/\b(start|run) the sidecar again\b/gi, 'start the split again')
-      .replace(/\bthe sidecar log\b/g, 'the Queue Split log')
+      .replace(keyValueHint('--env'), settingEntry('queueSplit.env'))
+      .replace(/--env ([A-Za-z_][A-Za-z0-9_]*)\b(?!=)/g, (_all, name: string) =>
+        l10n.t('the {0} entry {1}', 'queueSplit.env', `"${name}"`),
+      )
+      .replace(keyValueHint('--map-address'), settingEntry('queueSplit.addressMap'))
+      .replace(keyValueHint('--relay-to'), settingEntry('queueSplit.delivery.relayTo'))
+      .replace(/--mode (http|env|relay)\b/g, (_all, mode: string) =>
+        l10n.t('{0} delivery (the {1} setting)', mode, 'queueSplit.delivery.mode'),
+      )
+      .replace(/--transport broker\b/g, () => l10n.t('the broker transport'))
+      .replace(/\b(start|run) the sidecar again\b/gi, () => l10n.t('start the split again'))
+      .replace(/\bthe sidecar log\b/g, () => l10n.t('the Queue Split log'))
   );
 }
 
 /** Sidecar words → editor words: the hints above, then every other sidecar flag by its home. */
 export function inEditorTerms(text: string): string {
-  let out = rewriteHints(text).replace(
-    /\bRun with --help[^.]*\.?/g,
-    'Report this with the Queue Split log (it is a bug of the extension).',
+  let out = rewriteHints(text).replace(/\bRun with --help[^.]*\.?/g, () =>
+    l10n.t('Report this with the Queue Split log (it is a bug of the extension).'),
   );
   // "--target: "x" is not a URL." → "The queueSplit.delivery.httpTarget setting: "x" is not a URL."
   out = out.replace(/^(--[a-z][a-z0-9-]*(?: [a-zA-Z.]+)?): /, (all, flag: string) =>
@@ -185,7 +195,9 @@ export interface SidecarErrorContext {
 }
 
 interface CodeWords {
-  /** The suggested action when the sidecar's own one speaks in flags. */
+  /** What went wrong, in the user's language (the sidecar's own sentence goes to the log). */
+  headline: (m: ErrorMessage) => string;
+  /** What to do, in the user's language (the sidecar's own suggestion goes to the log). */
   action: string | ((m: ErrorMessage) => string);
   fixes: (m: ErrorMessage, c: SidecarErrorContext) => (Fix | undefined)[];
 }
@@ -195,6 +207,8 @@ const BUG = l10n.t('This is a bug of the extension: report it with the Queue Spl
 /** Every sidecar error code in editor terms (typed Record: a new code does not compile without one). */
 export const SIDECAR_ERROR_WORDS: Readonly<Record<ErrorCode, CodeWords>> = {
   usage: {
+    headline: (m) =>
+      l10n.t('The sidecar did not accept {0}.', flagHome(m.flag)?.words ?? l10n.t('a setting')),
     action: (m) =>
       l10n.t(
         'Fix {0}, then start the split again.',
@@ -203,135 +217,192 @@ export const SIDECAR_ERROR_WORDS: Readonly<Record<ErrorCode, CodeWords>> = {
     fixes: (m) => [flagHome(m.flag)?.fix],
   },
   'kube-config': {
+    headline: () => l10n.t('The kubeconfig cannot be used to reach the cluster.'),
     action: l10n.t(
       'Point the queueSplit.kubeconfig setting (or $KUBECONFIG) at a working kubeconfig, or pick another context, then start the split again.',
     ),
     fixes: () => [fix.setting('queueSplit.kubeconfig'), fix.selectContext()],
   },
   'kube-unreachable': {
+    headline: () => l10n.t('The cluster does not answer.'),
     action: l10n.t(
       'Check that the cluster runs and that this machine reaches it (VPN, proxy), then start the split again.',
     ),
     fixes: () => [fix.selectContext()],
   },
   'kube-unauthorized': {
+    headline: () => l10n.t('The cluster refused your login.'),
     action: l10n.t(
       'Your login to the cluster expired or was refused: log in again (or get a fresh kubeconfig), then start the split again.',
     ),
     fixes: () => [fix.openKubeconfigFile(), fix.selectContext()],
   },
   forbidden: {
+    headline: () => l10n.t('Your Kubernetes credentials may not do what the split needs in this namespace.'),
     action: l10n.t(
       'Ask your cluster admin to bind the queuesplit-developer ClusterRole to you in this namespace, or pick a namespace where you have it.',
     ),
     fixes: (m, c) => [roleBindingFix(m, c), fix.selectContext()],
   },
   'crd-missing': {
+    headline: () =>
+      l10n.t('The Queue Split controller is not installed in this cluster (no QueueSplit CRD).'),
     action: l10n.t(
       'Run "Queue Split: Install Controller into Cluster…" (needs cluster-admin), or pick the right context.',
     ),
     fixes: () => [fix.installController(), fix.selectContext()],
   },
   'workload-not-found': {
+    headline: () => l10n.t('The workload was not found in this namespace.'),
     action: l10n.t(
       'Check the workload (the queueSplit.workload setting or .vscode/queue-split.json) and the namespace.',
     ),
     fixes: () => [fix.setting('queueSplit.workload'), fix.selectContext()],
   },
   'declaration-invalid': {
+    headline: () => l10n.t("The workload's queue declaration is invalid, or does not declare the queue."),
     action: l10n.t(
       "Fix the workload's queue declaration (its telepresence.io/queue-config annotation), or pick a queue it declares.",
     ),
     fixes: () => [fix.declareQueues()],
   },
   'config-missing': {
+    headline: () => l10n.t('An env var the broker connection needs has no value on this machine.'),
     action: l10n.t(
       'Give the env var a value for this machine in the queueSplit.env setting, then start the split again.',
     ),
     fixes: (m) => [flagHome(m.flag)?.fix ?? fix.setting('queueSplit.env')],
   },
   'split-conflict': {
+    headline: () => l10n.t('An existing split is in the way of this one.'),
     action: l10n.t('Stop the split that is in the way (the Queue Splits view), then start again.'),
     fixes: () => [fix.showView()],
   },
   'split-rejected': {
-    action: l10n.t(
-      'The controller refused the split for the reason given: change what it names, then start again.',
-    ),
+    // The controller's reason and next action are its own words (written into the cluster).
+    headline: (m) =>
+      m.controller !== undefined
+        ? l10n.t('The controller refused the split: {0}', m.controller.message)
+        : l10n.t('The controller refused the split.'),
+    action: (m) =>
+      m.controller?.nextAction ??
+      l10n.t(
+        'The controller refused the split for the reason given: change what it names, then start again.',
+      ),
     fixes: () => [fix.showView()],
   },
   'split-failed': {
-    action: l10n.t(
-      'The controller could not activate the split: the Queue Splits view and the log say why. Nothing of yours is lost.',
-    ),
+    headline: (m) =>
+      m.controller !== undefined
+        ? l10n.t('The controller could not activate the split: {0}', m.controller.message)
+        : l10n.t('The controller could not activate the split.'),
+    action: (m) =>
+      m.controller?.nextAction ??
+      l10n.t(
+        'The controller could not activate the split: the Queue Splits view and the log say why. Nothing of yours is lost.',
+      ),
     fixes: () => [fix.showView()],
   },
   'split-timeout': {
+    headline: () => l10n.t('The split did not become active in time.'),
     action: l10n.t(
       'The split did not become active in time: look at it in the Queue Splits view, or raise the queueSplit.readyTimeoutSeconds setting, then start the split again.',
     ),
     fixes: () => [fix.setting('queueSplit.readyTimeoutSeconds'), fix.showView()],
   },
   'split-deleted': {
+    headline: () => l10n.t('Your split was deleted while it ran.'),
     action: l10n.t(
       'Somebody deleted your split (or its lease ran out): start it again if you still need it.',
     ),
     fixes: () => [fix.startSplit()],
   },
   'target-unreachable': {
+    headline: () => l10n.t('The service you debug does not accept connections at its http target.'),
     action: l10n.t(
       'Start the service you debug so it listens there, or fix the queueSplit.delivery.httpTarget setting, then start the split again.',
     ),
     fixes: (m) => [flagHome(m.flag)?.fix ?? fix.setting('queueSplit.delivery.httpTarget')],
   },
   'broker-unreachable': {
-    action: l10n.t(
-      'This machine does not reach the broker: forward its port and map the address (the queueSplit.addressMap setting), or choose http or relay delivery (the queueSplit.delivery.mode setting), then start the split again.',
-    ),
+    headline: (m) =>
+      relayFlag(m)
+        ? l10n.t('Your local broker ({0}) does not answer.', flagHome(m.flag)?.words ?? '')
+        : l10n.t('This machine does not reach the broker.'),
+    action: (m) =>
+      relayFlag(m)
+        ? l10n.t(
+            'Start your local broker, or fix {0}, then start the split again.',
+            flagHome(m.flag)?.words ?? '',
+          )
+        : l10n.t(
+            'This machine does not reach the broker: forward its port and map the address (the queueSplit.addressMap setting), or choose http or relay delivery (the queueSplit.delivery.mode setting), then start the split again.',
+          ),
     fixes: (m) => [
       flagHome(m.flag)?.fix ?? fix.setting('queueSplit.addressMap'),
       fix.setting('queueSplit.delivery.mode', l10n.t('Change Delivery Mode')),
     ],
   },
   'broker-auth': {
-    action: l10n.t(
-      'The broker refused the login: set working credentials for this machine (the queueSplit.env setting), or choose http or relay delivery, then start the split again.',
-    ),
+    headline: (m) =>
+      relayFlag(m)
+        ? l10n.t('Your local broker ({0}) refused the login.', flagHome(m.flag)?.words ?? '')
+        : l10n.t('The broker refused the login.'),
+    action: (m) =>
+      relayFlag(m)
+        ? l10n.t(
+            'Fix the user in {0} and its password with "Queue Split: Set Broker Password…", then start the split again.',
+            flagHome(m.flag)?.words ?? '',
+          )
+        : l10n.t(
+            'The broker refused the login: set working credentials for this machine (the queueSplit.env setting), or choose http or relay delivery, then start the split again.',
+          ),
     fixes: (m) => [flagHome(m.flag)?.fix ?? fix.setting('queueSplit.env')],
   },
   'shadow-missing': {
+    headline: () => l10n.t('The split’s session queue is missing on the broker.'),
     action: l10n.t('The split’s session queue is gone from the broker: stop the split and start it again.'),
     fixes: () => [fix.showView()],
   },
   'relay-destination-missing': {
+    headline: () => l10n.t('The relay destination does not exist on your local broker.'),
     action: l10n.t(
       'Create the destination on your local broker (or start your service once so it does), or choose another in the queueSplit.delivery.relayTo setting, then start the split again.',
     ),
     fixes: (m) => [flagHome(m.flag)?.fix ?? fix.setting('queueSplit.delivery.relayTo')],
   },
   'session-refused': {
+    headline: () => l10n.t('The queue-agent refused this window’s session.'),
     action: l10n.t(
       'Another window (or machine) receives this split’s messages, or its secret is not this window’s: stop the split and start it again here.',
     ),
     fixes: () => [fix.showView()],
   },
   'agent-unreachable': {
+    headline: () => l10n.t('The queue-agent could not be reached.'),
     action: l10n.t(
       'The queue-agent pod could not be reached through the cluster: check it is running (the Queue Splits view), then start the split again.',
     ),
     fixes: () => [fix.showView()],
   },
   'agent-impostor': {
+    headline: () => l10n.t('What answered as the queue-agent is not the queue-agent.'),
     action: l10n.t(
       'Nothing was sent to it. Tell your cluster admin: a pod with the queue-agent’s labels in this namespace is not the queue-agent.',
     ),
     fixes: () => [],
   },
   internal: {
+    headline: () => l10n.t('The sidecar failed.'),
     action: BUG,
     fixes: () => [],
   },
 };
+
+/** The line is about the local relay broker (its flag is a provider's relay flag). */
+function relayFlag(m: ErrorMessage): boolean {
+  return Object.values(RELAY_FLAGS).includes(m.flag ?? '');
+}
 
 function roleBindingFix(m: ErrorMessage, c: SidecarErrorContext): Fix | undefined {
   // The sidecar's own action may carry the command already (its RBAC preflight).
@@ -358,35 +429,34 @@ function settingsFileFlag(m: ErrorMessage): { flag?: string } {
 }
 
 export interface EditorError {
+  /** The headline, in the user's language. */
   message: string;
   suggestedAction: string;
+  /** The sidecar's own sentence, in editor terms (settings, not flags): for the log. */
+  detail: string;
   fixes: Fix[];
 }
 
-/** A sidecar error line → what the extension shows: words without flags, and its buttons. */
+/**
+ * A sidecar error line → what the extension shows: the code's headline and action in the user's
+ * language, and its buttons; the sidecar's English sentence, its flags turned into settings, is
+ * the detail the log keeps.
+ */
 export function sidecarError(line: ErrorMessage, context: SidecarErrorContext = {}): EditorError {
   const m = { ...line, ...settingsFileFlag(line) };
   const words = SIDECAR_ERROR_WORDS[m.code] ?? SIDECAR_ERROR_WORDS.internal;
   const internalFlag = m.flag !== undefined && flagHome(m.flag) === undefined;
-  const message = inEditorTerms(
+  const detail = inEditorTerms(
     // "--settings: /…/x.settings.json: env.A-B: …" names the extension's file: say the setting.
     m.flag !== line.flag
       ? m.message.replace(/^--settings: .*?: (?=(env|addressMap|target|relay)\b)/, `${m.flag}: `)
       : m.message,
   );
-  // The sidecar's action stays when it speaks the editor's language once its hints are
-  // rewritten (the preflights' do); otherwise the code's own words.
-  const hinted = rewriteHints(m.suggestedAction);
-  const suggestedAction = internalFlag
-    ? BUG
-    : !namesFlags(hinted)
-      ? hinted
-      : typeof words.action === 'string'
-        ? words.action
-        : words.action(m);
+  const action = typeof words.action === 'string' ? words.action : words.action(m);
   return {
-    message: internalFlag ? l10n.t('The sidecar refused {0}: {1}', INTERNAL, message) : message,
-    suggestedAction,
+    message: internalFlag ? l10n.t('The sidecar refused {0}.', INTERNAL) : words.headline(m),
+    suggestedAction: internalFlag ? BUG : action,
+    detail: `${detail}${m.suggestedAction !== '' ? ` ${inEditorTerms(m.suggestedAction)}` : ''}`,
     fixes: uniqueFixes(words.fixes(m, context)),
   };
 }

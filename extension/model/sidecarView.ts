@@ -10,6 +10,7 @@ import type {
   WarningMessage,
 } from '../../core/sidecarProtocol';
 import { sidecarError } from './sidecarErrors';
+import { detachedWords, progressWords } from './sidecarWords';
 
 export type SessionStage =
   'starting' | 'resolving' | 'waiting' | 'active' | 'stopping' | 'draining' | 'stopped' | 'failed';
@@ -118,7 +119,7 @@ export function reduceSession(view: SessionView, message: SidecarMessage): Sessi
         stage: next,
         // Stopping ends every retry: nothing is blocked any more, it stays in the shadow.
         ...(next === 'stopping' || next === 'draining' ? { blocked: [] } : {}),
-        message: message.message,
+        message: progressWords(message),
         ...(message.phase !== undefined ? { phase: message.phase } : {}),
         ...(message.lag !== undefined ? { lag: message.lag } : {}),
       };
@@ -175,10 +176,10 @@ export function reduceSession(view: SessionView, message: SidecarMessage): Sessi
         blocked: [],
         detached: {
           drained: message.drained,
-          message: message.message,
+          message: detachedWords(message),
           ...(message.handback !== undefined ? { handback: message.handback } : {}),
         },
-        message: message.message,
+        message: detachedWords(message),
       };
   }
 }

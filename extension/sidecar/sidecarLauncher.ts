@@ -151,7 +151,18 @@ export class SidecarLauncher {
       if (exit.code === 0) return;
       if (error !== undefined) {
         const shown = sidecarError(error, { namespace: request.target.namespace, user: request.owner });
-        throw new UserError(shown.message, shown.suggestedAction, [], shown.fixes);
+        // The code's words are shown; the sidecar's own sentence is the detail in the log.
+        this.log.warn(`preflight of ${request.workload.name}: ${error.code}: ${shown.detail}`);
+        throw new UserError(
+          vscode.l10n.t(
+            'Preflight ({0} delivery): {1} Nothing was created: your split and the team’s workload are untouched.',
+            request.mode,
+            shown.message,
+          ),
+          shown.suggestedAction,
+          [],
+          shown.fixes,
+        );
       }
       throw new UserError(
         vscode.l10n.t(

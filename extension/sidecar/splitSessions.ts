@@ -16,6 +16,7 @@ import type { BlockedRef } from '../model/blocked';
 import { filterKeys } from '../model/owner';
 import { progressLine } from '../model/phases';
 import { inEditorTerms } from '../model/sidecarErrors';
+import { rejectedWords, warningWords } from '../model/sidecarWords';
 import { myLiveSplit, sameRequest } from '../model/startSplit';
 import type { QueueSplit, SplitRequest } from '../model/types';
 import { ChangeThrottle } from '../model/changeThrottle';
@@ -291,21 +292,34 @@ export class SessionManager implements vscode.Disposable {
 
   private onMessage(session: SplitSession, message: SidecarMessage): void {
     switch (message.type) {
-      case 'warning':
-        // In the extension's words too (settings, not sidecar flags): model/sidecarErrors.ts.
+      case 'warning': {
+        // The code's words in the user's language (model/sidecarWords.ts); the sidecar's own
+        // sentence, its flags turned into settings, is the detail in the log.
+        const words = warningWords(message);
+        this.log.warn(
+          `${session.label}: the sidecar's warning ${message.code}: ${inEditorTerms(message.message)}${message.suggestedAction !== undefined ? ` ${inEditorTerms(message.suggestedAction)}` : ''}`,
+        );
         this.notifier.warn(
-          `${session.label}: ${inEditorTerms(message.message)}`,
-          message.suggestedAction !== undefined ? inEditorTerms(message.suggestedAction) : undefined,
+          `${session.label}: ${words.message}`,
+          words.suggestedAction,
           ...this.blockedActions(session, message.code, message.queue),
         );
         break;
-      case 'rejected':
+      }
+      case 'progress':
+        this.log.info(`${session.label}: the sidecar's progress (${message.stage}): ${message.message}`);
+        break;
+      case 'rejected': {
         // The answer to the developer's own reject; automatic ones (--reject-after) are only
         // logged and counted in the tree, or a failing handler would raise one per message.
-        if (message.by === 'request') this.notifier.info(`${session.label}: ${message.message}`);
-        else this.log.info(`${session.label}: ${message.message}`);
+        const provider = session.view.ready?.queues.find((q) => q.name === message.queue)?.provider;
+        this.log.info(`${session.label}: the sidecar's rejected line: ${message.message}`);
+        if (message.by === 'request')
+          this.notifier.info(`${session.label}: ${rejectedWords(message, provider)}`);
         break;
+      }
       case 'detached':
+        this.log.info(`${session.label}: the sidecar's detached line: ${message.message}`);
         // The route is gone: so is the use of its secret.
         if (message.drained)
           void this.context.secrets.delete(
@@ -316,7 +330,7 @@ export class SessionManager implements vscode.Disposable {
         // Before `ready` the starter reports it (with its own actions); afterwards it ends the session.
         const shown = session.explainError(message);
         this.log.info(
-          `${session.label}: the sidecar's error line: ${message.code}${message.flag !== undefined ? ` (${message.flag})` : ''}: ${message.message}`,
+          `${session.label}: the sidecar's error line: ${message.code}${message.flag !== undefined ? ` (${message.flag})` : ''}: ${shown.detail}`,
         );
         if (session.view.ready !== undefined)
           this.notifier.error(

@@ -145,4 +145,51 @@ describe('localization', () => {
     );
     assert.deepEqual(found, [], 'wrap these in l10n.t');
   });
+  test('a translation is a file to add: the package ships it beside the English one', () => {
+    // VS Code reads package.nls.<locale>.json, l10n/bundle.l10n.<locale>.json and, for a
+    // walkthrough page <page>.md, <page>.nls.<locale>.md (then <page>.nls.<language>.md; its
+    // gettingStartedDetailsRenderer.ts readContentsOfPath): .vscodeignore must let each through.
+    const patterns = fs
+      .readFileSync(path.join(repoRoot, '.vscodeignore'), 'utf8')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line.startsWith('!'))
+      .map((line) => glob(line.slice(1)));
+    const manifest = rawManifest() as {
+      contributes: { walkthroughs: { steps: { media: { markdown?: string } }[] }[] };
+    };
+    const pages = manifest.contributes.walkthroughs
+      .flatMap((w) => w.steps.map((step) => step.media.markdown))
+      .filter((page): page is string => page !== undefined);
+    assert.ok(pages.length > 0, 'the walkthrough has markdown pages');
+    const translations = [
+      'package.nls.de.json',
+      'package.nls.zh-cn.json',
+      'l10n/bundle.l10n.de.json',
+      'l10n/bundle.l10n.zh-cn.json',
+      ...pages.flatMap((page) => {
+        assert.match(page, /\.md$/, `${page}: VS Code finds a translation only for a .md page`);
+        return [page.replace(/\.md$/, '.nls.de.md'), page.replace(/\.md$/, '.nls.zh-cn.md')];
+      }),
+    ];
+    for (const file of translations)
+      assert.ok(
+        patterns.some((p) => p.test(file)),
+        `${file} would be left out of the .vsix`,
+      );
+  });
 });
+
+/** A .vscodeignore glob as a regular expression (`**` any path, `*` within one segment). */
+function glob(pattern: string): RegExp {
+  const escaped = pattern
+    .split('**')
+    .map((part) =>
+      part
+        .split('*')
+        .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('[^/]*'),
+    )
+    .join('.*');
+  return new RegExp(`^${escaped}$`);
+}

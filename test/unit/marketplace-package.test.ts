@@ -128,7 +128,7 @@ describe('the Marketplace package', () => {
     const unexpected = [...entries].filter(
       (e) =>
         e.startsWith('extension/') &&
-        !/^extension\/(dist\/(extension(-[a-z]+)?|sidecar)\.js|dist\/THIRD_PARTY_NOTICES\.txt|media\/.+|docs\/images\/extension\/[a-z-]+\.png|package\.json|package\.nls\.json|l10n\/bundle\.l10n\.json|readme\.md|changelog\.md|LICENSE\.txt)$/.test(
+        !/^extension\/(dist\/(extension(-[a-z]+)?|sidecar)\.js|dist\/THIRD_PARTY_NOTICES\.txt|media\/.+|docs\/images\/extension\/[a-z-]+\.png|package\.json|package\.nls(\.[a-zA-Z-]+)?\.json|l10n\/bundle\.l10n(\.[a-zA-Z-]+)?\.json|readme\.md|changelog\.md|LICENSE\.txt)$/.test(
           e,
         ),
     );

@@ -311,7 +311,11 @@ test('error classes in the view and notifications', async () => {
         await waitForDialog(page, 'Starting this split restarts', 30_000),
         'Start Split',
       );
-      const t7 = await toast(page, /Preflight \(relay delivery\): .*local RabbitMQ/, 120_000);
+      const t7 = await toast(
+        page,
+        /Preflight \(relay delivery\): Your local broker .*does not answer/,
+        120_000,
+      );
       assert.match(t7.text, /the queueSplit\.delivery\.relayAmqpUrl setting/);
       assert.doesNotMatch(t7.text, /--relay-amqp-url|sidecar:/);
       assert.match(t7.text, /Nothing was created/);

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import {
   compileFilter,
   decideOverlap,
+  describeCause,
   filterClauses,
   filterKeys,
   filterWitness,
@@ -251,11 +252,15 @@ test('(d) undecided only when the two filters read dependent keys (raw baggage v
         const dependent = DEPENDENT_PAIRS.find(
           ([p, q]) => (left.includes(p) && right.includes(q)) || (left.includes(q) && right.includes(p)),
         );
-        assert.ok(dependent, `${shown(a, b)} undecided without dependent keys: ${decision.reason}`);
+        const reason = describeCause(decision.cause);
+        assert.ok(dependent, `${shown(a, b)} undecided without dependent keys: ${reason}`);
+        // The cause names the two keys as data (the extension words them), and so does its English.
+        assert.equal(decision.cause.kind, 'sharedPart', reason);
+        if (decision.cause.kind === 'sharedPart')
+          assert.deepEqual([...decision.cause.keys].sort(), [...dependent].sort(), reason);
         assert.ok(
-          decision.reason.includes(JSON.stringify(dependent[0])) &&
-            decision.reason.includes(JSON.stringify(dependent[1])),
-          decision.reason,
+          reason.includes(JSON.stringify(dependent[0])) && reason.includes(JSON.stringify(dependent[1])),
+          reason,
         );
       } else if (decision.kind === 'disjoint') {
         const common = commonMessage(a, b, domainValues);

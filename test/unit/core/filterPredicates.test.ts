@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import {
   compileFilter,
   decideOverlap,
+  describeCause,
   formatFilter,
   matches,
   MAX_BODY_BYTES,
@@ -620,7 +621,12 @@ describe('overlap errors (core/routeOverlap.ts)', () => {
     // A body field and its own sub-field: disjoint in fact (a string is not an object), but undecided.
     const body = decideOverlap(parsed('body:$.order=x'), parsed('body:$.order.id=1'));
     assert.equal(body.kind, 'undecided');
-    assert.match(body.kind === 'undecided' ? body.reason : '', /parts of the same body field/);
+    assert.deepEqual(body.kind === 'undecided' ? body.cause : undefined, {
+      kind: 'sharedPart',
+      keys: ['body:$.order', 'body:$.order.id'],
+      part: 'body',
+    });
+    assert.match(body.kind === 'undecided' ? describeCause(body.cause) : '', /parts of the same body field/);
   });
 
   test('independent keys beside dependent ones still decide: a pinned difference is disjoint', () => {

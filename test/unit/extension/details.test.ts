@@ -182,7 +182,7 @@ describe('split details view model', () => {
     assert.equal(model.phase.tone, 'warning');
   });
 
-  test('a sidecar that stopped: its words, and the log is the next thing to read', () => {
+  test('a sidecar that stopped: its code in the extension’s words, and the log is the next thing to read', () => {
     const view = session([
       ready,
       {
@@ -195,11 +195,11 @@ describe('split details view model', () => {
     ]);
     const model = detailsModel(input({ split: split({ phase: 'Active' }), session: view }));
     assert.equal(model.next?.action?.id, 'logs');
-    assert.match(
-      model.next?.text ?? '',
-      /sidecar for it stopped: The API server stopped answering\. Check your VPN\./,
-    );
-    assert.equal(model.sidecar?.error, 'The API server stopped answering. Check your VPN.');
+    // The code's headline and action (through l10n); the sidecar's sentence is in the log.
+    const words =
+      'The cluster does not answer. Check that the cluster runs and that this machine reaches it (VPN, proxy), then start the split again.';
+    assert.ok((model.next?.text ?? '').includes(`sidecar for it stopped: ${words}`), model.next?.text);
+    assert.equal(model.sidecar?.error, words);
   });
 
   test("Degraded: the next action copies the operator's retry command", () => {

@@ -503,7 +503,9 @@ describe('sidecar error codes in editor words', () => {
         '--target',
       ),
     );
-    assert.equal(target.message, 'The queueSplit.delivery.httpTarget setting: "x" is not a URL.');
+    // The headline is the code's, in the user's language; the sidecar's sentence is the log's detail.
+    assert.equal(target.message, 'The sidecar did not accept the queueSplit.delivery.httpTarget setting.');
+    assert.match(target.detail, /^The queueSplit\.delivery\.httpTarget setting: "x" is not a URL\. /);
     assert.equal(
       target.suggestedAction,
       'Fix the queueSplit.delivery.httpTarget setting, then start the split again.',
@@ -514,7 +516,8 @@ describe('sidecar error codes in editor words', () => {
     const state = sidecarError(
       line('usage', '--state-file: cannot write', 'Pass another --state-file.', '--state-file'),
     );
-    assert.match(state.message, /^The sidecar refused an argument the extension passes to the sidecar/);
+    assert.equal(state.message, 'The sidecar refused an argument the extension passes to the sidecar.');
+    assert.match(state.detail, /^An argument the extension passes to the sidecar: cannot write/);
     assert.match(state.suggestedAction, /bug of the extension/);
     const settingsEnv = sidecarError(
       line(
@@ -524,7 +527,8 @@ describe('sidecar error codes in editor words', () => {
         '--settings',
       ),
     );
-    assert.equal(settingsEnv.message, 'The queueSplit.env setting: env.MY-VAR: Invalid key in record.');
+    assert.equal(settingsEnv.message, 'The sidecar did not accept the queueSplit.env setting.');
+    assert.match(settingsEnv.detail, /^The queueSplit\.env setting: env\.MY-VAR: Invalid key in record\./);
     assert.deepEqual(titles(settingsEnv.fixes), ['Open Setting']);
   });
 });

@@ -1,32 +1,14 @@
 // The overlap explanation of the filter input is composed in the user's language whole: the
 // witness, the reason an overlap is undecided and the separating change are data from core/, worded
 // by extension/model/filterOverlap.ts through l10n. With a bundle that upper-cases every English
-// text (placeholders kept), no English template words may remain lower-case in the result.
+// text (placeholders kept, ./shoutedBundle.ts), no English template words may remain lower-case in
+// the result.
+import './shoutedBundle';
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { test } from 'node:test';
-import * as l10n from '@vscode/l10n';
 import { checkFilter } from '../../../extension/model/startSplit';
 import type { AnyOfFilter } from '../../../core/filter';
 import { split as splitOf } from './fixtures';
-const bundle = JSON.parse(
-  fs.readFileSync(path.join(__dirname, '..', '..', '..', 'l10n', 'bundle.l10n.json'), 'utf8'),
-) as Record<string, string | { message: string }>;
-const shouted = Object.fromEntries(
-  Object.entries(bundle).map(([key, value]) => {
-    const text = typeof value === 'string' ? value : value.message;
-    // {0} stays a placeholder; everything else is "translated".
-    return [
-      key,
-      text
-        .split(/(\{\d+\})/)
-        .map((part, i) => (i % 2 ? part : part.toUpperCase()))
-        .join(''),
-    ];
-  }),
-);
-l10n.config({ contents: shouted });
 
 const split = (owner: string, name: string, match: AnyOfFilter | Record<string, string>) =>
   'anyOf' in match

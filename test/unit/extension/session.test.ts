@@ -28,7 +28,8 @@ describe('session view', () => {
         time: T,
         stage: 'waiting',
         phase: 'Preparing',
-        message: 'Preparing: creating shadows',
+        message: 'Still Preparing: creating shadows (15s).',
+        controller: { phase: 'Preparing', message: 'Preparing: creating shadows' },
       },
     ]);
     assert.equal(view.stage, 'waiting');
@@ -113,11 +114,14 @@ describe('session view', () => {
         type: 'error',
         time: T,
         code: 'split-rejected',
-        message: 'overlaps bob',
+        message: 'QueueSplit qs-a is Rejected: overlaps bob',
         suggestedAction: 'change the filter',
+        controller: { phase: 'Rejected', message: 'Rejected: overlaps bob', nextAction: 'change the filter' },
       },
     ]);
     assert.equal(failed.stage, 'failed');
+    // The controller's words as data, inside the extension's own headline; its next action.
+    assert.equal(failed.error?.message, 'The controller refused the split: Rejected: overlaps bob');
     assert.equal(failed.error?.suggestedAction, 'change the filter');
     const crashed = sessionExited(fold([]), null, 'SIGKILL');
     assert.equal(crashed.stage, 'failed');

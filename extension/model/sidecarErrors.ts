@@ -429,7 +429,7 @@ function settingsFileFlag(m: ErrorMessage): { flag?: string } {
 }
 
 export interface EditorError {
-  /** The headline, in the user's language. */
+  /** The headline, in the user's language, then the sidecar's own sentence (its specifics). */
   message: string;
   suggestedAction: string;
   /** The sidecar's own sentence, in editor terms (settings, not flags): for the log. */
@@ -439,8 +439,8 @@ export interface EditorError {
 
 /**
  * A sidecar error line → what the extension shows: the code's headline and action in the user's
- * language, and its buttons; the sidecar's English sentence, its flags turned into settings, is
- * the detail the log keeps.
+ * language, and its buttons; the sidecar's English sentence, its flags turned into settings,
+ * follows the headline (it names what failed) and, with its own suggestion, is the log's detail.
  */
 export function sidecarError(line: ErrorMessage, context: SidecarErrorContext = {}): EditorError {
   const m = { ...line, ...settingsFileFlag(line) };
@@ -453,8 +453,15 @@ export function sidecarError(line: ErrorMessage, context: SidecarErrorContext = 
       : m.message,
   );
   const action = typeof words.action === 'string' ? words.action : words.action(m);
+  // The headline is the extension's; the specifics (which workload, host, verb and resource) are
+  // the sidecar's data, so its sentence follows, marked as its own (in English).
+  // (A refusal's headline carries the controller's words already.)
+  const specifics =
+    m.controller === undefined && detail.trim() !== ''
+      ? ` ${l10n.t('(The sidecar: {0})', detail.trim())}`
+      : '';
   return {
-    message: internalFlag ? l10n.t('The sidecar refused {0}.', INTERNAL) : words.headline(m),
+    message: internalFlag ? l10n.t('The sidecar refused {0}.', INTERNAL) : `${words.headline(m)}${specifics}`,
     suggestedAction: internalFlag ? BUG : action,
     detail: `${detail}${m.suggestedAction !== '' ? ` ${inEditorTerms(m.suggestedAction)}` : ''}`,
     fixes: uniqueFixes(words.fixes(m, context)),

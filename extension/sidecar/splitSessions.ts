@@ -294,13 +294,14 @@ export class SessionManager implements vscode.Disposable {
     switch (message.type) {
       case 'warning': {
         // The code's words in the user's language (model/sidecarWords.ts); the sidecar's own
-        // sentence, its flags turned into settings, is the detail in the log.
+        // sentence, its flags turned into settings, follows them and is the detail in the log.
         const words = warningWords(message);
         this.log.warn(
           `${session.label}: the sidecar's warning ${message.code}: ${inEditorTerms(message.message)}${message.suggestedAction !== undefined ? ` ${inEditorTerms(message.suggestedAction)}` : ''}`,
         );
+        // The sidecar's sentence follows, marked as its own: it names what (the target, the queue).
         this.notifier.warn(
-          `${session.label}: ${words.message}`,
+          `${session.label}: ${words.message} ${vscode.l10n.t('(The sidecar: {0})', inEditorTerms(message.message))}`,
           words.suggestedAction,
           ...this.blockedActions(session, message.code, message.queue),
         );

@@ -195,9 +195,9 @@ describe('split details view model', () => {
     ]);
     const model = detailsModel(input({ split: split({ phase: 'Active' }), session: view }));
     assert.equal(model.next?.action?.id, 'logs');
-    // The code's headline and action (through l10n); the sidecar's sentence is in the log.
+    // The code's headline (through l10n), the sidecar's own sentence marked as its, the action.
     const words =
-      'The cluster does not answer. Check that the cluster runs and that this machine reaches it (VPN, proxy), then start the split again.';
+      'The cluster does not answer. (The sidecar: The API server stopped answering.) Check that the cluster runs and that this machine reaches it (VPN, proxy), then start the split again.';
     assert.ok((model.next?.text ?? '').includes(`sidecar for it stopped: ${words}`), model.next?.text);
     assert.equal(model.sidecar?.error, words);
   });

@@ -504,7 +504,10 @@ describe('sidecar error codes in editor words', () => {
       ),
     );
     // The headline is the code's, in the user's language; the sidecar's sentence is the log's detail.
-    assert.equal(target.message, 'The sidecar did not accept the queueSplit.delivery.httpTarget setting.');
+    assert.equal(
+      target.message,
+      'The sidecar did not accept the queueSplit.delivery.httpTarget setting. (The sidecar: The queueSplit.delivery.httpTarget setting: "x" is not a URL.)',
+    );
     assert.match(target.detail, /^The queueSplit\.delivery\.httpTarget setting: "x" is not a URL\. /);
     assert.equal(
       target.suggestedAction,
@@ -527,7 +530,10 @@ describe('sidecar error codes in editor words', () => {
         '--settings',
       ),
     );
-    assert.equal(settingsEnv.message, 'The sidecar did not accept the queueSplit.env setting.');
+    assert.equal(
+      settingsEnv.message,
+      'The sidecar did not accept the queueSplit.env setting. (The sidecar: The queueSplit.env setting: env.MY-VAR: Invalid key in record.)',
+    );
     assert.match(settingsEnv.detail, /^The queueSplit\.env setting: env\.MY-VAR: Invalid key in record\./);
     assert.deepEqual(titles(settingsEnv.fixes), ['Open Setting']);
   });

@@ -2,8 +2,9 @@
 // and the words the extension puts into the sidecar's sentences (flag homes, hints) come out of the
 // l10n bundle: with a bundle that upper-cases every English text (./shoutedBundle.ts), no English
 // word of a template may stay lower-case. Only the values the line names (queue, message id, split
-// name, setting keys, the controller's own message) may. The sidecar's sentence is kept as the
-// detail for the log, untranslated.
+// name, setting keys, the controller's own message) may. The sidecar's sentence follows an
+// error's headline, marked as the sidecar's (it names what failed: host, workload, verb), and is
+// the detail for the log, untranslated.
 import './shoutedBundle';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -50,7 +51,11 @@ describe('sidecar lines by code, in the bundle’s words', () => {
     for (const code of Object.keys(SIDECAR_ERROR_WORDS) as ErrorCode[]) {
       for (const flag of [undefined, '--target', '--relay-amqp-url']) {
         const shown = sidecarError(errorLine(code, flag));
-        assert.deepEqual(english(shown.message), [], `${code} ${flag}: ${shown.message}`);
+        // The sidecar's own sentence follows the headline, marked as its own: what failed, where.
+        const [headline, own] = shown.message.split(' (THE SIDECAR: ');
+        assert.deepEqual(english(headline ?? ''), [], `${code} ${flag}: ${shown.message}`);
+        if (!/THE SIDECAR REFUSED/.test(shown.message))
+          assert.equal(own, 'Something failed on host-1.)', `${code} ${flag}: the specifics shown`);
         assert.deepEqual(english(shown.suggestedAction), [], `${code} ${flag}: ${shown.suggestedAction}`);
         assert.match(shown.detail, /^Something failed on host-1\. /, code);
       }

@@ -17,7 +17,9 @@ export interface SqsTiming {
    * timeout plus this. */
   readonly countsLagMs: number;
   readonly pollIntervalMs: number;
-  /** The visibility timeout of the pump's receives, extended while a copy is slow. */
+  /** The visibility timeout of the pump's receives, extended while a copy is slow. Unless set,
+   * the lock's timeout (`engineTiming`): what a killed queue-agent's pump held is back when its
+   * successor takes the fence, not a longer hold later. */
   readonly pumpVisibilitySeconds: number;
   /** Long-poll wait of the pump's receives (a stop interrupts it). */
   readonly receiveWaitSeconds: number;
@@ -32,12 +34,24 @@ export const defaultTiming: SqsTiming = {
   stepTimeoutMs: 150_000,
   countsLagMs: SQS_COUNTS_LAG.default * 1000,
   pollIntervalMs: 1_000,
-  pumpVisibilitySeconds: 60,
+  pumpVisibilitySeconds: SQS_LOCK_TIMEOUT.default,
   receiveWaitSeconds: 10,
   lockVisibilitySeconds: SQS_LOCK_TIMEOUT.default,
   retryInitialMs: 200,
   retryMaxMs: 5_000,
 };
+
+/**
+ * An engine's timing: the defaults, what it was given, and the pump's hold equal to the lock's
+ * timeout unless given. A successor of a crashed queue-agent proves the source quiet before it
+ * pumps (docs/providers/sqs.md `resume`) and cannot tell what the dead pump held from another
+ * consumer's messages: with a longer hold it waited that out after taking the fence (a minute,
+ * then every split of the workload stalled behind it).
+ */
+export function engineTiming(given: Partial<SqsTiming> = {}): SqsTiming {
+  const lockVisibilitySeconds = given.lockVisibilitySeconds ?? defaultTiming.lockVisibilitySeconds;
+  return { ...defaultTiming, pumpVisibilitySeconds: lockVisibilitySeconds, ...given };
+}
 
 /** Static keys as the workload has them (env or a secretKeyRef); without them the SDK's
  * default chain (which includes a web-identity token under IRSA). Secret: never logged. */

@@ -40,7 +40,7 @@ import { silentLogger, type Logger } from '../log';
 import { PROVIDER, sqsCheckpoints, type SqsState } from './checkpoint';
 import {
   DEFAULT_PREFETCH,
-  defaultTiming,
+  engineTiming,
   isFifoName,
   isQueueName,
   queueNameOf,
@@ -156,7 +156,7 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
     this.reservedNames = [queueNameOf(config.sourceQueueUrl), config.lockQueue];
     const { activationId, epoch, sourceQueueUrl, appShadow, lockQueue } = config;
     this.identity = { activationId, epoch, sourceQueueUrl, appShadow, lockQueue };
-    this.timing = { ...defaultTiming, ...config.timing };
+    this.timing = engineTiming(config.timing);
     this.stepTimeoutMs = this.timing.stepTimeoutMs;
     this.ownsClient = deps.client === undefined;
     this.client =

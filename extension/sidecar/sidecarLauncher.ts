@@ -150,7 +150,15 @@ export class SidecarLauncher {
       const exit = await child.exited.finally(() => clearTimeout(timer));
       if (exit.code === 0) return;
       if (error !== undefined) {
-        const shown = sidecarError(error, { namespace: request.target.namespace, user: request.owner });
+        // The notification frames it as the preflight itself: the sidecar's own frame (for a
+        // terminal: "Preflight (relay delivery): … Nothing was created: …") would say it twice.
+        const inner = error.message
+          .replace(/^Preflight \(\w+ delivery\): /, '')
+          .replace(/\s*Nothing was created: .*$/, '');
+        const shown = sidecarError(
+          { ...error, message: inner },
+          { namespace: request.target.namespace, user: request.owner },
+        );
         // The code's words are shown; the sidecar's own sentence is the detail in the log.
         this.log.warn(`preflight of ${request.workload.name}: ${error.code}: ${shown.detail}`);
         throw new UserError(

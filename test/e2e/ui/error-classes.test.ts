@@ -317,7 +317,13 @@ test('error classes in the view and notifications', async () => {
         120_000,
       );
       assert.match(t7.text, /the queueSplit\.delivery\.relayAmqpUrl setting/);
-      assert.doesNotMatch(t7.text, /--relay-amqp-url|sidecar:/);
+      // No sidecar flag or "(sidecar: --x)" aside; the sidecar's sentence is marked as its own.
+      assert.doesNotMatch(t7.text, /--relay-amqp-url|\(sidecar:/);
+      assert.match(
+        t7.text,
+        /\(The sidecar: Cannot connect to RabbitMQ \(local RabbitMQ amqp:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:\d+\)/,
+      );
+      assert.equal(t7.text.split('Nothing was created').length, 2, 'said once');
       assert.match(t7.text, /Nothing was created/);
       assert.deepEqual(t7.buttons, ['Open Setting', 'Change Delivery Mode', 'Show Logs']);
       assert.deepEqual(await fixture.splits(), [], 'the preflight created nothing');

@@ -53,17 +53,28 @@ async function readText(uri: vscode.Uri): Promise<string | undefined> {
   }
 }
 
-/** Writes a file through an open document when there is one (the editor then shows no conflict). */
-async function writeText(uri: vscode.Uri, text: string): Promise<void> {
-  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-  if (open === undefined) {
-    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
-    return;
+/**
+ * Refuses while the user has unsaved changes in a file this command writes: they would be
+ * overwritten, or saved with a half-written result. Checked before anything is written.
+ */
+function refuseUnsaved(...uris: vscode.Uri[]): void {
+  for (const uri of uris) {
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    if (open?.isDirty === true)
+      throw new UserError(
+        vscode.l10n.t('{0} has unsaved changes: nothing was changed.', vscode.workspace.asRelativePath(uri)),
+        vscode.l10n.t('Save or revert it, then run this again.'),
+      );
   }
-  const edit = new vscode.WorkspaceEdit();
-  edit.replace(uri, new vscode.Range(open.positionAt(0), open.positionAt(open.getText().length)), text);
-  await vscode.workspace.applyEdit(edit);
-  await open.save();
+}
+
+/**
+ * Writes a file on disk; an editor that has it open (without unsaved changes: refuseUnsaved)
+ * reloads it. (Written through the open document and saved, a save VS Code declined left the
+ * change unsaved in the editor while the command said it was done.)
+ */
+async function writeText(uri: vscode.Uri, text: string): Promise<void> {
+  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
 }
 
 /** The split names the splits file defines; a file that does not parse is not edited. */
@@ -112,6 +123,7 @@ export async function addToLaunchConfig(services: Services, args: AddToLaunchArg
   });
   const launchUri = vscode.Uri.joinPath(folder.uri, '.vscode', 'launch.json');
   const splitsUri = vscode.Uri.joinPath(folder.uri, ...SPLITS_FILE_SEGMENTS);
+  refuseUnsaved(launchUri, splitsUri);
   const [launchText, splitsText] = await Promise.all([readText(launchUri), readText(splitsUri)]);
   const taken = await existingSplits(splitsText);
   if (launchText === undefined) {
@@ -173,6 +185,7 @@ export async function migrateLaunchConfigs(services: Services, folderUri?: vscod
   const { migrateInlineBlocks } = await import('../model/launchEdit');
   const launchUri = vscode.Uri.joinPath(folder.uri, '.vscode', 'launch.json');
   const splitsUri = vscode.Uri.joinPath(folder.uri, ...SPLITS_FILE_SEGMENTS);
+  refuseUnsaved(launchUri, splitsUri);
   const [launchText, splitsText] = await Promise.all([readText(launchUri), readText(splitsUri)]);
   await existingSplits(splitsText);
   if (launchText === undefined)

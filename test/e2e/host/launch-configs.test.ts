@@ -255,6 +255,25 @@ describe('launch configurations every debugger accepts (real VS Code, real clust
     await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
   });
 
+  it('Migrate refuses while launch.json has unsaved changes, and keeps them', async () => {
+    const block = { workload: 'deployment/orders-app', queues: ['orders'], delivery: 'env' };
+    const document = await writeLaunch([{ ...DEBUGGERS[0], queueSplit: block }]);
+    const saved = fs.readFileSync(launchFile(), 'utf8');
+    const splitsBefore = fs.existsSync(splitsFile()) ? fs.readFileSync(splitsFile(), 'utf8') : undefined;
+    const editor = await vscode.window.showTextDocument(document, { preview: false });
+    await editor.edit((e) => e.insert(document.positionAt(saved.lastIndexOf('}')), '  // mine, unsaved\n'));
+    assert.ok(document.isDirty, 'an unsaved edit');
+    await vscode.commands.executeCommand('queueSplit.migrateLaunchConfigs', folder.uri);
+    assert.equal(fs.readFileSync(launchFile(), 'utf8'), saved, 'launch.json on disk unchanged');
+    assert.equal(
+      fs.existsSync(splitsFile()) ? fs.readFileSync(splitsFile(), 'utf8') : undefined,
+      splitsBefore,
+      'queue-split.json unchanged',
+    );
+    assert.ok(document.isDirty && document.getText().includes('// mine, unsaved'), 'the unsaved edit kept');
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  });
+
   it('snippets are offered in launch.json and queue-split.json, not in other jsonc files', async () => {
     const labels = async (file: string, text: string, marker: string, expect: boolean) => {
       const document = await setContent(file, text.replace(marker, ''));

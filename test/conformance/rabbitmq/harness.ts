@@ -225,6 +225,12 @@ export function rabbitHarness(type: QueueType): ProviderHarness {
           for (const msg of held.splice(0)) ack(msg);
         },
         async kill() {
+          // AMQP never answers a basic.ack, and a connection closed in the same moment loses the
+          // acks just sent (RabbitMQ keeps the messages: a route's drain would then move what this
+          // consumer counted as acked to the app shadow). A synchronous method after them proves
+          // the broker has them (agent/rabbitmq/sessionReader.ts does the same); held messages
+          // still go back to the queue with the connection.
+          await ch.checkQueue(destination).catch(() => undefined);
           await conn.close().catch(() => undefined);
         },
       };

@@ -116,3 +116,11 @@ declare module 'kafkajs/src/protocol/recordBatch/record/v0' {
 declare module 'kafkajs/src/protocol/recordBatch/v0' {
   export function RecordBatch(batch: { records: unknown[] }): Promise<unknown>;
 }
+
+// Only Broker.produce, which produceWatch.ts wraps.
+declare module 'kafkajs/src/broker' {
+  class Broker {
+    produce(request: unknown): Promise<unknown>;
+  }
+  export = Broker;
+}

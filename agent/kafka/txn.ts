@@ -7,6 +7,7 @@ import type { Kafka, Producer, ProducerBatch, Transaction } from 'kafkajs';
 import { describeError, type Logger } from '../log';
 import { Serial } from '../engine/serial';
 import { errorName, isFenced, isRecordRefused, isUnknownTopic } from './kafkaErrors';
+import { watchProduces } from './produceWatch';
 
 /** `refused`: the broker refused records of the transaction for what they are (size,
  * timestamp, format), or the client could not encode one; retrying the same records fails. */
@@ -114,13 +115,17 @@ export class TxnProducer {
 }
 
 /** Sends `batch` in `txn`, and fails (so the transaction aborts and its records are retried)
- * unless the brokers acknowledged a write to every partition it holds. kafkajs 2.2.4 retries a
- * failed produce only to brokers that have not answered within the same call: a partition that
- * moved (a broker outage) to a broker which already answered is never written, and the call
- * still succeeds. Committing then would commit source offsets past records in no destination
- * (agent/kafka/DECISIONS.md, "Shadows on a replicated cluster, and broker outages"). */
+ * unless the brokers acknowledged exactly one write to every partition it holds. kafkajs 2.2.4
+ * retries a failed produce only to brokers that have not answered within the same call: a
+ * partition that moved (a broker outage) to a broker which already answered is never written,
+ * and the call still succeeds. Committing then would commit source offsets past records in no
+ * destination. The same retry sends again to a broker whose first request was still in flight,
+ * or to a partition's new leader after its old one answered, and the records are written twice
+ * in this transaction (produceWatch.ts); committing would show them twice to read_committed
+ * readers (agent/kafka/DECISIONS.md, "Shadows on a replicated cluster, and broker outages"). */
 export async function sendAcknowledged(txn: Transaction, batch: ProducerBatch): Promise<void> {
-  const acknowledged = new Set((await txn.sendBatch(batch)).map((m) => `${m.topicName}/${m.partition}`));
+  const { value: metadata, written: writes } = await watchProduces(() => txn.sendBatch(batch));
+  const acknowledged = new Set(metadata.map((m) => `${m.topicName}/${m.partition}`));
   const written = new Set<string>();
   for (const { topic, messages } of batch.topicMessages ?? []) {
     for (const m of messages) {
@@ -133,6 +138,12 @@ export async function sendAcknowledged(txn: Transaction, batch: ProducerBatch): 
   if (missing.length > 0) {
     throw new Error(
       `no broker acknowledged the write to ${missing.join(', ')} (a produce retried after a leader move skipped it)`,
+    );
+  }
+  const twice = [...writes].filter(([, n]) => n > 1).map(([tp]) => tp);
+  if (twice.length > 0) {
+    throw new Error(
+      `${twice.join(', ')} written twice in one transaction (a produce retried while its first request was answered); the transaction is aborted`,
     );
   }
 }

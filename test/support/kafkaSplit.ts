@@ -9,14 +9,34 @@ export function kafkaClient(services: Services, clientId: string): Kafka {
   return new Kafka({ clientId, brokers: services.kafkaBrokers, logLevel: logLevel.NOTHING });
 }
 
+/**
+ * Creates `topic` and waits until every partition has a leader. Not kafkajs's own wait
+ * (`waitForLeaders`): it retries only LEADER_NOT_AVAILABLE, while a KRaft broker answers
+ * UNKNOWN_TOPIC_OR_PARTITION as a new topic spreads (split-kafka failed on it in its setup).
+ * Polled with a fresh admin each time: one that saw the topic missing keeps failing (as
+ * test/conformance/kafka/harness.ts does).
+ */
 export async function createTopic(kafka: Kafka, topic: string, numPartitions = 3): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions }] });
-  } finally {
-    await admin.disconnect();
+  const withAdmin = async <T>(act: (admin: ReturnType<Kafka['admin']>) => Promise<T>): Promise<T> => {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      return await act(admin);
+    } finally {
+      await admin.disconnect();
+    }
+  };
+  await withAdmin((a) => a.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions }] }));
+  for (let i = 0; i < 100; i++) {
+    const ready = await withAdmin(async (a) => {
+      const meta = await a.fetchTopicMetadata({ topics: [topic] });
+      const partitions = meta.topics[0]?.partitions ?? [];
+      return partitions.length === numPartitions && partitions.every((p) => p.leader >= 0);
+    }).catch(() => false);
+    if (ready) return;
+    await new Promise((r) => setTimeout(r, 100));
   }
+  throw new Error(`${topic}: no partition leaders after its creation`);
 }
 
 export async function connectProducer(kafka: Kafka): Promise<Producer> {

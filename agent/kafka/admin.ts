@@ -11,8 +11,31 @@
 //      never under them (kafkajs answers a disconnected client's fetchTopicOffsets with a
 //      TypeError, which the engine must read as a programming error; the Kafka soak met it).
 //   3. close() disconnects every client at once: the engine is stopping.
+//   4. A client whose metadata lists a topic without partitions (kafkajs's fetchTopicOffsets then
+//      throws a TypeError on `high.pop()`/`low.pop()`) is retired as in 1: its metadata stays so
+//      until it ages out (a topic just created or deleted when it last refreshed). Met again on a
+//      fresh client, it is a broker condition (the step is retried), not a programming error.
 import type { Admin, Kafka } from 'kafkajs';
 import { isUnknownTopic } from './kafkaErrors';
+
+/** kafkajs 2.2.4 admin/index.js fetchTopicOffsets(ByTimestamp): `const { partitions } = high.pop()`. */
+function isMetadataGap(err: unknown): boolean {
+  return err instanceof TypeError && /of '(high|low)\.pop\(\.\.\.\)'/.test(err.message);
+}
+
+/** Either kind of stale client: a deleted topic (1), or a topic without partitions (4). */
+function isStaleClient(err: unknown): boolean {
+  return isUnknownTopic(err) || isMetadataGap(err);
+}
+
+/** What a metadata gap is to the engine: the broker's state, not a bug in the engine (4). */
+function asBrokerCondition(err: unknown): unknown {
+  if (!isMetadataGap(err)) return err;
+  return new Error(
+    "the Kafka client's metadata lists no partitions for the topic (being created or deleted, or not yet known to the broker answering); retried",
+    { cause: err },
+  );
+}
 
 interface Client {
   admin: Promise<Admin>;
@@ -48,9 +71,11 @@ export class ResilientAdmin {
     try {
       return await this.on(op);
     } catch (err) {
-      if (!isUnknownTopic(err) || this.closed) throw err;
+      if (!isStaleClient(err) || this.closed) throw asBrokerCondition(err);
       // On a fresh client; a second failure retires that one too (`on`).
-      return await this.on(op);
+      return await this.on(op).catch((again: unknown) => {
+        throw asBrokerCondition(again);
+      });
     }
   }
 
@@ -62,14 +87,14 @@ export class ResilientAdmin {
     await Promise.all(all.map(disconnect));
   }
 
-  /** Runs `op` on the current client; a client it meets a deleted topic on is retired (1). */
+  /** Runs `op` on the current client; a client it finds stale is retired (1, 4). */
   private async on<T>(op: (admin: Admin) => Promise<T>): Promise<T> {
     const client = this.take();
     client.running++;
     try {
       return await op(await client.admin);
     } catch (err) {
-      if (isUnknownTopic(err)) this.retire(client);
+      if (isStaleClient(err)) this.retire(client);
       throw err;
     } finally {
       client.running--;

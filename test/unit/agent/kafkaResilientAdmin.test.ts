@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Admin, Kafka } from 'kafkajs';
 import { ResilientAdmin } from '../../../agent/kafka/admin';
+import { isProgrammingError } from '../../../agent/engine/kernel';
 
 class FakeAdmin {
   disconnected = false;
@@ -66,4 +67,59 @@ test('an operation in flight keeps its client when another operation meets a del
     'the operation in flight answered on its own client',
   );
   assert.equal(made[0]!.disconnected, true, 'the replaced client is closed once its operations end');
+});
+
+/** kafkajs's fetchTopicOffsets when its metadata lists the topic without partitions. */
+const metadataGap = () =>
+  new TypeError("Cannot destructure property 'partitions' of 'high.pop(...)' as it is undefined.");
+
+function gappyKafka(gaps: number): { kafka: Kafka; made: { disconnected: boolean }[] } {
+  const made: { disconnected: boolean }[] = [];
+  let left = gaps;
+  const kafka = {
+    admin: () => {
+      const client = {
+        disconnected: false,
+        connect: () => Promise.resolve(),
+        disconnect: () => {
+          client.disconnected = true;
+          return Promise.resolve();
+        },
+        fetchTopicOffsets: (topic: string) =>
+          left-- > 0
+            ? Promise.reject(metadataGap())
+            : Promise.resolve([{ topic, partition: 0, offset: '7', high: '7', low: '0' }]),
+      };
+      made.push(client);
+      return client;
+    },
+  } as unknown as Kafka;
+  return { kafka, made };
+}
+
+// The Kafka soak (seed 2078952937, conformance beside a loaded cluster) met it in drainRoute: a
+// client whose metadata holds a route's shadow without partitions (a topic just created or
+// deleted, as the client last refreshed) keeps answering so until its metadata ages out, and the
+// engine read kafkajs's TypeError as a programming error (Degraded, "a retry repeats it").
+test('a client whose metadata lists a topic without partitions is replaced, and the operation runs again on a fresh one', async () => {
+  const { kafka, made } = gappyKafka(1);
+  const admin: Admin = new ResilientAdmin(kafka).client;
+  const offsets = await admin.fetchTopicOffsets('shadow');
+  assert.deepEqual(
+    offsets.map((o) => o.high),
+    ['7'],
+  );
+  assert.equal(made.length, 2, 'a fresh client answered');
+  assert.equal(made[0]!.disconnected, true, 'the client with the stale metadata is closed');
+});
+
+test('a topic without partitions on a fresh client too is a broker condition to retry, not a programming error', async () => {
+  const { kafka } = gappyKafka(2);
+  const admin: Admin = new ResilientAdmin(kafka).client;
+  const err = await admin.fetchTopicOffsets('shadow').then(
+    () => assert.fail('answered'),
+    (e: unknown) => e,
+  );
+  assert.equal(isProgrammingError(err), false, String(err));
+  assert.match(String(err), /no partitions/);
 });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Admin } from 'kafkajs';
 import { KafkaEngine } from '../../agent/kafka/engine';
-import { kafkaHarness, PARTITIONS, type KafkaTopology } from './kafka/harness';
+import { kafkaHarness, type KafkaTopology } from './kafka/harness';
 import { USER } from './delivery';
 import { untilDone } from './steps';
 import { testLogger, withSplit } from './support';
@@ -75,21 +75,7 @@ describe('Kafka shadow durability', { concurrency: 1 }, () => {
       // Read-back: a shadow that already exists with a smaller max.message.bytes than its source
       // would refuse a record the source accepted, so the preflight refuses it by name.
       const bad = t.route('small', { [USER]: 'small' });
-      await h.withAdmin((a) =>
-        a.createTopics({
-          topics: [
-            {
-              topic: bad.shadow,
-              numPartitions: PARTITIONS,
-              configEntries: [
-                { name: 'retention.ms', value: '-1' },
-                { name: 'retention.bytes', value: '-1' },
-                { name: 'max.message.bytes', value: '1000' },
-              ],
-            },
-          ],
-        }),
-      );
+      await h.createTopic(bad.shadow, { 'max.message.bytes': '1000' });
       const routes = await e.reconcileRoutes(1, [bad]);
       assert.equal(routes.kind, 'rejected', JSON.stringify(routes));
       if (routes.kind === 'rejected') assert.match(JSON.stringify(routes.errors), /max\.message\.bytes=1000/);

@@ -13,7 +13,7 @@ import { KafkaEngine } from '../../agent/kafka/engine';
 import { isFenced, isLiveGroupRefusal } from '../../agent/kafka/kafkaErrors';
 import { Wire } from '../../agent/kafka/wire';
 import { loadServices } from '../support/services';
-import { kafkaHarness, PARTITIONS, type KafkaTopology } from './kafka/harness';
+import { kafkaHarness, type KafkaTopology } from './kafka/harness';
 import { runCrashChild } from './kafka/crash';
 import { assertDelivery, batch, ids, seenIds, USER } from './delivery';
 import { done, expectPending, running, untilDone } from './steps';
@@ -276,20 +276,7 @@ describe('Kafka engine specifics', { concurrency: 1 }, () => {
   test('retention preflight: a shadow that does not keep retention -1/-1 is refused', () =>
     withSplit(h, async (topo, engines) => {
       const t = topo as KafkaTopology;
-      await h.withAdmin((a) =>
-        a.createTopics({
-          // The engine's preflight waits for it; kafkajs's own wait trips over a KRaft broker's
-          // propagation (UNKNOWN_TOPIC_OR_PARTITION: this test failed on it in a full run).
-          waitForLeaders: false,
-          topics: [
-            {
-              topic: t.appShadow,
-              numPartitions: PARTITIONS,
-              configEntries: [{ name: 'retention.ms', value: '3600000' }],
-            },
-          ],
-        }),
-      );
+      await h.createTopic(t.appShadow, { 'retention.ms': '3600000' });
       const e = engines.track(engine(t));
       const refused = await e.prepare();
       assert.equal(refused.kind, 'rejected', JSON.stringify(refused));
@@ -313,17 +300,7 @@ describe('Kafka engine specifics', { concurrency: 1 }, () => {
       });
       assert.deepEqual(kept, { 'retention.ms': '-1', 'retention.bytes': '-1' });
       const bad = t.route('bad', { [USER]: 'bad' });
-      await h.withAdmin((a) =>
-        a.createTopics({
-          topics: [
-            {
-              topic: bad.shadow,
-              numPartitions: PARTITIONS,
-              configEntries: [{ name: 'retention.bytes', value: '1048576' }],
-            },
-          ],
-        }),
-      );
+      await h.createTopic(bad.shadow, { 'retention.bytes': '1048576' });
       const routes = await ok.reconcileRoutes(1, [bad]);
       assert.equal(routes.kind, 'rejected');
       if (routes.kind === 'rejected') assert.match(JSON.stringify(routes.errors), /retention\.bytes=1048576/);

@@ -6,6 +6,7 @@
 // (core/providers/<provider>/message.ts kafkaHeaders/amqpHeaders + core/filter.ts matches); their
 // routing is proven by the rest of this suite.
 import assert from 'node:assert/strict';
+import { createTopicWithLeaders } from '../support/kafkaSplit';
 import { after, before, test } from 'node:test';
 import * as amqp from 'amqplib';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
@@ -106,7 +107,7 @@ const overwritten: {
 
 test('Send Test Message cannot inject into the app on Kafka: the message is checked as it will be published', async () => {
   const topic = uniqueName('test-msg');
-  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+  await createTopicWithLeaders(kafka, { topic, numPartitions: 1 });
   const publisher = new TestPublisher();
   try {
     for (const c of overwritten) {

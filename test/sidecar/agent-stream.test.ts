@@ -35,7 +35,8 @@ import type { SidecarError } from '../../laptop/errors';
 import { Reporter } from '../../sidecar/output';
 import { pollUntil } from '../support/poll';
 import { getQueue } from '../support/rabbitManagement';
-import { uniqueName } from '../support/services';
+import { loadServices, uniqueName } from '../support/services';
+import { createTopic, kafkaClient } from '../support/kafkaSplit';
 import { sidecarFixture } from './fixture';
 import { SidecarProcess, activateWhenAsked, agentBrokerEnv, agentDesired } from './support';
 
@@ -159,7 +160,7 @@ async function httpTarget(delayMs = 0) {
 
 async function kafkaTopic(prefix: string, partitions: number): Promise<string> {
   const topic = uniqueName(prefix);
-  await fx.kadmin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions }] });
+  await createTopic(kafkaClient(loadServices(), 'qs-sidecar-topics'), topic, partitions);
   return topic;
 }
 
@@ -442,10 +443,7 @@ test('Send Test Message through the agent: published into the source when it mat
     { name: 'orders', phase: 'Active', shadow: { source: topic, group: uniqueName('g') } },
   ]);
   // The plan's source is the workload's topic: create it so the publish has a destination.
-  await fx.kadmin.createTopics({
-    waitForLeaders: true,
-    topics: [{ topic: fx.workload.ordersTopic, numPartitions: 1 }],
-  });
+  await createTopic(kafkaClient(loadServices(), 'qs-sidecar-topics'), fx.workload.ordersTopic, 1);
   await agent.server.update(desiredFor(split, { orders: { shadow: topic, sessionGroup: uniqueName('g') } }));
   await sidecar.waitFor('ready');
   const publish = (id: string, user: string, body: string) =>

@@ -20,7 +20,8 @@ import type { QueueSplit } from '../../core/crd/queueSplitSchema';
 import { SESSION_PATH } from '../../core/sessionStream';
 import { pollUntil } from '../support/poll';
 import { getQueue } from '../support/rabbitManagement';
-import { uniqueName } from '../support/services';
+import { loadServices, uniqueName } from '../support/services';
+import { createTopic, kafkaClient } from '../support/kafkaSplit';
 import { sidecarFixture } from './fixture';
 import { IN_CLUSTER_KAFKA, SidecarProcess, activateWhenAsked, agentBrokerEnv, agentDesired } from './support';
 
@@ -146,7 +147,7 @@ async function deadLettered(dlq: string): Promise<{ body: string; reason?: strin
 /** Kafka: a one-partition session topic holding `values`, as the queue-agent would route them. */
 async function kafkaShadow(values: readonly string[]): Promise<string> {
   const topic = uniqueName('blocked-k');
-  await fx.kadmin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+  await createTopic(kafkaClient(loadServices(), 'qs-sidecar-topics'), topic, 1);
   await fx.producer.send({
     topic,
     acks: -1,

@@ -11,7 +11,8 @@ import type { IHeaders } from 'kafkajs';
 import { matches } from '../../core/filter';
 import { kafkaHeaders } from '../../core/providers/kafka/message';
 import { amqpHeaders } from '../../core/providers/rabbitmq/message';
-import { uniqueName } from '../support/services';
+import { loadServices, uniqueName } from '../support/services';
+import { createTopic, kafkaClient } from '../support/kafkaSplit';
 import { sidecarFixture } from './fixture';
 import { IN_CLUSTER_KAFKA, SidecarProcess, getSplit } from './support';
 
@@ -108,7 +109,7 @@ export function brokerSidecarSuite(name: string) {
 
   async function kafkaTopic(prefix: string, partitions: number): Promise<string> {
     const topic = uniqueName(prefix);
-    await fx.kadmin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions }] });
+    await createTopic(kafkaClient(loadServices(), 'qs-sidecar-topics'), topic, partitions);
     return topic;
   }
 

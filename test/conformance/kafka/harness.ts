@@ -17,6 +17,7 @@ import { Kafka, logLevel, type Admin, type ISocketFactory, type Message } from '
 import type { Engine, RouteSpec } from '../../../agent/engine/contract';
 import type { KafkaEngineConfig } from '../../../agent/kafka/config';
 import { KafkaEngine } from '../../../agent/kafka/engine';
+import { createTopicWithLeaders } from '../../support/kafkaSplit';
 import { loadServices, uniqueName } from '../../support/services';
 import type { ChildSpec, EngineOptions, ProviderHarness, TestMessage, Topology } from '../harness';
 import { consumeGroup, readGroup, scan } from './consumers';
@@ -41,6 +42,8 @@ export interface KafkaTopology extends Topology {
 export interface KafkaHarness extends ProviderHarness {
   readonly kafka: Kafka;
   withAdmin<T>(op: (a: Admin) => Promise<T>): Promise<T>;
+  /** Creates a topic of the harness's partitions, retention -1/-1 unless `config` says otherwise, and waits for its leaders. */
+  createTopic(topic: string, config?: Readonly<Record<string, string>>): Promise<void>;
   config(t: Topology, label: string, options?: EngineOptions): KafkaEngineConfig;
   groupOf(destination: string): string;
 }
@@ -109,34 +112,19 @@ export function kafkaHarness(options: KafkaHarnessOptions = {}): KafkaHarness {
     topic: string,
     numPartitions = PARTITIONS,
     shape: KafkaHarnessOptions['source'] = undefined,
+    config: Readonly<Record<string, string>> = {},
   ) => {
-    await withAdmin((a) =>
-      a.createTopics({
-        waitForLeaders: false, // polled below: kafkajs' wait trips over a KRaft broker's propagation
-        topics: [
-          {
-            topic,
-            numPartitions,
-            ...(shape ? { replicationFactor: shape.replicationFactor } : {}),
-            configEntries: Object.entries({
-              'retention.ms': '-1',
-              'retention.bytes': '-1',
-              ...shape?.config,
-            }).map(([name, value]) => ({ name, value })),
-          },
-        ],
-      }),
-    );
-    // Leaders known, with a fresh client each time (one that saw the topic missing keeps failing).
-    for (let i = 0; i < 100; i++) {
-      const ready = await withAdmin(async (a) => {
-        const meta = await a.fetchTopicMetadata({ topics: [topic] });
-        return meta.topics[0]?.partitions.every((p) => p.leader >= 0) ?? false;
-      }).catch(() => false);
-      if (ready) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${topic}: no partition leaders after its creation`);
+    await createTopicWithLeaders(kafka, {
+      topic,
+      numPartitions,
+      ...(shape ? { replicationFactor: shape.replicationFactor } : {}),
+      configEntries: Object.entries({
+        'retention.ms': '-1',
+        'retention.bytes': '-1',
+        ...shape?.config,
+        ...config,
+      }).map(([name, value]) => ({ name, value })),
+    });
   };
   const exists = (topic: string) => withAdmin(async (a) => (await a.listTopics()).includes(topic));
   const group = (destination: string) => {
@@ -338,6 +326,8 @@ export function kafkaHarness(options: KafkaHarnessOptions = {}): KafkaHarness {
     },
 
     recreate: (name) => createTopic(name),
+
+    createTopic: (name, config) => createTopic(name, PARTITIONS, undefined, config),
 
     async preempt(engine) {
       const tracked = sockets.get(engine);

@@ -198,10 +198,15 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
     while (Date.now() < deadline && groupAlive(pid)) await sleep(100);
     if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
     if (options.keepLogsIn && fs.existsSync(logs)) fs.cpSync(logs, options.keepLogsIn, { recursive: true });
-    // The settings as the workbench left them (it rewrites the file when it changes a setting).
+    // The settings as the workbench left them (it rewrites the file when it changes a setting),
+    // with URL passwords masked: a test may put one there on purpose (the deprecated
+    // password-in-settings case), and test-results/ is scanned for credentials (zz-no-secret-left).
     const userSettings = path.join(userDataDir, 'User', 'settings.json');
     if (options.keepLogsIn && fs.existsSync(userSettings))
-      fs.copyFileSync(userSettings, path.join(options.keepLogsIn, 'settings.json'));
+      fs.writeFileSync(
+        path.join(options.keepLogsIn, 'settings.json'),
+        fs.readFileSync(userSettings, 'utf8').replace(/(\/\/[^/:@\s"]*):[^@/\s"]*@/g, '$1:***@'),
+      );
     removeTempDir(state);
   };
 

@@ -1,6 +1,7 @@
 // The Kafka side of the e2e suites: a throwaway namespace with an annotated Kafka consumer
 // (queuesplit/fixture-kafka-consumer, an image on the real test node), topics per run,
 // and a reader that returns every record of a topic with its headers, to check what arrived.
+import { createTopicWithLeaders } from '../../support/kafkaSplit';
 import { Kafka, logLevel } from 'kafkajs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { AppsV1Api } from '@kubernetes/client-node';
@@ -62,15 +63,7 @@ export async function prepareKafkaFixture(prefix: string): Promise<KafkaFixture>
   const services = loadServices();
   const admin = adminConfig(services.kubeconfig);
   const kafka = new Kafka({ clientId: 'qs-e2e', brokers: services.kafkaBrokers, logLevel: logLevel.NOTHING });
-  const createTopic = async (topic: string) => {
-    const client = kafka.admin();
-    await client.connect();
-    try {
-      await client.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
-    } finally {
-      await client.disconnect();
-    }
-  };
+  const createTopic = (topic: string) => createTopicWithLeaders(kafka, { topic, numPartitions: 1 });
   const namespace = await createNamespace(admin, prefix);
   const workload = 'payments-app';
   const source = uniqueName(`${prefix}-orders`);

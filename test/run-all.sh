@@ -80,7 +80,14 @@ step env:up npm run --silent env:up || { echo "the test environment did not come
 # The sidecar suite plays the controller's part itself, so it runs before the cluster suite
 # installs the real controller.
 step sidecar npm run --silent test:sidecar
+# What the cluster suite asked of the API server, and the server's CPU for it (the suite is limited
+# by the machine, not by its waits): printed after it, kept in test-results/timing/.
+api=test-results/timing/api-requests
+npx --no-install tsx test/support/apiRequests.ts snapshot "$api-before.json" || true
 step cluster npm run --silent test:cluster
+npx --no-install tsx test/support/apiRequests.ts snapshot "$api-after.json" &&
+  npx --no-install tsx test/support/apiRequests.ts diff "$api-before.json" "$api-after.json" --top 25 |
+  tee test-results/timing/cluster-api-requests.txt || true
 # The e2e suite packages the extension when run alone; here the package step above did (the
 # checkout has not changed since).
 step e2e env QS_E2E_PACKAGED=1 npm run --silent test:e2e

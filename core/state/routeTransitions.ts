@@ -12,6 +12,7 @@ import { MAX_ROUTES_PER_WORKLOAD } from './limits';
 import { isActivationPhase } from './phases';
 import type { BrokerResource, RouteState, SplitState } from './stateDocument';
 import {
+  appliedInMemory,
   failWorkflow,
   ignored,
   invalid,
@@ -250,7 +251,7 @@ export function leaseRenewed(state: SplitState, routeId: string, expiresAt: stri
   if (Number.isNaN(Date.parse(expiresAt))) return invalid(state, `lease expiry "${expiresAt}" is not a time`);
   if (route.leaseExpiresAt === expiresAt) return ignored(state, 'lease unchanged');
   const routes = state.routes.map((r) => (r === route ? { ...r, leaseExpiresAt: expiresAt } : r));
-  return result(state, { state: { ...state, routes }, actions: [] }, `lease of ${routeId} renewed`);
+  return appliedInMemory({ ...state, routes }, `lease of ${routeId} renewed`);
 }
 
 /** Retry of a DEGRADED route: drain it again. */

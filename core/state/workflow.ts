@@ -33,6 +33,17 @@ export function result(
   return { state: step.state, actions, outcome, note };
 }
 
+/**
+ * A change the state document need not carry at once: applied in memory, written with the next
+ * change that is persisted. Only a lease renewal is one: its truth is the QueueSplit, which the
+ * controller lists on every pass and judges expiry from (agent/controller/leaseEvents.ts); the
+ * state's copy only tells a renewal apart and times the next pass. Writing each one cost two
+ * ConfigMap writes (state and seal) per renewal per split.
+ */
+export function appliedInMemory(state: SplitState, note: string): TransitionResult {
+  return { state, actions: [], outcome: 'applied', note };
+}
+
 export function ignored(state: SplitState, note: string): TransitionResult {
   return { state, actions: [], outcome: 'ignored', note };
 }

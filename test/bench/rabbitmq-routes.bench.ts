@@ -9,7 +9,9 @@
 //         the two routing shapes: one fanout exchange per destination, as the engine routes
 //         (agent/rabbitmq/routing.ts), and the single headers exchange with one
 //         `x-match: all-with-x` binding per destination that earlier agents used (the broker
-//         matches every binding per publish), both with the producer's routing key.
+//         matches every binding per publish), both with the producer's routing key; and, as the
+//         ceiling of any routing, straight to each queue through the default exchange (the
+//         queue's name as the routing key, which a copy cannot use: it must keep the producer's).
 //   (iv)  memory: the real queue-agent process (test/bench/support/queueAgentProcess.ts) with 1
 //         and with 1,000 routes ACTIVE on one queue, before and after copying a backlog; and
 //         with 1,000 routes without --enable-source-maps.
@@ -34,7 +36,7 @@ const ROUTE_COUNTS = [1, 10, 100, 1000] as const;
 const MATCH_MESSAGES = 200_000;
 /** The header the earlier single headers exchange routed on. */
 const HEADERS_ROUTE = 'x-queue-split-to';
-type RoutingShape = 'fanout' | 'headers';
+type RoutingShape = 'fanout' | 'headers' | 'default';
 
 /** Message i's user: a third go to the app (no route matches), the rest spread over the routes. */
 const userOf = (routes: number) => (i: number) => (i % 3 === 2 ? `nobody-${i}` : `user-${i % routes}`);
@@ -64,12 +66,14 @@ async function throughputRun(routes: number): Promise<number> {
 }
 
 /** Confirmed publishes per second to `routes` + 1 queues, routed in `shape`: through each
- * queue's own fanout exchange, or through one headers exchange with a binding per queue. */
+ * queue's own fanout exchange, through one headers exchange with a binding per queue, or by the
+ * default exchange. */
 async function routingRun(routes: number, shape: RoutingShape): Promise<number> {
   const base = uniqueName(`bench-routing-${shape}-${routes}`);
   const queues = [`${base}-app`, ...Array.from({ length: routes }, (_, k) => `${base}-r${k}`)];
   const names = new RouteNames(base);
-  const exchangeOf = (q: string) => (shape === 'fanout' ? names.exchangeFor(q) : base);
+  const exchangeOf = (q: string) =>
+    shape === 'fanout' ? names.exchangeFor(q) : shape === 'headers' ? base : '';
   return withConnection(async (c) => {
     const ch = await c.createConfirmChannel();
     try {
@@ -79,13 +83,14 @@ async function routingRun(routes: number, shape: RoutingShape): Promise<number> 
         if (shape === 'fanout') {
           await ch.assertExchange(exchangeOf(q), 'fanout', { durable: true, autoDelete: false });
           await ch.bindQueue(q, exchangeOf(q), '');
-        } else await ch.bindQueue(q, base, '', { 'x-match': 'all-with-x', [HEADERS_ROUTE]: q });
+        } else if (shape === 'headers')
+          await ch.bindQueue(q, base, '', { 'x-match': 'all-with-x', [HEADERS_ROUTE]: q });
       }
       const body = Buffer.alloc(1024, 'x');
       const started = process.hrtime.bigint();
       for (let i = 0; i < perRun; i++) {
         const to = i % 3 === 2 ? queues[0]! : queues[1 + (i % routes)]!;
-        const ok = ch.publish(exchangeOf(to), 'orders.created', body, {
+        const ok = ch.publish(exchangeOf(to), shape === 'default' ? to : 'orders.created', body, {
           persistent: true,
           mandatory: true,
           headers: shape === 'fanout' ? { [USER_HEADER]: 'u' } : { [USER_HEADER]: 'u', [HEADERS_ROUTE]: to },
@@ -146,6 +151,7 @@ async function main(): Promise<void> {
   const matchNs = new Map<number, number[]>(ROUTE_COUNTS.map((n) => [n, []]));
   const routing = new Map<number, number[]>(ROUTE_COUNTS.map((n) => [n, []]));
   const headersRouting = new Map<number, number[]>(ROUTE_COUNTS.map((n) => [n, []]));
+  const defaultRouting = new Map<number, number[]>(ROUTE_COUNTS.map((n) => [n, []]));
   for (const n of ROUTE_COUNTS) matchCost(n); // warm-up: compiles every filter once
   for (let i = 0; i < runs && Date.now() < deadline; i++) {
     // Interleaved so drift on a shared machine hits every route count alike.
@@ -154,6 +160,7 @@ async function main(): Promise<void> {
       matchNs.get(n)!.push(matchCost(n));
       routing.get(n)!.push(await routingRun(n, 'fanout'));
       headersRouting.get(n)!.push(await routingRun(n, 'headers'));
+      defaultRouting.get(n)!.push(await routingRun(n, 'default'));
     }
   }
   const memory: AgentMemory[] = [];
@@ -165,19 +172,21 @@ async function main(): Promise<void> {
   const oneMatch = median(matchNs.get(1)!);
   const oneRouting = median(routing.get(1)!);
   const oneHeaders = median(headersRouting.get(1)!);
+  const oneDefault = median(defaultRouting.get(1)!);
   console.log(
     `messages per run: ${perRun} (1 KiB, persistent, classic; a third to the app), runs: ${rates.get(1)!.length}`,
   );
   console.log(
-    'routes   engine msg/s   vs 1 route   match ns/msg   vs 1 route   fanout exchanges msg/s   vs 1 route   headers exchange msg/s   vs 1 route   engine runs (msg/s)',
+    'routes   engine msg/s   vs 1 route   match ns/msg   vs 1 route   fanout exchanges msg/s   vs 1 route   headers exchange msg/s   vs 1 route   default exchange msg/s   vs 1 route   engine runs (msg/s)',
   );
   const rows = ROUTE_COUNTS.map((n) => {
     const r = median(rates.get(n)!);
     const m = median(matchNs.get(n)!);
     const x = median(routing.get(n)!);
     const hx = median(headersRouting.get(n)!);
+    const dx = median(defaultRouting.get(n)!);
     console.log(
-      `${String(n).padStart(6)}   ${r.toFixed(0).padStart(12)}   ${(r / one).toFixed(2).padStart(10)}   ${m.toFixed(0).padStart(12)}   ${(m / oneMatch).toFixed(2).padStart(10)}   ${x.toFixed(0).padStart(22)}   ${(x / oneRouting).toFixed(2).padStart(10)}   ${hx.toFixed(0).padStart(22)}   ${(hx / oneHeaders).toFixed(2).padStart(10)}   ${rates
+      `${String(n).padStart(6)}   ${r.toFixed(0).padStart(12)}   ${(r / one).toFixed(2).padStart(10)}   ${m.toFixed(0).padStart(12)}   ${(m / oneMatch).toFixed(2).padStart(10)}   ${x.toFixed(0).padStart(22)}   ${(x / oneRouting).toFixed(2).padStart(10)}   ${hx.toFixed(0).padStart(22)}   ${(hx / oneHeaders).toFixed(2).padStart(10)}   ${dx.toFixed(0).padStart(22)}   ${(dx / oneDefault).toFixed(2).padStart(10)}   ${rates
         .get(n)!
         .map((x) => x.toFixed(0))
         .join(' ')}`,
@@ -192,6 +201,8 @@ async function main(): Promise<void> {
       fanoutExchangesRatio: Number((x / oneRouting).toFixed(3)),
       headersExchangeMsgsPerSec: Math.round(hx),
       headersExchangeRatio: Number((hx / oneHeaders).toFixed(3)),
+      defaultExchangeMsgsPerSec: Math.round(dx),
+      defaultExchangeRatio: Number((dx / oneDefault).toFixed(3)),
       runs: rates.get(n)!.map(Math.round),
     };
   });

@@ -196,8 +196,9 @@ function routesSection(results: ReadonlyMap<string, BenchJson>): string {
     text: `${fmt(num(row.matchNsPerMessage) ?? 0)} ns/msg`,
     color: '#7a5cc2',
   }));
-  // The broker alone, per routing shape: the engine's (an exchange per destination), and the
-  // single headers exchange earlier agents used (older results have only that one).
+  // The broker alone, per routing shape: the engine's (an exchange per destination), the single
+  // headers exchange earlier agents used (older results have only that one), and the default
+  // exchange, the ceiling of any routing.
   const exchange = rows.flatMap((row) => {
     const destinations = `${fmt((num(row.routes) ?? 0) + 1)} destinations`;
     const bar = (shape: string, rate: unknown, ratio: unknown, color: string) =>
@@ -214,6 +215,12 @@ function routesSection(results: ReadonlyMap<string, BenchJson>): string {
     return [
       ...bar('fanout per destination', row.fanoutExchangesMsgsPerSec, row.fanoutExchangesRatio, '#2e6fba'),
       ...bar('one headers exchange', row.headersExchangeMsgsPerSec, row.headersExchangeRatio, '#888'),
+      ...bar(
+        'default exchange (no routing)',
+        row.defaultExchangeMsgsPerSec,
+        row.defaultExchangeRatio,
+        '#bbb',
+      ),
     ];
   });
   const flagsOf = (m: Record<string, unknown>) =>

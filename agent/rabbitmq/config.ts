@@ -4,6 +4,7 @@ import type { ManagementClient } from './management';
 import type { FieldError } from '../../core/result';
 import type { EngineHooks } from '../engine/contract';
 import type { Logger } from '../log';
+import { DESTINATION_EXCHANGE_SUFFIX_BYTES } from '../../core/providers/rabbitmq/names';
 
 export interface RabbitTiming {
   /** How long one step may wait for a proof before it answers `pending`. */
@@ -96,6 +97,16 @@ export function validateConfig(config: RabbitEngineConfig): FieldError[] {
         fix: `use 1-${MAX_NAME_BYTES} bytes, not starting with "amq."`,
       });
     }
+  }
+  // The destinations' exchanges are named after it (routing.ts), within the same limit.
+  const exchangeRoom = MAX_NAME_BYTES - DESTINATION_EXCHANGE_SUFFIX_BYTES;
+  const appShadowBytes = Buffer.byteLength(config.appShadow);
+  if (appShadowBytes > exchangeRoom && appShadowBytes <= MAX_NAME_BYTES) {
+    errors.push({
+      path: 'appShadow',
+      problem: `${JSON.stringify(config.appShadow)} leaves no room for the routing exchanges named after it`,
+      fix: `use at most ${exchangeRoom} bytes`,
+    });
   }
   if (new Set(Object.values(names)).size !== 3) {
     errors.push({

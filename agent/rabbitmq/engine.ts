@@ -40,7 +40,7 @@ import { ManagementClient } from './management';
 import { proveNoPublisher } from './noPublisher';
 import { checkSource, type SourceType } from './sourceCheck';
 import { idle, noBacklog, noConsumers } from './probe';
-import { ensureRoute, deleteRoutingExchange } from './routing';
+import { deleteRoute, deleteRoutes, ensureRoute, RouteNames } from './routing';
 import { AmqpConnection, type Link } from './amqpConnection';
 import { describeArguments, sameArguments, typeOnly, type ShadowArguments } from './shadowArguments';
 import { declareShadow } from './shadows';
@@ -83,8 +83,9 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
   private readonly connection: AmqpConnection;
   private readonly pump: SourcePump;
   private readonly work: ShadowWork;
-  /** The split's routing exchange (routing.ts): named like the application shadow. */
-  private readonly exchange: string;
+  /** The exchanges of the split's destinations (routing.ts), named after the routing exchange's
+   * name, which is the application shadow's. */
+  private readonly routes: RouteNames;
 
   private sourceType: SourceType | undefined;
   /** What the shadows of this activation are declared with: decided in PREPARING, kept in the
@@ -108,7 +109,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
     this.identity = { activationId, epoch, sourceQueue, appShadow, lockQueue };
     this.timing = { ...defaultTiming, ...config.timing };
     this.stepTimeoutMs = this.timing.stepTimeoutMs;
-    this.exchange = config.appShadow;
+    this.routes = new RouteNames(config.appShadow);
     const target = amqpTarget(config.amqpUrl, this.timing.heartbeatSeconds);
     const prefetch = config.prefetch ?? DEFAULT_PREFETCH;
     this.management =
@@ -119,7 +120,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
         target.vhost,
         this.timing.managementTimeoutMs,
       );
-    this.work = new ShadowWork(this.management, this.timing, target.username, prefetch, this.exchange, log);
+    this.work = new ShadowWork(this.management, this.timing, target.username, prefetch, this.routes, log);
     this.connection = new AmqpConnection(
       {
         target,
@@ -146,7 +147,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
     );
     this.pump = new SourcePump({
       sourceQueue: config.sourceQueue,
-      exchange: this.exchange,
+      routes: this.routes,
       consumerTag: `queue-split-pump-${randomUUID().slice(0, 8)}`,
       prefetch,
       engineUser: target.username,
@@ -187,7 +188,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
       up.link,
       this.config.appShadow,
       facts.value.shadows.arguments,
-      this.exchange,
+      this.routes,
     );
     if (!declared.ok) {
       return {
@@ -264,7 +265,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
     if (!up.ok) return up.outcome;
     for (const { route, index } of added) {
       // Declared again when it returns: declaring is idempotent.
-      const declared = await declareShadow(up.link, route.shadow, this.shadowArguments(), this.exchange);
+      const declared = await declareShadow(up.link, route.shadow, this.shadowArguments(), this.routes);
       if (!declared.ok) {
         return rejected([
           { path: `routes[${index}].shadow`, problem: declared.problem, fix: 'record a fresh shadow name' },
@@ -295,6 +296,9 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
     if (!emptied.ok) return emptied;
     const removal = await this.remove(up.link, route.shadow, route.routeId);
     if (!removal.ok) return removal;
+    // After the shadow (routing.ts): the barrier and the proof above show nothing publishes
+    // to it. A restart before the drain is recorded drains the route again and gets here again.
+    await deleteRoute(up.link, this.routes, route.shadow);
     this.work.forgetMoves(route.shadow);
     return { ok: true, value: { moved: emptied.value.moved, ...removal.value } };
   }
@@ -361,10 +365,17 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
       if (!removal.ok) return removal;
       deleted.push(...removal.value.deleted);
     }
-    // Last, once every shadow is gone (routing.ts): nothing publishes through it any more. A
-    // restart before `cleaned` is recorded runs this step again and deletes it then.
-    await deleteRoutingExchange(up.link, this.exchange);
-    this.log.info('exchange.deleted', { exchange: this.exchange });
+    // Last, once every shadow is gone (routing.ts): nothing publishes through them any more. A
+    // restart before `cleaned` is recorded runs this step again and deletes them then. Every
+    // destination the engine may have bound: the shadows (kept ones too: their exchanges are
+    // of no use to anybody) and the source, which rollback and handoff move messages back to.
+    const destinations = [
+      this.config.sourceQueue,
+      ...this.allShadows().map((s) => s.shadow),
+      ...this.view.retained.map((r) => r.name),
+    ];
+    await deleteRoutes(up.link, this.routes, destinations);
+    this.log.info('exchanges.deleted', { routingExchange: this.routes.routingExchange });
     return {
       ok: true,
       value: { deleted },
@@ -494,7 +505,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
     // Idempotent: after a restart, or an exchange removed behind the engine, every destination
     // the pump may select is bound again before the first copy.
     for (const shadow of [this.config.appShadow, ...this.view.table.routes.map((r) => r.shadow)]) {
-      const bound = await ensureRoute(up.link, this.exchange, shadow);
+      const bound = await ensureRoute(up.link, this.routes, shadow);
       if (!bound.ok)
         return rejected([{ path: 'appShadow', problem: bound.problem, fix: 'record a fresh shadow name' }]);
     }
@@ -512,13 +523,16 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
   /** The shadows this engine still answers for: active and removed routes, then the app's. */
   private shadows(): { shadow: string; routeId: string | undefined }[] {
     const kept = new Set(this.view.retained.map((r) => r.name));
-    const routes: { shadow: string; routeId: string | undefined }[] = [
+    return this.allShadows().filter((s) => !kept.has(s.shadow));
+  }
+
+  /** Every shadow recorded: active and removed routes, then the app's, kept ones included. */
+  private allShadows(): { shadow: string; routeId: string | undefined }[] {
+    return [
       ...this.view.table.routes.map((r) => ({ shadow: r.shadow, routeId: r.routeId })),
       ...[...this.view.removed.values()].map((r) => ({ shadow: r.shadow, routeId: r.routeId })),
+      { shadow: this.config.appShadow, routeId: undefined },
     ];
-    return [...routes, { shadow: this.config.appShadow, routeId: undefined }].filter(
-      (s) => !kept.has(s.shadow),
-    );
   }
 
   /** docs/design.md §5.4: a shadow is removed only with a proof that nothing publishes to it. */

@@ -6,7 +6,7 @@
 import type { Logger } from '../log';
 import { sleep } from '../engine/timing';
 import { Relay } from './relay';
-import { ensureRoute } from './routing';
+import { ensureRoute, type RouteNames } from './routing';
 import type { Link } from './amqpConnection';
 
 export interface MoveResult {
@@ -21,8 +21,8 @@ export async function moveAll(
   from: string,
   to: string,
   options: {
-    /** The split's routing exchange; `to` is bound to it before the first copy. */
-    readonly exchange: string;
+    /** The split's destinations' exchanges; `to`'s is declared and bound before the first copy. */
+    readonly routes: RouteNames;
     readonly engineUser: string;
     readonly prefetch: number;
     readonly deadline: number;
@@ -30,11 +30,11 @@ export async function moveAll(
     readonly logger: Logger;
   },
 ): Promise<MoveResult> {
-  const bound = await ensureRoute(link, options.exchange, to);
+  const bound = await ensureRoute(link, options.routes, to);
   if (!bound.ok) return { moved: 0, complete: false, reason: bound.problem };
   const relay = new Relay({
     queue: from,
-    exchange: options.exchange,
+    routes: options.routes,
     prefetch: options.prefetch,
     consumerTag: options.consumerTag,
     engineUser: options.engineUser,

@@ -4,12 +4,11 @@
 // - deliveryMode is forced to 2 (persistent): the contract promises a *durable* copy;
 // - userId is kept only when it equals the engine's user (RabbitMQ validates it against the
 //   publishing connection and closes the channel otherwise);
-// - the routing key is kept: copies go through the split's routing exchange (routing.ts), which
-//   selects the destination by the `x-queue-split-to` header, not by the routing key. The
-//   exchange describes the delivery (a copy's is the routing exchange): the first hop records
-//   the producer's in `x-queue-split-exchange`, with the routing key in
-//   `x-queue-split-routing-key` (later hops keep the first record). The redelivered flag
-//   describes the delivery too, and starts afresh;
+// - the routing key is kept: copies go through their destination's own fanout exchange
+//   (routing.ts), which ignores the routing key. The exchange describes the delivery (a copy's
+//   is its destination's exchange): the first hop records the producer's in
+//   `x-queue-split-exchange`, with the routing key in `x-queue-split-routing-key` (later hops
+//   keep the first record). The redelivered flag describes the delivery too, and starts afresh;
 // - header values keep their AMQP type and value when the message came through a connection
 //   that captures raw headers (rawHeaders.ts, typedTable.ts): every integer width, float vs
 //   double, 64-bit integers beyond 2^53, timestamps, decimals, byte arrays, booleans, void,

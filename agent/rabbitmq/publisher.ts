@@ -4,16 +4,16 @@
 // confirm arrives every return for that publish sequence has been seen: the outcome is
 // `routed` only for a positive confirm with no return recorded.
 //
-// Copies go through the split's routing exchange with the producer's routing key (routing.ts),
-// so a return is placed on the unconfirmed publishes with the same destination (its
-// `x-queue-split-to` header), routing key, message id and body. If several identical ones are in
-// flight all are marked returned: retrying a routed copy costs a duplicate, acking an unrouted
-// one would lose a message.
+// Copies go through their destination's exchange with the producer's routing key (routing.ts),
+// so a return is placed on the unconfirmed publishes with the same exchange (one per
+// destination), routing key, message id and body. If several identical ones are in flight all
+// are marked returned: retrying a routed copy costs a duplicate, acking an unrouted one would
+// lose a message.
 import type { ConfirmChannel, Message, Options } from 'amqplib';
 import type { Logger } from '../log';
-import { ROUTE_HEADER } from './routing';
 
-/** Where one copy goes: the routing exchange, the queue it delivers to, the producer's key. */
+/** Where one copy goes: the destination's exchange, the queue it delivers to (alone), the
+ * producer's key. */
 export interface CopyTarget {
   readonly exchange: string;
   readonly destination: string;
@@ -26,7 +26,7 @@ export interface CopyTarget {
 export type PublishOutcome = 'routed' | 'returned' | 'nacked' | 'lost' | 'refused';
 
 interface Unconfirmed {
-  readonly destination: string;
+  readonly exchange: string;
   readonly routingKey: string;
   readonly content: Buffer;
   readonly messageId: unknown;
@@ -60,20 +60,19 @@ export class ConfirmPublisher {
     if (this.closed) return Promise.resolve('lost');
     const { exchange, destination, routingKey } = target;
     const entry: Unconfirmed = {
-      destination,
+      exchange,
       routingKey,
       content,
       messageId: options.messageId,
       returned: false,
     };
-    const headers = { ...options.headers, [ROUTE_HEADER]: destination };
     return new Promise<PublishOutcome>((resolve) => {
       try {
         this.channel.publish(
           exchange,
           routingKey,
           content,
-          { ...options, headers, mandatory: true },
+          { ...options, mandatory: true },
           (err: unknown) => {
             this.unconfirmed.delete(entry);
             if (err == null) resolve(entry.returned ? 'returned' : 'routed');
@@ -100,10 +99,10 @@ export class ConfirmPublisher {
 
   private onReturn(msg: Message): void {
     let placed = 0;
-    const destination: unknown = msg.properties.headers?.[ROUTE_HEADER];
+    const exchange = msg.fields.exchange;
     for (const entry of this.unconfirmed) {
       if (
-        entry.destination === destination &&
+        entry.exchange === exchange &&
         entry.routingKey === msg.fields.routingKey &&
         entry.messageId === msg.properties.messageId &&
         entry.content.equals(msg.content)
@@ -112,9 +111,6 @@ export class ConfirmPublisher {
         placed++;
       }
     }
-    if (placed === 0)
-      this.logger.error('publish.return-unplaced', {
-        destination: typeof destination === 'string' ? destination : '(none)',
-      });
+    if (placed === 0) this.logger.error('publish.return-unplaced', { exchange });
   }
 }

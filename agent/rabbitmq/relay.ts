@@ -1,4 +1,4 @@
-// Consume one queue, publish each message (confirmed, mandatory, through the split's routing
+// Consume one queue, publish each message (confirmed, mandatory, through its destination's
 // exchange with its own routing key: routing.ts) to the destination `select` names, ack the
 // delivery only after a positive confirm with no return (docs/design.md §5.1). The source pump
 // and the residue mover are both relays. Invariants:
@@ -41,7 +41,7 @@ import type { PublishBarrier } from '../engine/publishBarrier';
 import { Backoff, sleep } from '../engine/timing';
 import type { PublishOutcome } from './publisher';
 import { shadowPublishOptions } from './properties';
-import { ensureRoute } from './routing';
+import { ensureRoute, type RouteNames } from './routing';
 import type { Link } from './amqpConnection';
 import { AckLedger } from './ackLedger';
 
@@ -54,8 +54,8 @@ export type RelaySelection = PumpSelection;
 
 export interface RelayOptions {
   readonly queue: string;
-  /** The split's routing exchange (routing.ts) every copy is published through. */
-  readonly exchange: string;
+  /** The exchanges of the split's destinations (routing.ts), which copies are published through. */
+  readonly routes: RouteNames;
   readonly prefetch: number;
   readonly consumerTag: string;
   readonly engineUser: string;
@@ -302,7 +302,7 @@ export class Relay {
         if (publisher)
           outcome = await publisher.publish(
             {
-              exchange: options.exchange,
+              exchange: options.routes.exchangeFor(selection.destination),
               destination: selection.destination,
               routingKey: d.msg.fields.routingKey,
             },
@@ -335,11 +335,11 @@ export class Relay {
           options.logger.warn('relay.publish-not-routed', { destination: selection.destination, outcome });
         }
         // Returned: no binding routes it (a queue deleted and declared again lost its binding
-        // with it); lost: possibly the routing exchange is gone (the broker closes the channel of
-        // a publish to a missing exchange). Declare and bind again (idempotent) so the retry can
-        // be routed; a queue still missing makes the bind fail, and the retry fails again.
+        // with it); lost: possibly the destination's exchange is gone (the broker closes the
+        // channel of a publish to a missing exchange). Declare and bind again (idempotent) so the
+        // retry can be routed; a queue still missing makes the bind fail, and the retry fails again.
         if (outcome === 'returned' || outcome === 'lost') {
-          await ensureRoute(d.source.link, options.exchange, selection.destination).catch(() => undefined);
+          await ensureRoute(d.source.link, options.routes, selection.destination).catch(() => undefined);
         }
         backoff ??= new Backoff(options.retryInitialMs, options.retryMaxMs);
         if (!(await this.pause(backoff.next()))) {

@@ -8,7 +8,7 @@
 //   source's policy pattern does not match, so what the policy gives the source becomes the
 //   shadow's declaration argument. Precedence as RabbitMQ applies it: for the numeric limits the
 //   lower of argument and policy holds; for the others the argument wins over the policy.
-// - Copies go through the routing exchange with the producer's routing key (routing.ts), so a
+// - Copies go through their destinations' exchanges with the producer's routing key (routing.ts), so a
 //   message dead-lettered from a shadow without `x-dead-letter-routing-key` is routed by the key
 //   its producer used, as from the source.
 // - `x-overflow: reject-publish-dlx` becomes `reject-publish` on a shadow: the shadow refusing a

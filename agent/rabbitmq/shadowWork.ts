@@ -13,6 +13,7 @@ import { describeCounts, idle, noConsumers, prove, readCounts, type Expectation,
 import type { NoPublisher } from './noPublisher';
 import type { Link } from './amqpConnection';
 import { removeShadow } from './shadows';
+import type { RouteNames } from './routing';
 
 export interface Emptied {
   /** Messages moved out of the queue by this emptying, across the calls it took. */
@@ -32,8 +33,8 @@ export class ShadowWork {
     private readonly timing: RabbitTiming,
     private readonly engineUser: string,
     private readonly prefetch: number,
-    /** The split's routing exchange, which moves publish through. */
-    private readonly exchange: string,
+    /** The split's destinations' exchanges, which moves publish through. */
+    private readonly routes: RouteNames,
     private readonly logger: Logger,
   ) {}
 
@@ -78,7 +79,7 @@ export class ShadowWork {
     for (;;) {
       this.running++;
       const move = await moveAll(link, queue, to, {
-        exchange: this.exchange,
+        routes: this.routes,
         engineUser: this.engineUser,
         prefetch: this.prefetch,
         deadline,

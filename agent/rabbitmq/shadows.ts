@@ -28,24 +28,24 @@ import { replyCode, ReplyCode } from './amqpErrors';
 import type { ManagementClient, ManagementQueue } from './management';
 import type { SourceType } from './sourceCheck';
 import type { NoPublisher } from './noPublisher';
-import { ensureRoute } from './routing';
+import { ensureRoute, type RouteNames } from './routing';
 import { describeArguments, type ShadowArguments } from './shadowArguments';
 import type { Link } from './amqpConnection';
 
 export type DeclareResult = { ok: true } | { ok: false; problem: string };
 
-/** Declares the shadow and binds it to the split's routing exchange (routing.ts). */
+/** Declares the shadow, and its exchange bound to it (routing.ts). */
 export async function declareShadow(
   link: Link,
   name: string,
   args: ShadowArguments,
-  exchange: string,
+  routes: RouteNames,
 ): Promise<DeclareResult> {
   try {
     await link.withChannel('declare', (ch) =>
       ch.assertQueue(name, { durable: true, arguments: { ...args } }),
     );
-    return await ensureRoute(link, exchange, name);
+    return await ensureRoute(link, routes, name);
   } catch (err) {
     const code = replyCode(err);
     if (code === ReplyCode.PRECONDITION_FAILED) {

@@ -10,12 +10,13 @@ import type { ManagementClient } from './management';
 import { OwnershipMonitor, type ForeignConsumers } from './foreignConsumers';
 import { Relay, type RelayProblem, type RelaySelection } from './relay';
 import type { Link } from './amqpConnection';
+import type { RouteNames } from './routing';
 import type { ConsumeMessage } from 'amqplib';
 
 export interface SourcePumpOptions {
   readonly sourceQueue: string;
-  /** The split's routing exchange (routing.ts). */
-  readonly exchange: string;
+  /** The exchanges of the split's destinations (routing.ts). */
+  readonly routes: RouteNames;
   readonly consumerTag: string;
   readonly prefetch: number;
   readonly engineUser: string;
@@ -42,7 +43,7 @@ export class SourcePump {
   constructor(private readonly options: SourcePumpOptions) {
     this.relay = new Relay({
       queue: options.sourceQueue,
-      exchange: options.exchange,
+      routes: options.routes,
       prefetch: options.prefetch,
       consumerTag: options.consumerTag,
       engineUser: options.engineUser,

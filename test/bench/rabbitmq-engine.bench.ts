@@ -9,15 +9,14 @@
 // confirmed deliveries (never past one still waiting for its confirm). A second raw pipe acks
 // each delivery on its own confirm, as the engine's relay did before it batched its acks. A
 // third batches like the first but publishes as the engine must (docs/design.md §7 "Routing
-// exchange"): through a headers exchange binding each destination on its `x-queue-split-to`
-// header, the producer's routing key kept: what of the gap the broker's routing costs.
+// exchange"): through each destination's own fanout exchange, the producer's routing key kept:
+// what of the gap the broker's routing costs.
 //
 //   npx tsx test/bench/rabbitmq-engine.bench.ts [messages-per-run] [runs] [engine-prefetch]
 //
 // Prints a table and one JSON line. Bounded: stops starting runs after 240 s.
 import type * as amqp from 'amqplib';
 import { DEFAULT_PREFETCH } from '../../agent/rabbitmq/config';
-import { ROUTE_HEADER } from '../../agent/rabbitmq/routing';
 import { uniqueName } from '../support/services';
 import { median } from './stats';
 import { benchRun } from './support/benchRun';
@@ -57,26 +56,27 @@ async function engineRun(type: QueueType): Promise<number> {
         prefetch: enginePrefetch,
       });
     } finally {
-      // The routing exchange is named like the app shadow (agent/rabbitmq/routing.ts).
-      await drop(c, [...Object.values(names), `${base}-lock`], [names.app]);
+      // The engine's exchanges are named after the app shadow (agent/rabbitmq/routing.ts).
+      await drop(c, [...Object.values(names), `${base}-lock`], [], names.app);
     }
   });
 }
 
-/** Messages per second for the same work done by hand with amqplib; `viaExchange`: through a
- * headers exchange shaped like the split's routing exchange (agent/rabbitmq/routing.ts). */
+/** Messages per second for the same work done by hand with amqplib; `viaExchange`: through one
+ * fanout exchange per destination, as the split routes (agent/rabbitmq/routing.ts). */
 async function rawRun(type: QueueType, batchAcks: boolean, viaExchange = false): Promise<number> {
   const base = uniqueName(`bench-raw-${type}`);
   const names = { source: `${base}-src`, app: `${base}-app`, a: `${base}-a`, b: `${base}-b` };
-  const exchange = `${base}-x`;
+  const exchangeOf = (q: string) => `${q}-x`;
   return withConnection(async (c) => {
     await prefill(c, Object.values(names), names.source, type, perRun, userOf);
     const consumer = await c.createChannel();
     const publisher = await c.createConfirmChannel();
     if (viaExchange) {
-      await publisher.assertExchange(exchange, 'headers', { durable: true, autoDelete: false });
-      for (const q of [names.app, names.a, names.b])
-        await publisher.bindQueue(q, exchange, '', { 'x-match': 'all-with-x', [ROUTE_HEADER]: q });
+      for (const q of [names.app, names.a, names.b]) {
+        await publisher.assertExchange(exchangeOf(q), 'fanout', { durable: true, autoDelete: false });
+        await publisher.bindQueue(q, exchangeOf(q), '');
+      }
     }
     await consumer.prefetch(enginePrefetch);
     const destination: Record<string, string> = { alice: names.a, bob: names.b };
@@ -114,11 +114,9 @@ async function rawRun(type: QueueType, batchAcks: boolean, viaExchange = false):
       waiting.push(tag);
       const user = msg.properties.headers?.[USER_HEADER];
       const to = (typeof user === 'string' && destination[user]) || names.app;
-      const headers = viaExchange
-        ? { ...msg.properties.headers, [ROUTE_HEADER]: to }
-        : msg.properties.headers;
+      const headers = msg.properties.headers;
       publisher.publish(
-        viaExchange ? exchange : '',
+        viaExchange ? exchangeOf(to) : '',
         viaExchange ? msg.fields.routingKey : to,
         msg.content,
         { ...msg.properties, headers, mandatory: true, persistent: true },
@@ -138,7 +136,7 @@ async function rawRun(type: QueueType, batchAcks: boolean, viaExchange = false):
     });
     await finished;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    await drop(c, Object.values(names), viaExchange ? [exchange] : []);
+    await drop(c, Object.values(names), viaExchange ? [names.app, names.a, names.b].map(exchangeOf) : []);
     return perRun / seconds;
   });
 }
@@ -178,11 +176,11 @@ async function main(): Promise<void> {
       `${type.padEnd(9)} raw, 1 ack/msg  ${fmt(single)}       ${runsOf(s)}   (${(single / raw).toFixed(2)} of raw)`,
     );
     console.log(
-      `${type.padEnd(9)} raw, headers x  ${fmt(viaExchange)}       ${runsOf(x)}   (${(viaExchange / raw).toFixed(2)} of raw)`,
+      `${type.padEnd(9)} raw, fanout x   ${fmt(viaExchange)}       ${runsOf(x)}   (${(viaExchange / raw).toFixed(2)} of raw)`,
     );
     console.log(`${type.padEnd(9)} queue-split     ${fmt(engine)}       ${runsOf(e)}`);
     console.log(
-      `${type.padEnd(9)} engine / raw    ${(engine / raw).toFixed(2)}   (${(engine / viaExchange).toFixed(2)} of raw through the headers exchange)`,
+      `${type.padEnd(9)} engine / raw    ${(engine / raw).toFixed(2)}   (${(engine / viaExchange).toFixed(2)} of raw through fanout exchanges)`,
     );
     return {
       sourceType: type,
@@ -192,7 +190,7 @@ async function main(): Promise<void> {
       // The ack-batching lever: the raw pipe acking each delivery on its own confirm.
       rawSingleAckMsgsPerSec: Math.round(single),
       rawSingleAckRatio: Number((single / raw).toFixed(3)),
-      // The raw pipe publishing through a headers exchange shaped like the routing exchange.
+      // The raw pipe publishing through one fanout exchange per destination, as the engine does.
       rawExchangeMsgsPerSec: Math.round(viaExchange),
       rawExchangeRatio: Number((viaExchange / raw).toFixed(3)),
       engineToRawExchangeRatio: Number((engine / viaExchange).toFixed(3)),

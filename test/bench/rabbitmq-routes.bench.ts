@@ -5,9 +5,13 @@
 //         per round; reported as messages/s and relative to 1 route.
 //   (ii)  match cost: RouteIndex.match per message (a new MessageView each, as the engines make
 //         one) over the same route sets and message mix, CPU only, relative to 1 route.
-//   (iii) the broker's part: confirmed publishes by hand (amqplib) through a headers exchange
-//         with one `x-match: all-with-x` binding per destination, as the engine's routing
-//         exchange (agent/rabbitmq/routing.ts) has one per shadow, the same message mix.
+//   (iii) the broker's part: confirmed publishes by hand (amqplib), the same message mix, through
+//         the two routing shapes: one fanout exchange per destination, as the engine routes
+//         (agent/rabbitmq/routing.ts), and the single headers exchange with one
+//         `x-match: all-with-x` binding per destination that earlier agents used (the broker
+//         matches every binding per publish), both with the producer's routing key; and, as the
+//         ceiling of any routing, straight to each queue through the default exchange (the
+//         queue's name as the routing key, which a copy cannot use: it must keep the producer's).
 //   (iv)  memory: the real queue-agent process (test/bench/support/queueAgentProcess.ts) with 1
 //         and with 1,000 routes ACTIVE on one queue, before and after copying a backlog; and
 //         with 1,000 routes without --enable-source-maps.
@@ -21,7 +25,7 @@ import type { RouteSpec } from '../../agent/engine/contract';
 import { uniqueName } from '../support/services';
 import { median } from './stats';
 import { benchRun } from './support/benchRun';
-import { ROUTE_HEADER } from '../../agent/rabbitmq/routing';
+import { RouteNames } from '../../agent/rabbitmq/routing';
 import { drop, engineThroughput, prefill, USER_HEADER, withConnection } from './support/rabbitBench';
 import { queueAgentMemory, type AgentMemory } from './support/queueAgentProcess';
 
@@ -30,6 +34,9 @@ const runs = Number(process.argv[3] ?? 5);
 const budgetMs = 300_000;
 const ROUTE_COUNTS = [1, 10, 100, 1000] as const;
 const MATCH_MESSAGES = 200_000;
+/** The header the earlier single headers exchange routed on. */
+const HEADERS_ROUTE = 'x-queue-split-to';
+type RoutingShape = 'fanout' | 'headers' | 'default';
 
 /** Message i's user: a third go to the app (no route matches), the rest spread over the routes. */
 const userOf = (routes: number) => (i: number) => (i % 3 === 2 ? `nobody-${i}` : `user-${i % routes}`);
@@ -52,32 +59,41 @@ async function throughputRun(routes: number): Promise<number> {
     try {
       return await engineThroughput({ base, source, appShadow, routes: specs, count: perRun });
     } finally {
-      // The routing exchange is named like the app shadow (agent/rabbitmq/routing.ts).
-      await drop(c, [source, appShadow, `${base}-lock`, ...specs.map((r) => r.shadow)], [appShadow]);
+      // The engine's exchanges are named after the app shadow (agent/rabbitmq/routing.ts).
+      await drop(c, [source, appShadow, `${base}-lock`, ...specs.map((r) => r.shadow)], [], appShadow);
     }
   });
 }
 
-/** Confirmed publishes per second through a headers exchange bound to `routes` + 1 queues. */
-async function routingRun(routes: number): Promise<number> {
-  const base = uniqueName(`bench-routing-${routes}`);
+/** Confirmed publishes per second to `routes` + 1 queues, routed in `shape`: through each
+ * queue's own fanout exchange, through one headers exchange with a binding per queue, or by the
+ * default exchange. */
+async function routingRun(routes: number, shape: RoutingShape): Promise<number> {
+  const base = uniqueName(`bench-routing-${shape}-${routes}`);
   const queues = [`${base}-app`, ...Array.from({ length: routes }, (_, k) => `${base}-r${k}`)];
+  const names = new RouteNames(base);
+  const exchangeOf = (q: string) =>
+    shape === 'fanout' ? names.exchangeFor(q) : shape === 'headers' ? base : '';
   return withConnection(async (c) => {
     const ch = await c.createConfirmChannel();
     try {
-      await ch.assertExchange(base, 'headers', { durable: true, autoDelete: false });
+      if (shape === 'headers') await ch.assertExchange(base, 'headers', { durable: true, autoDelete: false });
       for (const q of queues) {
         await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'classic' } });
-        await ch.bindQueue(q, base, '', { 'x-match': 'all-with-x', [ROUTE_HEADER]: q });
+        if (shape === 'fanout') {
+          await ch.assertExchange(exchangeOf(q), 'fanout', { durable: true, autoDelete: false });
+          await ch.bindQueue(q, exchangeOf(q), '');
+        } else if (shape === 'headers')
+          await ch.bindQueue(q, base, '', { 'x-match': 'all-with-x', [HEADERS_ROUTE]: q });
       }
       const body = Buffer.alloc(1024, 'x');
       const started = process.hrtime.bigint();
       for (let i = 0; i < perRun; i++) {
         const to = i % 3 === 2 ? queues[0]! : queues[1 + (i % routes)]!;
-        const ok = ch.publish(base, 'orders.created', body, {
+        const ok = ch.publish(exchangeOf(to), shape === 'default' ? to : 'orders.created', body, {
           persistent: true,
           mandatory: true,
-          headers: { [USER_HEADER]: 'u', [ROUTE_HEADER]: to },
+          headers: shape === 'fanout' ? { [USER_HEADER]: 'u' } : { [USER_HEADER]: 'u', [HEADERS_ROUTE]: to },
         });
         if (!ok) await new Promise((r) => ch.once('drain', r));
         // The engine's window: its prefetch (200) of copies awaiting their confirm.
@@ -87,7 +103,7 @@ async function routingRun(routes: number): Promise<number> {
       return perRun / (Number(process.hrtime.bigint() - started) / 1e9);
     } finally {
       await ch.close().catch(() => undefined);
-      await drop(c, queues, [base]);
+      await drop(c, queues, [base], `${base}.`);
     }
   });
 }
@@ -134,13 +150,17 @@ async function main(): Promise<void> {
   const rates = new Map<number, number[]>(ROUTE_COUNTS.map((n) => [n, []]));
   const matchNs = new Map<number, number[]>(ROUTE_COUNTS.map((n) => [n, []]));
   const routing = new Map<number, number[]>(ROUTE_COUNTS.map((n) => [n, []]));
+  const headersRouting = new Map<number, number[]>(ROUTE_COUNTS.map((n) => [n, []]));
+  const defaultRouting = new Map<number, number[]>(ROUTE_COUNTS.map((n) => [n, []]));
   for (const n of ROUTE_COUNTS) matchCost(n); // warm-up: compiles every filter once
   for (let i = 0; i < runs && Date.now() < deadline; i++) {
     // Interleaved so drift on a shared machine hits every route count alike.
     for (const n of ROUTE_COUNTS) {
       rates.get(n)!.push(await throughputRun(n));
       matchNs.get(n)!.push(matchCost(n));
-      routing.get(n)!.push(await routingRun(n));
+      routing.get(n)!.push(await routingRun(n, 'fanout'));
+      headersRouting.get(n)!.push(await routingRun(n, 'headers'));
+      defaultRouting.get(n)!.push(await routingRun(n, 'default'));
     }
   }
   const memory: AgentMemory[] = [];
@@ -151,18 +171,22 @@ async function main(): Promise<void> {
   const one = median(rates.get(1)!);
   const oneMatch = median(matchNs.get(1)!);
   const oneRouting = median(routing.get(1)!);
+  const oneHeaders = median(headersRouting.get(1)!);
+  const oneDefault = median(defaultRouting.get(1)!);
   console.log(
     `messages per run: ${perRun} (1 KiB, persistent, classic; a third to the app), runs: ${rates.get(1)!.length}`,
   );
   console.log(
-    'routes   engine msg/s   vs 1 route   match ns/msg   vs 1 route   headers exchange msg/s   vs 1 route   engine runs (msg/s)',
+    'routes   engine msg/s   vs 1 route   match ns/msg   vs 1 route   fanout exchanges msg/s   vs 1 route   headers exchange msg/s   vs 1 route   default exchange msg/s   vs 1 route   engine runs (msg/s)',
   );
   const rows = ROUTE_COUNTS.map((n) => {
     const r = median(rates.get(n)!);
     const m = median(matchNs.get(n)!);
     const x = median(routing.get(n)!);
+    const hx = median(headersRouting.get(n)!);
+    const dx = median(defaultRouting.get(n)!);
     console.log(
-      `${String(n).padStart(6)}   ${r.toFixed(0).padStart(12)}   ${(r / one).toFixed(2).padStart(10)}   ${m.toFixed(0).padStart(12)}   ${(m / oneMatch).toFixed(2).padStart(10)}   ${x.toFixed(0).padStart(22)}   ${(x / oneRouting).toFixed(2).padStart(10)}   ${rates
+      `${String(n).padStart(6)}   ${r.toFixed(0).padStart(12)}   ${(r / one).toFixed(2).padStart(10)}   ${m.toFixed(0).padStart(12)}   ${(m / oneMatch).toFixed(2).padStart(10)}   ${x.toFixed(0).padStart(22)}   ${(x / oneRouting).toFixed(2).padStart(10)}   ${hx.toFixed(0).padStart(22)}   ${(hx / oneHeaders).toFixed(2).padStart(10)}   ${dx.toFixed(0).padStart(22)}   ${(dx / oneDefault).toFixed(2).padStart(10)}   ${rates
         .get(n)!
         .map((x) => x.toFixed(0))
         .join(' ')}`,
@@ -173,8 +197,12 @@ async function main(): Promise<void> {
       ratio: Number((r / one).toFixed(3)),
       matchNsPerMessage: Number(m.toFixed(1)),
       matchRatio: Number((m / oneMatch).toFixed(2)),
-      headersExchangeMsgsPerSec: Math.round(x),
-      headersExchangeRatio: Number((x / oneRouting).toFixed(3)),
+      fanoutExchangesMsgsPerSec: Math.round(x),
+      fanoutExchangesRatio: Number((x / oneRouting).toFixed(3)),
+      headersExchangeMsgsPerSec: Math.round(hx),
+      headersExchangeRatio: Number((hx / oneHeaders).toFixed(3)),
+      defaultExchangeMsgsPerSec: Math.round(dx),
+      defaultExchangeRatio: Number((dx / oneDefault).toFixed(3)),
       runs: rates.get(n)!.map(Math.round),
     };
   });

@@ -16,7 +16,7 @@ import { keptLogsDir, podLogLines } from '../env/k8s/node/realNode';
 import { clusterFixture } from '../support/clusterFixture';
 import { podsOf } from '../support/kube';
 import { pollUntil, waitForGone } from '../support/poll';
-import { queueExists } from '../support/rabbitManagement';
+import { exchangesStartingWith, queueExists } from '../support/rabbitManagement';
 import { deployRabbitApp, ids, publishTo, waitForAppReceived } from '../support/rabbitSplit';
 import { getSplit, removeSplit, splitFor, waitForSplitPhase } from '../support/splits';
 import { uniqueName } from '../support/services';
@@ -26,19 +26,6 @@ const FINALIZER = 'queuesplit.dev/handback';
 // (test/conformance/rabbitmq-source-rules.test.ts), so only these are still refused.
 const REFUSED_ARGS = ['x-acme-routing-hint', 'x-acme-shard'];
 const fx = clusterFixture('qs-refused', { rabbitmq: true });
-
-async function exchangeExists(name: string): Promise<boolean> {
-  const url = new URL(fx.services.rabbitManagementUrl);
-  const auth = Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`);
-  const res = await fetch(`${url.origin}/api/exchanges/%2F/${encodeURIComponent(name)}`, {
-    headers: { authorization: `Basic ${auth.toString('base64')}` },
-    signal: AbortSignal.timeout(5000),
-  });
-  await res.body?.cancel();
-  if (res.status === 404) return false;
-  if (!res.ok) throw new Error(`management API GET exchange ${name}: HTTP ${res.status}`);
-  return true;
-}
 
 /** Every line the queue-agents of this test's namespace logged (their pods may be gone). */
 function agentLines(): string[] {
@@ -93,7 +80,9 @@ async function leftovers(workload: string, uid: string, installId: string): Prom
     for (const name of [q.appShadowQueue, q.lockQueue]) {
       if (await queueExists(services.rabbitManagementUrl, name)) found.push(`queue ${name}`);
     }
-    if (await exchangeExists(q.appShadowQueue)) found.push(`exchange ${q.appShadowQueue}`);
+    // The engine's exchanges are all named after the application shadow (agent/rabbitmq/routing.ts).
+    for (const x of await exchangesStartingWith(services.rabbitManagementUrl, q.appShadowQueue))
+      found.push(`exchange ${x}`);
   }
   return found;
 }

@@ -9,16 +9,21 @@ import * as amqp from 'amqplib';
 import { silentLogger } from '../../agent/log';
 import { PublishBarrier } from '../../agent/engine/publishBarrier';
 import { Relay, type RelaySelection } from '../../agent/rabbitmq/relay';
-import { ensureRoute } from '../../agent/rabbitmq/routing';
+import { ensureRoute, RouteNames } from '../../agent/rabbitmq/routing';
 import { AmqpConnection } from '../../agent/rabbitmq/amqpConnection';
 import { amqpTarget } from '../../agent/rabbitmq/urls';
 import { pollUntil } from '../support/poll';
+import {
+  deleteExchangesStartingWith,
+  exchangesBoundTo,
+  exchangesStartingWith,
+} from '../support/rabbitManagement';
 import { loadServices, uniqueName } from '../support/services';
 import { rabbitConnection } from './rabbitmq/connection';
 import { rabbitHarness } from './rabbitmq/harness';
 import { runPika } from './rabbitmq/pikaClient';
 import type { TestMessage } from './harness';
-import { assertDelivery, batch, ids, USER } from './delivery';
+import { assertDelivery, batch, ids, seenIds, USER } from './delivery';
 import { done, running, untilDone } from './steps';
 import { testLogger, withSplit } from './support';
 
@@ -328,30 +333,61 @@ for (const type of ['classic', 'quorum'] as const) {
   });
 }
 
-test("the split's routing exchange survives a restart and a restart mid-cleanup does not leave it behind", () => {
+/** The exchanges an engine made: every one is named after its routing exchange, which is named
+ * like the application shadow (agent/rabbitmq/routing.ts). */
+const exchangesOf = (appShadow: string) => exchangesStartingWith(services.rabbitManagementUrl, appShadow);
+
+/** The one exchange (besides the default) `queue` is bound to. */
+async function exchangeOf(queue: string): Promise<string> {
+  const bound = await exchangesBoundTo(services.rabbitManagementUrl, queue);
+  assert.equal(bound.length, 1, `${queue} is bound to ${bound.join(', ') || 'no exchange'}`);
+  return bound[0]!;
+}
+
+test("the split's routing exchanges survive a restart and a restart mid-cleanup leaves none behind, nor an earlier agent's headers exchange", () => {
   const h = rabbitHarness('classic');
   return withSplit(h, async (t, engines) => {
-    const exchangeExists = () =>
-      withChannel((ch) => ch.checkExchange(t.appShadow)).then(
-        () => true,
-        () => false,
-      );
     const e = engines.track(h.engine(t, { logger: testLogger() }));
-    const started = await running(e, 1, []);
-    assert.ok(await exchangeExists(), 'the routing exchange is declared with the split');
-    // The agent dies and the exchange goes behind its back (an operator, a broker reset): the
-    // successor declares and binds it again before its first copy.
+    const alice = t.route('alice', { [USER]: 'alice' });
+    const started = await running(e, 1, [alice]);
+    const made = await exchangesOf(t.appShadow);
+    assert.equal(made.length, 2, `one exchange per destination: ${made.join(', ')}`);
+    assert.deepEqual([await exchangeOf(t.appShadow), await exchangeOf(alice.shadow)].sort(), made.sort());
+    // The agent dies and the exchanges go behind its back (an operator, a broker reset): the
+    // successor declares and binds them again before its first copy.
     await e.close();
-    await withChannel((ch) => ch.deleteExchange(t.appShadow));
+    await deleteExchangesStartingWith(services.rabbitManagementUrl, t.appShadow);
     const successor = engines.track(h.engine(t, { logger: testLogger() }));
-    await untilDone(() => successor.recover(started.checkpoint, { generation: 1, routes: [] }), 'recover');
-    const input = batch('restart', 2, () => ({ [USER]: 'bob' }));
-    await h.produce(t, input);
-    const app = await drainAll(t.appShadow);
-    assert.deepEqual(app.map((m) => String(m.properties.messageId)).sort(), ids(input).sort());
+    await untilDone(
+      () => successor.recover(started.checkpoint, { generation: 1, routes: [alice] }),
+      'recover',
+    );
+    const toApp = batch('restart', 2, () => ({ [USER]: 'bob' }));
+    const toAlice = batch('restart-alice', 2, () => ({ [USER]: 'alice' }));
+    await h.produce(t, [...toApp, ...toAlice]);
+    assertDelivery({
+      inputs: ids([...toApp, ...toAlice]),
+      destinations: {
+        app: seenIds(await h.read(t.appShadow, ids(toApp))),
+        [alice.shadow]: seenIds(await h.read(alice.shadow, ids(toAlice))),
+      },
+    });
+    assert.deepEqual((await exchangesOf(t.appShadow)).sort(), made.sort(), 'the same names again');
     const aborted = await untilDone(() => successor.abort(), 'abort');
-    // Cleanup dies before it finishes (the shadow delete fails once): the exchange is still
-    // there, and the next agent's cleanup, from the checkpoint alone, deletes it.
+    // The rollback moved the shadows back to the source through the source's own exchange.
+    const sourceExchange = await exchangeOf(t.source);
+    assert.ok(sourceExchange.startsWith(t.appShadow), `${sourceExchange} is the engine's`);
+    // An earlier agent's single headers exchange, named like the routing exchange itself, as an
+    // upgrade finds it: cleanup deletes it too.
+    await withChannel(async (ch) => {
+      await ch.assertExchange(t.appShadow, 'headers', { durable: true, autoDelete: false });
+      await ch.bindQueue(t.appShadow, t.appShadow, '', {
+        'x-match': 'all-with-x',
+        'x-queue-split-to': t.appShadow,
+      });
+    });
+    // Cleanup dies before it finishes (the shadow delete fails once): the exchanges are still
+    // there, and the next agent's cleanup, from the checkpoint alone, deletes them.
     await successor.close();
     const dying = engines.track(
       h.engine(t, {
@@ -366,11 +402,60 @@ test("the split's routing exchange survives a restart and a restart mid-cleanup 
     done(await dying.recover(aborted.checkpoint), 'recover into aborted');
     assert.notEqual((await dying.cleanup()).kind, 'done');
     await dying.close();
-    assert.ok(await exchangeExists(), 'kept while a shadow is not deleted');
+    assert.ok((await exchangesOf(t.appShadow)).length > 0, 'kept while a shadow is not deleted');
     const last = engines.track(h.engine(t, { logger: testLogger() }));
     done(await last.recover(aborted.checkpoint), 'recover into aborted');
     await untilDone(() => last.cleanup(), 'cleanup');
-    assert.equal(await exchangeExists(), false, 'the routing exchange was left behind');
+    assert.deepEqual(await exchangesOf(t.appShadow), [], 'an exchange of the split was left behind');
+    assert.deepEqual(
+      await exchangesBoundTo(services.rabbitManagementUrl, t.source),
+      [],
+      'the source is unbound',
+    );
+  }).finally(() => h.close());
+});
+
+test("a destination's exchange deleted behind a running engine is declared again and no copy is lost", () => {
+  const h = rabbitHarness('classic');
+  return withSplit(h, async (t, engines) => {
+    const e = engines.track(h.engine(t, { logger: testLogger() }));
+    const alice = t.route('alice', { [USER]: 'alice' });
+    await running(e, 1, [alice]);
+    const first = batch('before', 4, () => ({ [USER]: 'alice' }));
+    await h.produce(t, first);
+    await h.read(alice.shadow, ids(first));
+    const exchange = await exchangeOf(alice.shadow);
+    await withChannel((ch) => ch.deleteExchange(exchange));
+    // A copy to the missing exchange closes the engine's publishing channel: it and every copy
+    // unconfirmed with it are retried (the broker may hold them: duplicates allowed, no loss).
+    const toAlice = batch('after-alice', 6, () => ({ [USER]: 'alice' }));
+    const toApp = batch('after-app', 6, () => ({ [USER]: 'bob' }));
+    const input = [...toAlice, ...toApp];
+    await h.produce(t, input);
+    assertDelivery({
+      inputs: ids(input),
+      destinations: {
+        [alice.shadow]: seenIds(await h.read(alice.shadow, ids(toAlice))),
+        app: seenIds(await h.read(t.appShadow, ids(toApp))),
+      },
+      mayDuplicate: ids(input),
+    });
+    assert.equal(await exchangeOf(alice.shadow), exchange, 'declared and bound again, under its name');
+  }).finally(() => h.close());
+});
+
+test("a drained route's exchange is deleted with its shadow", () => {
+  const h = rabbitHarness('classic');
+  return withSplit(h, async (t, engines) => {
+    const e = engines.track(h.engine(t, { logger: testLogger() }));
+    const alice = t.route('alice', { [USER]: 'alice' });
+    await running(e, 1, [alice]);
+    const exchange = await exchangeOf(alice.shadow);
+    const appExchange = await exchangeOf(t.appShadow);
+    done(await e.reconcileRoutes(2, []), 'reconcile without alice');
+    await untilDone(() => e.drainRoute(alice), 'drainRoute');
+    assert.equal(await h.exists(alice.shadow), false, 'the shadow is deleted');
+    assert.deepEqual(await exchangesOf(t.appShadow), [appExchange], `${exchange} is deleted with it`);
   }).finally(() => h.close());
 });
 
@@ -416,12 +501,12 @@ test('a publish lost with its channel is retried to the destination of its own g
       }
       return { destination: generation === 1 ? oldShadow : newShadow, routeId: undefined, generation };
     };
-    const exchange = `${label}-x`;
+    const routes = new RouteNames(`${label}-x`);
     for (const q of [oldShadow, newShadow])
-      assert.deepEqual(await ensureRoute(link, exchange, q), { ok: true });
+      assert.deepEqual(await ensureRoute(link, routes, q), { ok: true });
     const relay = new Relay({
       queue: source,
-      exchange,
+      routes,
       prefetch: 10,
       consumerTag: `${label}-relay`,
       engineUser: amqpTarget(services.amqpUrl, 10).username,
@@ -449,7 +534,7 @@ test('a publish lost with its channel is retried to the destination of its own g
     await session.close();
     await withChannel(async (ch) => {
       for (const q of [source, oldShadow, newShadow]) await ch.deleteQueue(q).catch(() => undefined);
-      await ch.deleteExchange(`${label}-x`).catch(() => undefined);
     }).catch(() => undefined);
+    await deleteExchangesStartingWith(services.rabbitManagementUrl, `${label}-x`).catch(() => undefined);
   }
 });

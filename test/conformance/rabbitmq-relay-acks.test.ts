@@ -9,9 +9,10 @@ import type * as amqp from 'amqplib';
 import { silentLogger } from '../../agent/log';
 import { AmqpConnection, type Link } from '../../agent/rabbitmq/amqpConnection';
 import { Relay, type RelaySelection } from '../../agent/rabbitmq/relay';
-import { ensureRoute } from '../../agent/rabbitmq/routing';
+import { ensureRoute, RouteNames } from '../../agent/rabbitmq/routing';
 import { amqpTarget } from '../../agent/rabbitmq/urls';
 import { pollUntil } from '../support/poll';
+import { deleteExchangesStartingWith } from '../support/rabbitManagement';
 import { loadServices, uniqueName } from '../support/services';
 import { rabbitConnection } from './rabbitmq/connection';
 
@@ -25,12 +26,12 @@ interface Setup {
   readonly label: string;
   readonly source: string;
   readonly destination: string;
-  readonly exchange: string;
+  readonly routes: RouteNames;
   readonly link: Link;
 }
 
-/** A source holding `ids` (in order) and a destination bound to a routing exchange, on an
- * engine-style connection; removed after `op`. */
+/** A source holding `ids` (in order) and a destination bound to its exchange (routing.ts), on
+ * an engine-style connection; removed after `op`. */
 async function withSource(
   type: QueueType,
   ids: readonly string[],
@@ -39,7 +40,7 @@ async function withSource(
   const label = uniqueName(`rq-acks-${type}`);
   const source = `${label}-src`;
   const destination = `${label}-dst`;
-  const exchange = `${label}-x`;
+  const routes = new RouteNames(`${label}-x`);
   await withChannel(async (ch) => {
     for (const q of [source, destination])
       await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': type } });
@@ -60,14 +61,16 @@ async function withSource(
   try {
     const up = await session.ensureUp();
     if (up.kind !== 'up') throw new Error(`no connection: ${up.reason}`);
-    assert.deepEqual(await ensureRoute(up.link, exchange, destination), { ok: true });
-    await op({ label, source, destination, exchange, link: up.link });
+    assert.deepEqual(await ensureRoute(up.link, routes, destination), { ok: true });
+    await op({ label, source, destination, routes, link: up.link });
   } finally {
     await session.close();
     await withChannel(async (ch) => {
       for (const q of [source, destination]) await ch.deleteQueue(q).catch(() => undefined);
-      await ch.deleteExchange(exchange).catch(() => undefined);
     }).catch(() => undefined);
+    await deleteExchangesStartingWith(services.rabbitManagementUrl, routes.routingExchange).catch(
+      () => undefined,
+    );
   }
 }
 
@@ -77,7 +80,7 @@ function relayOf(
 ): Relay {
   return new Relay({
     queue: s.source,
-    exchange: s.exchange,
+    routes: s.routes,
     prefetch: options.prefetch,
     consumerTag: `${s.label}-relay`,
     engineUser: amqpTarget(services.amqpUrl, 10).username,
@@ -113,11 +116,16 @@ for (const type of ['classic', 'quorum'] as const) {
       const ids = range('mid', 6);
       const refused = 'mid-3';
       return withSource(type, ids, async (s) => {
-        // The refused copy's destination has no queue: every publish of it is returned, and the
-        // relay retries it with backoff while its delivery stays unacked between acked ones.
+        // The refused copy's destination has no queue (deleted behind the relay: its exchange
+        // stays, unbound): every publish of it is returned, and the relay retries it with
+        // backoff while its delivery stays unacked between acked ones.
+        const missing = `${s.label}-missing`;
+        await withChannel((ch) =>
+          ch.assertExchange(s.routes.exchangeFor(missing), 'fanout', { durable: true, autoDelete: false }),
+        );
         const relay = relayOf(s, {
           prefetch: 10,
-          select: (msg) => (msg.properties.messageId === refused ? `${s.label}-missing` : s.destination),
+          select: (msg) => (msg.properties.messageId === refused ? missing : s.destination),
         });
         await relay.start(s.link);
         await pollUntil(

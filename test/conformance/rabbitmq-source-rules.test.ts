@@ -9,7 +9,7 @@ import { after, describe, test } from 'node:test';
 import type { Engine, RouteSpec } from '../../agent/engine/contract';
 import { RabbitEngine } from '../../agent/rabbitmq/engine';
 import { pollUntil } from '../support/poll';
-import { deletePolicy, getQueue, putPolicy } from '../support/rabbitManagement';
+import { deleteExchangesStartingWith, deletePolicy, getQueue, putPolicy } from '../support/rabbitManagement';
 import { loadServices, uniqueName } from '../support/services';
 import { rabbitConnection } from './rabbitmq/connection';
 import { runPika } from './rabbitmq/pikaClient';
@@ -138,8 +138,10 @@ async function split(
         await ch.deleteQueue(q).catch(() => undefined);
     });
     await onChannel(async (ch) => {
-      for (const x of [dlx, appShadow]) await ch.deleteExchange(x).catch(() => undefined);
+      await ch.deleteExchange(dlx).catch(() => undefined);
     });
+    // The engine's exchanges are named after the application shadow.
+    await deleteExchangesStartingWith(services.rabbitManagementUrl, appShadow).catch(() => undefined);
   };
   const route: RouteSpec = { routeId: 'alice', filter: { [USER]: 'alice' }, shadow: aliceShadow };
   try {

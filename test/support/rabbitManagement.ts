@@ -110,3 +110,45 @@ export async function closeConnections(managementUrl: string, nameEnd: string): 
   }
   return targets.length;
 }
+
+/** The names of the exchanges whose names start with `prefix`. */
+export async function exchangesStartingWith(
+  managementUrl: string,
+  prefix: string,
+  vhost = '/',
+): Promise<string[]> {
+  const res = await call(managementUrl, 'GET', `/api/exchanges/${encodeURIComponent(vhost)}?columns=name`);
+  if (!res.ok) throw new Error(`management API GET exchanges: HTTP ${res.status}`);
+  const all = (await res.json()) as { name: string }[];
+  return all.map((x) => x.name).filter((name) => name.startsWith(prefix));
+}
+
+/** The exchanges `queue` is bound to, the default exchange aside. */
+export async function exchangesBoundTo(managementUrl: string, queue: string, vhost = '/'): Promise<string[]> {
+  const res = await call(
+    managementUrl,
+    'GET',
+    `/api/queues/${encodeURIComponent(vhost)}/${encodeURIComponent(queue)}/bindings`,
+  );
+  if (!res.ok) throw new Error(`management API GET bindings of ${queue}: HTTP ${res.status}`);
+  const bindings = (await res.json()) as { source: string }[];
+  return bindings.map((b) => b.source).filter((source) => source !== '');
+}
+
+/** Deletes every exchange whose name starts with `prefix` (what a test's engines made). */
+export async function deleteExchangesStartingWith(
+  managementUrl: string,
+  prefix: string,
+  vhost = '/',
+): Promise<void> {
+  for (const name of await exchangesStartingWith(managementUrl, prefix, vhost)) {
+    const res = await call(
+      managementUrl,
+      'DELETE',
+      `/api/exchanges/${encodeURIComponent(vhost)}/${encodeURIComponent(name)}`,
+    );
+    await res.body?.cancel();
+    if (!res.ok && res.status !== 404)
+      throw new Error(`management API DELETE exchange ${name}: HTTP ${res.status}`);
+  }
+}

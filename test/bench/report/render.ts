@@ -196,14 +196,33 @@ function routesSection(results: ReadonlyMap<string, BenchJson>): string {
     text: `${fmt(num(row.matchNsPerMessage) ?? 0)} ns/msg`,
     color: '#7a5cc2',
   }));
-  const exchange = rows
-    .filter((row) => num(row.headersExchangeMsgsPerSec) !== undefined)
-    .map((row) => ({
-      label: `${fmt((num(row.routes) ?? 0) + 1)} bindings`,
-      value: num(row.headersExchangeMsgsPerSec) ?? 0,
-      text: `${fmt(num(row.headersExchangeMsgsPerSec) ?? 0)} msg/s (${fmt(num(row.headersExchangeRatio) ?? 0, 2)})`,
-      color: '#888',
-    }));
+  // The broker alone, per routing shape: the engine's (an exchange per destination), the single
+  // headers exchange earlier agents used (older results have only that one), and the default
+  // exchange, the ceiling of any routing.
+  const exchange = rows.flatMap((row) => {
+    const destinations = `${fmt((num(row.routes) ?? 0) + 1)} destinations`;
+    const bar = (shape: string, rate: unknown, ratio: unknown, color: string) =>
+      num(rate) === undefined
+        ? []
+        : [
+            {
+              label: `${destinations}, ${shape}`,
+              value: num(rate) ?? 0,
+              text: `${fmt(num(rate) ?? 0)} msg/s (${fmt(num(ratio) ?? 0, 2)})`,
+              color,
+            },
+          ];
+    return [
+      ...bar('fanout per destination', row.fanoutExchangesMsgsPerSec, row.fanoutExchangesRatio, '#2e6fba'),
+      ...bar('one headers exchange', row.headersExchangeMsgsPerSec, row.headersExchangeRatio, '#888'),
+      ...bar(
+        'default exchange (no routing)',
+        row.defaultExchangeMsgsPerSec,
+        row.defaultExchangeRatio,
+        '#bbb',
+      ),
+    ];
+  });
   const flagsOf = (m: Record<string, unknown>) =>
     Array.isArray(m.nodeFlags) && m.nodeFlags.length === 0 ? ' (no source maps)' : '';
   const memory = (Array.isArray(r.agentMemory) ? (r.agentMemory as Record<string, unknown>[]) : []).flatMap(
@@ -228,7 +247,7 @@ function routesSection(results: ReadonlyMap<string, BenchJson>): string {
     barChart(bars) +
     `<h3>Route match per message (RouteIndex.match)</h3>${barChart(match)}` +
     (exchange.length > 0
-      ? `<h3>The broker alone: confirmed publishes through a headers exchange</h3>${barChart(exchange)}`
+      ? `<h3>The broker alone: confirmed publishes per routing shape</h3>${barChart(exchange)}`
       : '') +
     (memory.length > 0
       ? `<h3>Queue-agent process RSS</h3>${barChart(memory, [{ at: 150 * (1e6 / 2 ** 20), label: '150 MB' }])}`

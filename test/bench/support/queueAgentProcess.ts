@@ -250,7 +250,8 @@ export async function queueAgentMemory(
       drop(
         c,
         [source, names.appShadow, names.lockQueue ?? '', ...agentRoutes.map((r) => r.shadows.orders!.shadow)],
-        [names.appShadow],
+        [],
+        names.appShadow, // the engine's exchanges are named after it (agent/rabbitmq/routing.ts)
       ),
     );
   }

@@ -3,6 +3,7 @@
 import * as amqp from 'amqplib';
 import type { RouteSpec } from '../../../agent/engine/contract';
 import { RabbitEngine } from '../../../agent/rabbitmq/engine';
+import { deleteExchangesStartingWith } from '../../support/rabbitManagement';
 import { loadServices } from '../../support/services';
 
 export const services = loadServices();
@@ -45,17 +46,21 @@ export async function prefill(
   await ch.close();
 }
 
-/** Deletes the queues and exchanges a run made (an absent one is no error). */
+/** Deletes the queues and exchanges a run made (an absent one is no error), and every exchange
+ * whose name starts with `exchangePrefix` (an engine's: named after its app shadow). */
 export async function drop(
   c: amqp.ChannelModel,
   queues: readonly string[],
   exchanges: readonly string[] = [],
+  exchangePrefix?: string,
 ): Promise<void> {
   const ch = await c.createChannel();
   ch.on('error', () => undefined);
   for (const q of queues) await ch.deleteQueue(q).catch(() => undefined);
   for (const x of exchanges) await ch.deleteExchange(x).catch(() => undefined);
   await ch.close().catch(() => undefined);
+  if (exchangePrefix !== undefined)
+    await deleteExchangesStartingWith(services.rabbitManagementUrl, exchangePrefix);
 }
 
 const must = async (o: Promise<{ kind: string }>) => {

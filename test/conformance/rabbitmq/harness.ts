@@ -6,7 +6,12 @@ import type { Engine, RouteSpec } from '../../../agent/engine/contract';
 import { RabbitEngine } from '../../../agent/rabbitmq/engine';
 import type { RabbitEngineConfig } from '../../../agent/rabbitmq/config';
 import { pollUntil } from '../../support/poll';
-import { closeConnections, getQueue, queueExists } from '../../support/rabbitManagement';
+import {
+  closeConnections,
+  deleteExchangesStartingWith,
+  getQueue,
+  queueExists,
+} from '../../support/rabbitManagement';
 import { loadServices, uniqueName } from '../../support/services';
 import {
   NON_STRING,
@@ -117,14 +122,13 @@ export function rabbitHarness(type: QueueType): ProviderHarness {
     notPreserved: [
       'deliveryMode: forced to 2 (persistent) so the shadow copy is durable',
       'userId: kept only when it equals the engine user (the broker checks it against the publishing connection)',
-      "exchange: copies go through the split's routing exchange (named like the app shadow), with the producer's routing key kept; the first hop records the producer's exchange (and routing key) in x-queue-split-exchange / x-queue-split-routing-key",
-      'x-queue-split-to header: added, it names the queue the routing exchange delivers the copy to',
+      "exchange: copies go through their destination's own exchange (a fanout exchange named after the app shadow), with the producer's routing key kept; the first hop records the producer's exchange (and routing key) in x-queue-split-exchange / x-queue-split-routing-key",
       'redelivered flag: delivery state, not message content; every copy is delivered fresh',
       'CC/BCC headers: dropped, they would route the copy again; CC is kept as x-queue-split-cc',
       "x-delivery-count header: dropped, it counts the source's redeliveries (a quorum shadow adds its own)",
       'a longstr header whose bytes are not UTF-8: re-encoded as UTF-8 (invalid sequences become U+FFFD); every other header keeps its AMQP type and value',
       'expiration: copied, so the per-message TTL restarts at each hop (source to shadow, shadow to source)',
-      "dead-lettering from a shadow (the source's rules, which the shadow is declared with): x-death names the shadow queue, and the routing exchange as the exchange, where the source's names the source and the producer's exchange; reason, count and routing keys are the producer's (CC keys excepted: a copy carries CC as x-queue-split-cc)",
+      "dead-lettering from a shadow (the source's rules, which the shadow is declared with): x-death names the shadow queue, and the shadow's exchange as the exchange, where the source's names the source and the producer's exchange; reason, count and routing keys are the producer's (CC keys excepted: a copy carries CC as x-queue-split-cc)",
       'x-expires: not given to shadows (a shadow that expired would delete what it holds; the source does not expire while the engine consumes it)',
     ],
 
@@ -291,8 +295,8 @@ export function rabbitHarness(type: QueueType): ProviderHarness {
       for (const name of asTopology(t).names) {
         await withChannel((ch) => ch.deleteQueue(name)).catch(() => undefined);
       }
-      // The engine's routing exchange is named like the application shadow.
-      await withChannel((ch) => ch.deleteExchange(t.appShadow)).catch(() => undefined);
+      // The engine's exchanges are named after the application shadow.
+      await deleteExchangesStartingWith(services.rabbitManagementUrl, t.appShadow).catch(() => undefined);
     },
 
     async close() {

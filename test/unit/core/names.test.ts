@@ -13,7 +13,13 @@ import {
 } from '../../../core/names';
 import { kafkaQueueNames, kafkaRouteNames } from '../../../core/providers/kafka/names';
 import { kafkaOwnershipKey, normaliseKafkaBrokers } from '../../../core/providers/kafka/ownership';
-import { rabbitQueueNames, rabbitRouteNames } from '../../../core/providers/rabbitmq/names';
+import {
+  DESTINATION_EXCHANGE_SUFFIX_BYTES,
+  destinationExchangeName,
+  rabbitQueueNames,
+  rabbitRouteNames,
+} from '../../../core/providers/rabbitmq/names';
+import { validateConfig, type RabbitEngineConfig } from '../../../agent/rabbitmq/config';
 import { normaliseAmqpEndpoint, rabbitOwnershipKey } from '../../../core/providers/rabbitmq/ownership';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -178,5 +184,46 @@ describe('ownership keys', () => {
       ok: true,
       value: { host: 'h', vhost: 'v/x' },
     });
+  });
+});
+
+describe("RabbitMQ destinations' exchanges (agent/rabbitmq/routing.ts)", () => {
+  const id = { installId: 'i1', workloadUid: 'uid-1', queue: 'orders', epoch: 3, routeId: 'r1' };
+  const routing = rabbitQueueNames(id).appShadowQueue;
+
+  test('named after the routing exchange, a fixed suffix, deterministic, one per destination', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), fc.string({ maxLength: 300 }), (a, b) => {
+        const name = destinationExchangeName(routing, a);
+        assert.ok(name.startsWith(`${routing}.to-`), name);
+        assert.equal(Buffer.byteLength(name), Buffer.byteLength(routing) + DESTINATION_EXCHANGE_SUFFIX_BYTES);
+        assert.equal(name, destinationExchangeName(routing, a));
+        if (a !== b) assert.notEqual(name, destinationExchangeName(routing, b));
+      }),
+    );
+    // The shadows' names are at most 63 characters: far within RabbitMQ's 255 bytes.
+    assert.ok(Buffer.byteLength(destinationExchangeName(routing, rabbitRouteNames(id).sessionQueue)) <= 255);
+  });
+
+  test('never the routing exchange itself (the single headers exchange earlier agents used)', () => {
+    assert.notEqual(destinationExchangeName(routing, routing), routing);
+  });
+
+  test('a configured application shadow leaves room for them within 255 bytes', () => {
+    const config: RabbitEngineConfig = {
+      activationId: 'a',
+      epoch: 1,
+      amqpUrl: 'amqp://rabbit',
+      managementUrl: 'http://rabbit:15672',
+      sourceQueue: 'orders',
+      appShadow: routing,
+      lockQueue: rabbitQueueNames(id).lockQueue,
+    };
+    const room = 255 - DESTINATION_EXCHANGE_SUFFIX_BYTES;
+    assert.deepEqual(validateConfig({ ...config, appShadow: 'a'.repeat(room) }), []);
+    const [error, ...more] = validateConfig({ ...config, appShadow: 'a'.repeat(room + 1) });
+    assert.equal(error?.path, 'appShadow');
+    assert.match(error?.problem ?? '', /no room for the routing exchanges/);
+    assert.deepEqual(more, []);
   });
 });

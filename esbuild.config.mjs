@@ -59,7 +59,8 @@ const jsoncParserEsm = {
     }));
   },
 };
-// The extension bundles are minified (parse time at startup); the executables stay readable.
+// The extension bundles are minified (parse time at startup); the sidecar stays readable, the
+// agent keeps its names (below).
 // `@vscode/l10n` (the vscode-free modules' localization) is VS Code's own l10n in the extension's
 // bundles: extension/l10nBridge.ts says why.
 const extensionBuild = {
@@ -69,6 +70,15 @@ const extensionBuild = {
   minify: true,
   plugins: [lazyImports, jsoncParserEsm],
 };
+
+// The agent runs in every split workload's namespace, so its bundle's memory counts once per
+// workload: the unminified bundle's comments carry a few non-ASCII characters, which make V8
+// hold its whole 13 MB source as a two-byte string (26 MiB of heap). Whitespace and syntax are
+// minified (no comments, 7 MB of ASCII); identifiers are not, so a stack trace still names
+// functions and classes as the source does, and dist/agent.js.map (shipped in the image) maps
+// its positions: deploy/mapStack.ts, or `NODE_OPTIONS=--enable-source-maps` (deploy/Dockerfile
+// says why that is not the default). `--minify` builds everything fully minified.
+const agentMinify = common.minify ? {} : { minifyWhitespace: true, minifySyntax: true };
 
 const results = await Promise.all([
   // `vscode` is provided by the editor at run time.
@@ -82,7 +92,13 @@ const results = await Promise.all([
     build({ ...extensionBuild, entryPoints: [entry], outfile: `dist/${file}` }),
   ),
   build({ ...common, ...executable, entryPoints: ['sidecar/main.ts'], outfile: 'dist/sidecar.js' }),
-  build({ ...common, ...executable, entryPoints: ['agent/main.ts'], outfile: 'dist/agent.js' }),
+  build({
+    ...common,
+    ...executable,
+    ...agentMinify,
+    entryPoints: ['agent/main.ts'],
+    outfile: 'dist/agent.js',
+  }),
 ]);
 
 // Each bundle's inputs (source files and the node_modules files it carries), for the notices.

@@ -14,7 +14,7 @@
 //         queue's name as the routing key, which a copy cannot use: it must keep the producer's).
 //   (iv)  memory: the real queue-agent process (test/bench/support/queueAgentProcess.ts) with 1
 //         and with 1,000 routes ACTIVE on one queue, before and after copying a backlog; and
-//         with 1,000 routes without --enable-source-maps.
+//         with 1,000 routes with --enable-source-maps.
 //
 //   npx tsx test/bench/rabbitmq-routes.bench.ts [messages-per-run] [runs]
 //
@@ -165,8 +165,8 @@ async function main(): Promise<void> {
   }
   const memory: AgentMemory[] = [];
   for (const n of [1, 1000]) memory.push(await queueAgentMemory(n, perRun));
-  // And without source maps, to show what --enable-source-maps (deploy/Dockerfile) costs.
-  memory.push(await queueAgentMemory(1000, perRun, []));
+  // And with source maps, to show what --enable-source-maps (not in deploy/Dockerfile) costs.
+  memory.push(await queueAgentMemory(1000, perRun, ['--enable-source-maps']));
 
   const one = median(rates.get(1)!);
   const oneMatch = median(matchNs.get(1)!);

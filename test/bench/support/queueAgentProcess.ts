@@ -1,7 +1,6 @@
 // The memory of a real queue-agent process with N routes ACTIVE on one RabbitMQ queue: the
-// agent bundle as the image runs it (`node --enable-source-maps dist/agent.js queue-agent`,
-// deploy/Dockerfile), built as `npm run build` builds it, started with the flags the controller
-// gives its pod (agent/controller/agentDeployment.ts) and the admin kubeconfig, in a namespace
+// agent bundle as the image runs it (`node dist/agent.js queue-agent`, deploy/Dockerfile),
+// built as `npm run build` builds it, started with the flags the controller gives its pod (agent/controller/agentDeployment.ts) and the admin kubeconfig, in a namespace
 // of its own. The bench plays the controller: it seals and writes the desired document
 // (PREPARING → STARTING_PUMP → ACTIVE with the routes) and reads the observed one, so the agent
 // declares the shadows, installs the route table and copies a backlog through its engine.
@@ -29,6 +28,13 @@ import { drop, prefill, services, USER_HEADER, withConnection } from './rabbitBe
 
 const ROOT = path.resolve(__dirname, '../../..');
 const MiB = 1024 * 1024;
+
+/** The node flags the agent image runs the agent with (deploy/Dockerfile's ENTRYPOINT): none. */
+export const AGENT_NODE_FLAGS: readonly string[] = [];
+
+/** With QS_BENCH_HEAPSNAPSHOT=<dir>, the agent writes a V8 heap snapshot there with the routes
+ * ACTIVE (node's --heapsnapshot-signal): what the memory is made of, for Chrome DevTools. */
+const snapshotDir = process.env.QS_BENCH_HEAPSNAPSHOT;
 
 export interface AgentMemory {
   readonly routes: number;
@@ -78,6 +84,26 @@ async function heapOf(port: number): Promise<AgentMemory['activeHeap']> {
   };
 }
 
+/** Signals the agent to write a heap snapshot into `dir` and waits until it is written. */
+async function heapSnapshot(pid: number, dir: string): Promise<void> {
+  fs.mkdirSync(dir, { recursive: true });
+  const before = new Set(fs.readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  const file = await until(
+    'the heap snapshot',
+    async () => fs.readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.heapsnapshot')),
+    (f) => f !== undefined,
+  );
+  // Written when its size stops growing.
+  let size = -1;
+  for (;;) {
+    await sleep(1000);
+    const now = fs.statSync(path.join(dir, file!)).size;
+    if (now === size) return;
+    size = now;
+  }
+}
+
 async function until<T>(
   what: string,
   read: () => Promise<T>,
@@ -97,7 +123,7 @@ async function until<T>(
 export async function queueAgentMemory(
   routes: number,
   backlog: number,
-  nodeFlags: readonly string[] = ['--enable-source-maps'],
+  nodeFlags: readonly string[] = AGENT_NODE_FLAGS,
 ): Promise<AgentMemory> {
   const kc = adminConfig(services.kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
@@ -173,6 +199,7 @@ export async function queueAgentMemory(
     process.execPath,
     [
       ...nodeFlags,
+      ...(snapshotDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`] : []),
       buildAgent(),
       'queue-agent',
       ...['--namespace', namespace, '--desired', 'qs-desired', '--observed', 'qs-observed'],
@@ -213,6 +240,7 @@ export async function queueAgentMemory(
     const startedLine = lines.find((l) => l.includes('"agent.started"')) ?? '{}';
     const port = (JSON.parse(startedLine) as { metricsPort?: number }).metricsPort;
     const activeHeap = port ? await heapOf(port).catch(() => undefined) : undefined;
+    if (snapshotDir) await heapSnapshot(child.pid!, snapshotDir);
     await withConnection((c) =>
       prefill(c, [source], source, 'classic', backlog, (i) =>
         i % 3 === 2 ? `nobody-${i}` : `user-${i % routes}`,

@@ -2,7 +2,7 @@
 // the broker does not answer, and exported without route labels.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { sumLag } from '../../../agent/engine/lag';
+import { LAG_READ_CONCURRENCY, sumLag } from '../../../agent/engine/lag';
 import { AgentMetrics } from '../../../agent/queueAgent/metrics';
 
 test('session lag is the sum over the routes; a shadow the broker cannot report makes its kind unknown', async () => {
@@ -27,4 +27,18 @@ test('the lag gauge carries queue and destination only, and drops a reading that
   text = await metrics.registry.metrics();
   assert.match(text, /queuesplit_shadow_lag_messages\{queue="orders",destination="app"\} 1/);
   assert.doesNotMatch(text, /destination="session"/);
+});
+
+test('shadows are read a few at a time, not all at once (one connection each at 1,000 routes)', async () => {
+  let inFlight = 0;
+  let most = 0;
+  const read = async () => {
+    most = Math.max(most, ++inFlight);
+    await new Promise((resolve) => setImmediate(resolve));
+    inFlight--;
+    return 1;
+  };
+  const sessions = Array.from({ length: 1000 }, (_, k) => `s${k}`);
+  assert.deepEqual(await sumLag(read, 'app', sessions), { app: 1, sessions: 1000 });
+  assert.equal(most, LAG_READ_CONCURRENCY);
 });

@@ -12,16 +12,26 @@ export DEBIAN_FRONTEND=noninteractive
 # containerd, runc, the CNI plugins, iptables and buildah are the real test node's
 # (test/env/k8s/node/README.md).
 read -r -a packages <<<"${QS_DEBIAN_PACKAGES:-rabbitmq-server unzip python3-pika python3-boto3 containerd runc containernetworking-plugins iptables buildah}"
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+find_missing() {
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+}
+find_missing
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
     echo "missing Debian packages: ${missing[*]}. Install them as root, then rerun:" >&2
     echo "  sudo bash $(cd "$(dirname "$0")" && pwd)/install-system-deps.sh" >&2
     exit 1
   fi
+  # One apt run at a time: .ci/run starts this script in the background beside `npm ci`, and
+  # env:up runs it again (as does the e2e installer for its own packages); a later run waits here.
+  exec 9>/run/lock/queuesplit-apt.lock
+  flock 9
+  find_missing # what the run before this one installed
+fi
+if [ ${#missing[@]} -gt 0 ]; then
   echo "installing Debian packages: ${missing[*]}"
   apt-get update -qq
   # The package must not start a system-wide node: the environment runs its own on loopback.

@@ -3,7 +3,8 @@
 #   - code-server 4.100.3 from npm (a real VS Code 1.100.3 server; the last line on Node 20),
 #     cached per user in $QS_CACHE_DIR (default ~/.cache/queuesplit), never in the repo;
 #   - Debian's chromium (the client Playwright drives) and the packages the build needs.
-# Idempotent: a working cached install is reused in about a second. The build happens in a
+# Idempotent: a working cached install is reused in about a second; concurrent runs take turns
+# (a lock beside the cache entry). The build happens in a
 # temporary directory beside the cache entry and is renamed into place only when it works, so
 # an interrupted install never leaves a half-built cache behind. Prints the code-server path.
 #
@@ -34,11 +35,21 @@ ensure_debian_packages() {
   [ "$(id -u)" = 0 ] || die "missing Debian packages ${missing[*]}; run as root: apt-get install -y ${missing[*]}"
   say "installing Debian packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The same lock as test/env/install-system-deps.sh: two apt-get runs would fight over dpkg's.
+  (
+    flock 8
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  ) 8>/run/lock/queuesplit-apt.lock
 }
 
 works() { [ -x "$bin" ] && "$bin" --version >/dev/null 2>&1; }
+
+# One install at a time: CI starts this script in the background early (.ci/run) and the e2e
+# suite runs it again when it begins; the later run waits here, then finds the install cached.
+mkdir -p "$cache_root"
+exec 9>"$cache_root/.code-server-$version.lock"
+flock 9
 
 # chromium is needed by every run, cached or not; the build packages only for a build.
 ensure_debian_packages chromium

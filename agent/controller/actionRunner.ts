@@ -32,11 +32,49 @@ export interface RunnerHost {
 /** How many times in a row a quiesce scale may be re-read after an autoscaler raced it. */
 const MAX_AUTOSCALER_RACES = 3;
 
+/**
+ * Actions whose effect stays in this controller until the pass writes the state, the desired
+ * document and the statuses: the agent's steps (carried by the desired document), verdicts and
+ * reports, a route's shadows (its engine declares them). Every other action reaches the cluster
+ * and needs the state that describes it written first.
+ */
+const IN_MEMORY: ReadonlySet<SplitAction['type']> = new Set<SplitAction['type']>([
+  'prepareRoute',
+  'rejectRoute',
+  'failRoute',
+  'reportDegraded',
+  // run()'s default: carried by the desired document, or waits the pass's events check.
+  'prepareQueues',
+  'startPump',
+  'stopPump',
+  'stopSourceAtFrontier',
+  'publishRoutes',
+  'drainRoute',
+  'commitHandoff',
+  'cleanupQueues',
+  'rollbackQueues',
+  'awaitQuiesce',
+  'awaitRollout',
+  'awaitAppDrain',
+  'verifyHandbackQuiesce',
+]);
+
 export class ActionRunner {
   /** Actions a failure interrupted, retried on the next pass while the phase is unchanged. */
   unfinished: { phase: string; actions: readonly SplitAction[] } | undefined;
   /** Quiesce scales an autoscaler raced since the last one that landed. */
   private races = 0;
+  /**
+   * Invariants of the state write a pass may hold back (applyAll):
+   *   1. `owed` is set only while `batching`, by a `persistState` it did not run.
+   *   2. No action outside IN_MEMORY runs while a write is owed: settle() runs first, and its
+   *      failure fails that action (kept, with the write, for the next pass).
+   *   3. The pass ends with settle() (coordinator.pass, after the desired document's write,
+   *      which carries the same state when it writes): no pass ends with a write owed unless
+   *      that write failed, and then the next pass's first action is the write.
+   */
+  private owed = false;
+  private batching = false;
 
   constructor(
     private readonly id: WorkloadId,
@@ -59,6 +97,27 @@ export class ActionRunner {
     if (was === phase) await this.execute(actions);
   }
 
+  /**
+   * A pass's events in order, with the state written once for all of them where no step needs
+   * it sooner (a burst of attaches and acks: each used to write the state and its seal, and then
+   * the desired document did again). Invariants beside `owed`.
+   */
+  async applyAll(events: readonly SplitEvent[]): Promise<void> {
+    this.batching = true;
+    try {
+      for (const event of events) await this.apply(event);
+    } finally {
+      this.batching = false;
+    }
+  }
+
+  /** Writes the state if a pass held its write back (applyAll); a no-op otherwise. */
+  async settle(): Promise<void> {
+    if (!this.owed) return;
+    await this.host.persist();
+    this.owed = false;
+  }
+
   /** Feeds the event to the phase machine and carries out the actions of the new state. */
   async apply(event: SplitEvent): Promise<void> {
     const result = transition(this.host.state(), event);
@@ -78,8 +137,13 @@ export class ActionRunner {
       } catch (err) {
         const reason = describeError(err);
         this.log.error('action.failed', { action: action.type, reason });
-        // Every action is idempotent: the rest of the list is retried on the next pass.
-        this.unfinished = { phase: this.host.state().phase, actions: actions.slice(index) };
+        // Every action is idempotent: the rest of the list is retried on the next pass, after
+        // the state write it waited for if that is what failed (invariant 2).
+        const rest = actions.slice(index);
+        this.unfinished = {
+          phase: this.host.state().phase,
+          actions: this.owed && rest[0]?.type !== 'persistState' ? [{ type: 'persistState' }, ...rest] : rest,
+        };
         const phase = this.host.state().phase;
         if (
           isConflict(err) &&
@@ -121,12 +185,20 @@ export class ActionRunner {
   }
 
   private async run(action: SplitAction): Promise<void> {
+    if (action.type === 'persistState') {
+      if (this.batching) {
+        this.owed = true;
+        return;
+      }
+      await this.host.persist();
+      this.owed = false;
+      return;
+    }
+    if (!IN_MEMORY.has(action.type)) await this.settle();
     const state = this.host.state();
     const names = this.host.names();
     const { kind, namespace, name } = this.id;
     switch (action.type) {
-      case 'persistState':
-        return this.host.persist();
       case 'ensureQueueAgent':
         return this.deps.agents.ensure(namespace, names, name, this.host.resolved());
       case 'observeWorkload': {

@@ -220,8 +220,11 @@ export class Coordinator {
       ...(await this.events.operatorEvents(this.state!, workload, this.names, this.resolved)),
       ...this.events.routeTimeouts(this.state!),
     ];
-    for (const event of events) await this.actions.apply(event);
+    await this.actions.applyAll(events);
+    // The desired document is written with the state (one ConfigMap); the write a pass held back
+    // follows if that did not carry it, before any status says what the state says.
     await this.writeDesired(workload);
+    await this.actions.settle();
     await this.writeStatuses(splits);
     // A handback that could not finish keeps its state and says nothing else meanwhile: its
     // HandedBack status is what failed, and the next pass retries it.

@@ -29,6 +29,8 @@ export class StateStore {
   private lastState = '';
   /** The desired document last written ('' before the first). */
   private lastDesired = '';
+  /** The desired document the ConfigMap holds as this store last wrote it; undefined: unknown. */
+  private writtenDesired: string | undefined;
   /** The digest of the desired document the seal lists; undefined: read the seal. */
   private sealedDesired: string | undefined;
 
@@ -68,6 +70,9 @@ export class StateStore {
   /** Writes the state (with the last desired document), sealed first. */
   async persist(names: Names, state: SplitState): Promise<void> {
     const text = serializeState(state);
+    // Already written as it is (the desired document's write carried a pass's state): nothing to do.
+    if (this.version !== undefined && text === this.lastState && this.lastDesired === this.writtenDesired)
+      return;
     // Sealed first: a crash between the two writes leaves a state (and a desired document) the
     // seal still lists.
     this.sealedDesired ??= await this.seals.newestDesired(names.stateSeal);
@@ -102,6 +107,7 @@ export class StateStore {
       this.version = await write();
     }
     this.lastState = text;
+    this.writtenDesired = this.lastDesired;
     this.sealedDesired = this.lastDesired ? stateDigest(this.lastDesired) : '';
   }
 
@@ -126,6 +132,7 @@ export class StateStore {
     if (intact && (await this.seals.listsDesired(names.stateSeal, desired))) return;
     if (!intact) this.log.warn('state.tampered', { configMap: names.stateConfigMap });
     this.lastDesired = desired;
+    this.writtenDesired = undefined; // what the ConfigMap holds is not ours: write it whatever it says
     this.version = doc.resourceVersion;
     await this.persist(names, state);
   }

@@ -67,8 +67,13 @@ function ping(socketPath: string): Promise<number> {
 }
 
 function hardLimit(flag: '-Hn' | '-Hu'): string {
-  const out = execFileSync('sh', ['-c', `ulimit ${flag}`], { encoding: 'utf8' }).trim();
-  return out === 'unlimited' ? '1048576' : out;
+  const out = execFileSync('bash', ['-c', `ulimit ${flag}`], { encoding: 'utf8' }).trim();
+  const limit = out === 'unlimited' ? 1048576 : Number(out);
+  if (flag === '-Hn') return String(limit);
+  // nproc: runc refused (EPERM) every value above the kernel's pid_max here (hard limit 96367,
+  // 65536, 96000 refused; 32768 = pid_max accepted), so no more than that.
+  const pidMax = Number(fs.readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim());
+  return String(Math.min(limit, pidMax > 0 ? pidMax : limit));
 }
 
 /**
@@ -96,6 +101,17 @@ function writeContainersConf(): string {
     ].join('\n'),
   );
   return file;
+}
+
+/**
+ * The same limits per container, for our podman: its Docker-compatible API does not apply
+ * containers.conf's default_ulimits to a container created through it (seen with Debian's podman
+ * 4.3: runc "error setting rlimit type 6", nproc, on every container), so testcontainers names them.
+ */
+export function podmanUlimits(): Record<string, { soft: number; hard: number }> {
+  const nofile = Number(hardLimit('-Hn'));
+  const nproc = Number(hardLimit('-Hu'));
+  return { nofile: { soft: nofile, hard: nofile }, nproc: { soft: nproc, hard: nproc } };
 }
 
 const podmanEnv = (): NodeJS.ProcessEnv => ({

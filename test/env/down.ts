@@ -15,7 +15,7 @@ async function stopContainers(): Promise<string> {
   const { engineIfRunning, stopPodmanService } = await import('./containers/engine');
   const ours = await engineIfRunning();
   let stopped: string[] = [];
-  if (hasBrokerContainers()) {
+  if (hasBrokerContainers() || ours === 'podman') {
     try {
       stopped = await stopBrokerContainers();
     } catch (err) {

@@ -53,6 +53,7 @@ import {
   rabbitPorts,
   writeConfig as writeRabbitConfig,
 } from '../rabbitmq';
+import { podmanSocket, podmanUlimits } from './engine';
 import { brokerImages } from './images';
 
 type Broker = 'kafka' | 'rabbitmq' | 'elasticmq';
@@ -118,6 +119,18 @@ async function containerLogs(id: string): Promise<string> {
   }
 }
 
+/** Containers of this run directory's broker that are not running (a start that failed, a stop
+ * that did not remove): found by our labels, removed, so that the name is free again. */
+async function removeLeftovers(broker: Broker): Promise<void> {
+  const { getContainerRuntimeClient } = await testcontainers();
+  const client = await getContainerRuntimeClient();
+  const leftovers = await client.container.dockerode.listContainers({
+    all: true,
+    filters: { label: [`${LABEL_ENV}=${runDir}`, `${LABEL_SERVICE}=${broker}`] },
+  });
+  for (const c of leftovers) await client.container.getById(c.Id).remove({ force: true, v: true });
+}
+
 /** Refuses to start over a port someone else holds: the process backend in this or another
  * checkout, or anything else. */
 async function assertPortsFree(broker: Broker, ports: readonly number[]): Promise<void> {
@@ -152,7 +165,9 @@ async function start(
     }
   }
   const image = brokerImages[broker];
+  await removeLeftovers(broker);
   const base = new BrokerContainer(image)
+    .withUlimits(process.env.DOCKER_HOST === `unix://${podmanSocket}` ? podmanUlimits() : {})
     .withUser(user())
     .withLabels({ [LABEL_ENV]: runDir, [LABEL_SERVICE]: broker })
     .withStartupTimeout(120_000);
@@ -309,6 +324,7 @@ function nameSuffix(): string {
 export async function stopBrokerContainers(): Promise<Broker[]> {
   const brokers: Broker[] = ['kafka', 'rabbitmq', 'elasticmq'];
   const recorded = brokers.filter((b) => fs.existsSync(idFile(b)));
+  await Promise.all(brokers.filter((b) => !recorded.includes(b)).map(removeLeftovers));
   if (recorded.length === 0) return [];
   const { getContainerRuntimeClient } = await testcontainers();
   const client = await getContainerRuntimeClient();
@@ -329,6 +345,7 @@ export async function stopBrokerContainers(): Promise<Broker[]> {
           console.error(`env:down: ${broker}'s container ${id.slice(0, 12)}: ${message}`);
       }
       fs.rmSync(idFile(broker), { force: true });
+      await removeLeftovers(broker).catch(() => undefined);
     }),
   );
   return stopped;

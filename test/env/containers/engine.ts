@@ -77,9 +77,9 @@ function hardLimit(flag: '-Hn' | '-Hu'): string {
 }
 
 /**
- * containers.conf for our podman: podman's default container rlimits (nofile 1048576, nproc
- * 4194304 as root) exceed this kind of VM's hard limits (`ulimit -Hn` 20000 here), and the OCI
- * runtime then refuses to start any container; so the defaults are the hard limits we have. No
+ * containers.conf for our podman: podman's default container rlimits (nofile 1048576 as root)
+ * exceed this kind of VM's hard limits (`ulimit -Hn` 20000 here), and the OCI runtime then
+ * refuses to start any container; so the defaults are the limits we have (`hardLimit`). No
  * systemd (cgroupfs, events to a file); runc, the runtime the real test node uses too.
  */
 function writeContainersConf(): string {
@@ -104,9 +104,9 @@ function writeContainersConf(): string {
 }
 
 /**
- * The same limits per container, for our podman: its Docker-compatible API does not apply
- * containers.conf's default_ulimits to a container created through it (seen with Debian's podman
- * 4.3: runc "error setting rlimit type 6", nproc, on every container), so testcontainers names them.
+ * The same limits per container, for our podman: testcontainers names them on every container it
+ * creates there rather than relying on the Docker-compatible API to apply containers.conf (without
+ * them, Debian's podman 4.3 had runc refuse every container: "error setting rlimit type 6", nproc).
  */
 export function podmanUlimits(): Record<string, { soft: number; hard: number }> {
   const nofile = Number(hardLimit('-Hn'));

@@ -35,7 +35,7 @@ KEY_LABEL=dev.queuesplit.image-key
 
 log() { printf '[broker-images] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
-for c in buildah sha256sum ldd; do
+for c in buildah sha256sum ldd unzip file; do
     command -v "$c" >/dev/null || die "$c not found (test/env/containers/install-deps.sh installs it)"
 done
 [[ -x $BUSYBOX ]] || die "$BUSYBOX missing: apt-get install -y busybox-static (test/env/containers/install-deps.sh)"
@@ -122,11 +122,27 @@ script_hash="$(sha256sum "$0" | cut -c1-16)"
 jre_key="$(jre_fingerprint | sha256sum | cut -c1-16)"
 bb_key="$(busybox_fingerprint | cut -c1-16)"
 
+# jar_natives ROOT JAR_DIR: the libraries that the Linux x86-64 native code inside the jars needs
+# (zstd-jni, snappy-java, lz4-java extract theirs to /tmp and load it: zstd-jni's links
+# libpthread.so.0, which the JVM alone does not bring).
+jar_natives() {
+    local root="$1" dir="$2" natives="$WORK/natives-$RANDOM" jar
+    mkdir -p "$natives"
+    for jar in "$dir"/*.jar; do
+        unzip -qq -o "$jar" '*linux*amd64*.so' '*linux*x86_64*.so' '*Linux*amd64*.so' '*Linux*x86_64*.so' \
+            -d "$natives/$(basename "$jar")" 2>/dev/null || true
+    done
+    mapfile -t sos < <(find "$natives" -name '*.so')
+    [[ ${#sos[@]} -eq 0 ]] || add_libs "$root" "${sos[@]}"
+    rm -rf "$natives"
+}
+
 # ---- kafka ----
 fill_kafka() {
     jre "$1"
     mkdir -p "$1/opt/kafka/libs"
     cp "$KAFKA_LIBS"/*.jar "$1/opt/kafka/libs/"
+    jar_natives "$1" "$KAFKA_LIBS"
 }
 key="$(
     { echo "kafka $KAFKA_VERSION $script_hash $jre_key $bb_key"; (cd "$KAFKA_LIBS" && ls | sort | xargs sha256sum); } \
@@ -142,6 +158,7 @@ fill_elasticmq() {
     jre "$1"
     mkdir -p "$1/opt/elasticmq/lib"
     cp "$ELASTICMQ_LIBS"/*.jar "$1/opt/elasticmq/lib/"
+    jar_natives "$1" "$ELASTICMQ_LIBS"
 }
 key="$(
     { echo "elasticmq $ELASTICMQ_VERSION $script_hash $jre_key $bb_key"; (cd "$ELASTICMQ_LIBS" && ls | sort | xargs sha256sum); } \

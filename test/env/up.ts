@@ -123,4 +123,14 @@ async function main(): Promise<void> {
   );
 }
 
-void main();
+// A start whose promise can no longer settle (a request the engine dropped) empties the event loop
+// and Node would exit 0 with nothing written: say so and fail instead.
+let finished = false;
+process.on('beforeExit', () => {
+  if (finished) return;
+  console.error('env:up: a broker start never finished (the engine dropped a request?); nothing was written');
+  process.exit(1);
+});
+void main().then(() => {
+  finished = true;
+});

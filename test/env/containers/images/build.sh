@@ -115,8 +115,10 @@ build() {
     bah bud --quiet --layers=false --pull=never -f "$dir/Containerfile" -t "$image" "$dir" >&2 \
         || die "buildah bud $name failed"
     rm -rf "$dir"
+    built=$((built + 1))
     log "built $name in $((SECONDS - t))s"
 }
+built=0
 
 script_hash="$(sha256sum "$0" | cut -c1-16)"
 jre_key="$(jre_fingerprint | sha256sum | cut -c1-16)"
@@ -197,4 +199,7 @@ build rabbitmq "docker.io/library/rabbitmq:$RABBITMQ_VERSION-management" "$key" 
     'ENV PATH=/usr/lib/rabbitmq/bin:/usr/lib/erlang/bin:/bin:/usr/bin HOME=/var/lib/rabbitmq LANG=C.UTF-8' \
     'EXPOSE 4369 5671 5672 15671 15672 25672' \
     'CMD ["rabbitmq-server"]'
+# A rebuilt image leaves its predecessor untagged, a full copy in vfs: drop those (this store is
+# ours alone; images a container still uses are kept).
+if [[ $built -gt 0 ]]; then bah rmi --prune >/dev/null 2>&1 || true; fi
 log "images ready"

@@ -101,7 +101,16 @@ async function runningContainer(broker: Broker): Promise<string | undefined> {
   }
 }
 
+/** The container's last lines of output, or why not within 10 s (a logs request the engine
+ * never answers must not hang the error it explains). */
 async function containerLogs(id: string): Promise<string> {
+  const timeout = new Promise<string>((resolve) => {
+    setTimeout(() => resolve('(no logs within 10 s)'), 10_000);
+  });
+  return Promise.race([readLogs(id), timeout]);
+}
+
+async function readLogs(id: string): Promise<string> {
   const { getContainerRuntimeClient } = await testcontainers();
   const client = await getContainerRuntimeClient();
   try {
@@ -203,8 +212,14 @@ export async function startKafkaContainer(): Promise<Record<string, string>> {
   const config = writeKafkaConfig(node);
   const logOffset = fs.existsSync(serverLogOf(envNode)) ? fs.statSync(serverLogOf(envNode)).size : 0;
   const cp = '/opt/kafka/libs/*';
+  // Formats the storage only when it is not yet, as the process backend does.
+  const formatted = fs.existsSync(path.join(envNode.home, 'data', 'meta.properties'));
   const script = [
-    `java -cp '${cp}' kafka.tools.StorageTool format -t ${newClusterId()} -c '${config}' --ignore-formatted`,
+    ...(formatted
+      ? []
+      : [
+          `java -cp '${cp}' kafka.tools.StorageTool format -t ${newClusterId()} -c '${config}' --ignore-formatted`,
+        ]),
     `exec java -Xms256m -Xmx1g -XX:+UseG1GC -Djava.awt.headless=true '-Dlog4j2.configurationFile=${path.join(envNode.home, 'log4j2.properties')}' '-Dkafka.logs.dir=${envNode.home}' -cp '${cp}' kafka.Kafka '${config}'`,
   ].join(' && ');
   // The controller's port stays inside the container; clients use the other three.

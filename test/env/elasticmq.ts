@@ -16,15 +16,15 @@ export const elasticMqVersion = /<elasticmq\.version>([^<]+)<\/elasticmq\.versio
 )?.[1];
 const port = 9324;
 const home = path.join(runDir, 'elasticmq');
-const libs = path.join(cacheDir, `elasticmq-${elasticMqVersion}`, 'libs');
+export const elasticMqLibs = path.join(cacheDir, `elasticmq-${elasticMqVersion}`, 'libs');
 /** The account and region ElasticMQ puts in queue URLs and ARNs. */
 export const sqsAccountId = '000000000000';
 export const sqsRegion = 'us-east-1';
 
-function ensureJars(): void {
-  if (fs.existsSync(path.join(libs, `elasticmq-server_2.13-${elasticMqVersion}.jar`))) return;
+export function ensureJars(): void {
+  if (fs.existsSync(path.join(elasticMqLibs, `elasticmq-server_2.13-${elasticMqVersion}.jar`))) return;
   console.log(`elasticmq: fetching ElasticMQ ${elasticMqVersion} jars from Maven Central (once)...`);
-  const tmp = `${libs}.tmp-${process.pid}`;
+  const tmp = `${elasticMqLibs}.tmp-${process.pid}`;
   fs.rmSync(tmp, { recursive: true, force: true });
   execFileSync(
     'mvn',
@@ -39,11 +39,13 @@ function ensureJars(): void {
     ],
     { stdio: 'inherit' },
   );
-  fs.rmSync(libs, { recursive: true, force: true });
-  fs.renameSync(tmp, libs); // atomic: an interrupted fetch never leaves a half cache
+  fs.rmSync(elasticMqLibs, { recursive: true, force: true });
+  fs.renameSync(tmp, elasticMqLibs); // atomic: an interrupted fetch never leaves a half cache
 }
 
-function writeConfig(): string {
+/** Writes elasticmq.conf into the server's home; returns its path (the container backend mounts
+ * it at /opt/elasticmq.conf, where the images read it). */
+export function writeConfig(bindHost = '127.0.0.1'): string {
   fs.mkdirSync(home, { recursive: true });
   const file = path.join(home, 'elasticmq.conf');
   fs.writeFileSync(
@@ -54,7 +56,7 @@ function writeConfig(): string {
       `node-address { protocol = http, host = "127.0.0.1", port = ${port}, context-path = "" }`,
       'generate-node-address = false',
       // strict: the limits AWS enforces (message size, batch sizes, attribute counts).
-      `rest-sqs { enabled = true, bind-port = ${port}, bind-hostname = "127.0.0.1", sqs-limits = strict }`,
+      `rest-sqs { enabled = true, bind-port = ${port}, bind-hostname = "${bindHost}", sqs-limits = strict }`,
       'rest-stats { enabled = false }',
       `aws { region = ${sqsRegion}, accountId = "${sqsAccountId}" }`,
       '',
@@ -64,7 +66,7 @@ function writeConfig(): string {
 }
 
 /** Answers an SQS `ListQueues` (the JSON protocol the AWS SDK v3 speaks). */
-async function answers(): Promise<boolean> {
+export async function answers(): Promise<boolean> {
   const res = await fetch(`http://127.0.0.1:${port}/`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ListQueues' },
@@ -74,13 +76,20 @@ async function answers(): Promise<boolean> {
   return res.ok;
 }
 
-export async function startElasticMq(): Promise<Record<string, string>> {
-  const env = {
+/** What the environment's ElasticMQ adds to test.env, whichever backend runs it. */
+export function elasticMqEnv(): Record<string, string> {
+  return {
     SQS_ENDPOINT: `http://127.0.0.1:${port}`,
     // The same server at the real node's gateway, for workloads' env (test/env/k8s/node/podNetwork.ts).
     SQS_POD_ENDPOINT: `http://${podGateway}:${gatewayPorts.sqs}`,
     SQS_REGION: sqsRegion,
   };
+}
+
+export const elasticMqPort = port;
+
+export async function startElasticMq(): Promise<Record<string, string>> {
+  const env = elasticMqEnv();
   if (runningPid('elasticmq') !== undefined && (await portOpen(port))) {
     console.log(`elasticmq: already running on ${port}`);
     return env;
@@ -95,7 +104,7 @@ export async function startElasticMq(): Promise<Record<string, string>> {
   const proc = startDetached(
     'elasticmq',
     'java',
-    ['-Xmx256m', `-Dconfig.file=${config}`, '-cp', `${libs}/*`, 'org.elasticmq.server.Main'],
+    ['-Xmx256m', `-Dconfig.file=${config}`, '-cp', `${elasticMqLibs}/*`, 'org.elasticmq.server.Main'],
     { cwd: home },
   );
   await waitFor('ElasticMQ', answers, {

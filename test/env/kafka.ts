@@ -99,6 +99,9 @@ export interface KafkaNode {
   readonly internalReplication: number;
   /** min.insync of the transaction log (Kafka's default is 2; a single node needs 1). */
   readonly transactionMinIsr: number;
+  /** The address its client listeners bind (default 127.0.0.1; 0.0.0.0 in a container whose
+   * ports the engine publishes on the host's loopback: test/env/containers/brokers.ts). */
+  readonly bindHost?: string;
   /** Extra server.properties lines (`key=value`). */
   readonly extra?: readonly string[];
   /** A second listener on loopback `port`, advertised as `advertised` (host:port). */
@@ -116,18 +119,21 @@ export const serverLogOf = (node: KafkaNode) => path.join(node.home, 'server.log
 
 const pemProperty = (file: string) => fs.readFileSync(file, 'utf8').trim().split('\n').join('\\n');
 
-function writeConfig(node: KafkaNode): string {
+/** Writes the node's server.properties and log4j2.properties into its home; returns the former.
+ * The container backend (test/env/containers/) mounts that home at the same path. */
+export function writeConfig(node: KafkaNode): string {
   const config = path.join(node.home, 'server.properties');
   fs.mkdirSync(node.home, { recursive: true });
   const controller = node.controllerPort !== undefined;
-  const listeners = [`PLAINTEXT://127.0.0.1:${node.port}`];
+  const bind = node.bindHost ?? '127.0.0.1';
+  const listeners = [`PLAINTEXT://${bind}:${node.port}`];
   const advertised = [`PLAINTEXT://127.0.0.1:${node.port}`];
   if (node.podListener) {
-    listeners.push(`POD://127.0.0.1:${node.podListener.port}`);
+    listeners.push(`POD://${bind}:${node.podListener.port}`);
     advertised.push(`POD://${node.podListener.advertised}`);
   }
   if (node.tlsListener) {
-    listeners.push(`POD_TLS://127.0.0.1:${node.tlsListener.port}`);
+    listeners.push(`POD_TLS://${bind}:${node.tlsListener.port}`);
     advertised.push(`POD_TLS://${node.tlsListener.advertised}`);
   }
   if (controller) listeners.push(`CONTROLLER://127.0.0.1:${node.controllerPort}`);
@@ -246,7 +252,8 @@ export async function awaitKafkaNode(
   );
 }
 
-const envNode: KafkaNode = {
+/** The environment's single node, whichever backend runs it. */
+export const envNode: KafkaNode = {
   nodeId: 1,
   home,
   port,
@@ -265,13 +272,21 @@ const envNode: KafkaNode = {
   },
 };
 
-export async function startKafka(): Promise<Record<string, string>> {
-  const env = {
+/** What the environment's Kafka adds to test.env, whichever backend runs it. */
+export function kafkaEnv(): Record<string, string> {
+  return {
     KAFKA_BROKERS: `127.0.0.1:${port}`,
     KAFKA_POD_BROKERS: envNode.podListener!.advertised,
     KAFKA_POD_TLS_BROKERS: envNode.tlsListener!.advertised,
     KAFKA_VERSION: kafkaVersion ?? 'unknown',
   };
+}
+
+/** The ports the environment's node listens on (all on loopback). */
+export const kafkaPorts = [port, controllerPort, gatewayPorts.kafka, gatewayPorts.kafkaTls] as const;
+
+export async function startKafka(): Promise<Record<string, string>> {
+  const env = kafkaEnv();
   ensureToolJars(); // before the running check: an environment started before the tools were added gets them too
   if (runningPid('kafka') !== undefined && (await portOpen(port))) {
     if ((await portOpen(gatewayPorts.kafka)) && (await portOpen(gatewayPorts.kafkaTls))) {

@@ -16,14 +16,19 @@ const managementPort = 15672;
 const amqpsPort = 5671;
 const managementTlsPort = 15671;
 const epmdPort = 4369;
-const home = path.join(runDir, 'rabbitmq');
+export const rabbitHome = path.join(runDir, 'rabbitmq');
+const home = rabbitHome;
 const bin = process.env.QS_RABBITMQ_BIN ?? '/usr/lib/rabbitmq/bin';
-const nodeName = 'queuesplit@localhost';
+export const nodeName = 'queuesplit@localhost';
 export const managementUrl = `http://guest:guest@127.0.0.1:${managementPort}`;
 
 function rabbitEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, ...rabbitNodeEnv() };
+}
+
+/** Where the node keeps its data, logs and config, and how it names itself (both backends). */
+export function rabbitNodeEnv(): Record<string, string> {
   return {
-    ...process.env,
     RABBITMQ_NODENAME: nodeName,
     RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
     RABBITMQ_MNESIA_BASE: path.join(home, 'mnesia'),
@@ -36,22 +41,25 @@ function rabbitEnv(): NodeJS.ProcessEnv {
   };
 }
 
-function writeConfig(): void {
+/** Writes rabbitmq.conf and enabled_plugins into the node's home (the container backend mounts it
+ * at the same path); its listeners bind `bindHost` (0.0.0.0 only in a container whose ports the
+ * engine publishes on the host's loopback). */
+export function writeConfig(bindHost = '127.0.0.1'): void {
   fs.mkdirSync(path.join(home, 'log'), { recursive: true });
   const tls = ensureBrokerTls();
   fs.writeFileSync(
     path.join(home, 'rabbitmq.conf'),
     [
-      `listeners.tcp.default = 127.0.0.1:${amqpPort}`,
-      `listeners.ssl.default = 127.0.0.1:${amqpsPort}`,
+      `listeners.tcp.default = ${bindHost}:${amqpPort}`,
+      `listeners.ssl.default = ${bindHost}:${amqpsPort}`,
       `ssl_options.cacertfile = ${tls.caCert}`,
       `ssl_options.certfile = ${tls.cert}`,
       `ssl_options.keyfile = ${tls.key}`,
       'ssl_options.verify = verify_none',
       'ssl_options.fail_if_no_peer_cert = false',
-      'management.tcp.ip = 127.0.0.1',
+      `management.tcp.ip = ${bindHost}`,
       `management.tcp.port = ${managementPort}`,
-      'management.ssl.ip = 127.0.0.1',
+      `management.ssl.ip = ${bindHost}`,
       `management.ssl.port = ${managementTlsPort}`,
       `management.ssl.cacertfile = ${tls.caCert}`,
       `management.ssl.certfile = ${tls.cert}`,
@@ -69,7 +77,7 @@ function writeConfig(): void {
   fs.writeFileSync(path.join(home, 'enabled_plugins'), '[rabbitmq_management].\n');
 }
 
-async function overview(): Promise<{ rabbitmq_version: string; erlang_version: string } | undefined> {
+export async function overview(): Promise<{ rabbitmq_version: string; erlang_version: string } | undefined> {
   const res = await fetch(`http://127.0.0.1:${managementPort}/api/overview`, {
     headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
     signal: AbortSignal.timeout(2000),
@@ -77,8 +85,12 @@ async function overview(): Promise<{ rabbitmq_version: string; erlang_version: s
   return res.ok ? ((await res.json()) as { rabbitmq_version: string; erlang_version: string }) : undefined;
 }
 
-export async function startRabbitMq(): Promise<Record<string, string>> {
-  const env = {
+/** The ports the environment's node listens on (all on loopback). */
+export const rabbitPorts = [amqpPort, managementPort, amqpsPort, managementTlsPort] as const;
+
+/** What the environment's RabbitMQ adds to test.env, whichever backend runs it. */
+export function rabbitMqEnv(): Record<string, string> {
+  return {
     AMQP_URL: `amqp://guest:guest@127.0.0.1:${amqpPort}`,
     RABBITMQ_MANAGEMENT_URL: managementUrl,
     // The same broker at the real node's gateway, for workloads' env (test/env/k8s/node/podNetwork.ts).
@@ -89,6 +101,10 @@ export async function startRabbitMq(): Promise<Record<string, string>> {
     RABBITMQ_POD_MANAGEMENT_TLS_URL: `https://guest:guest@${podGateway}:${gatewayPorts.rabbitManagementTls}`,
     BROKER_CA_FILE: ensureBrokerTls().caCert,
   };
+}
+
+export async function startRabbitMq(): Promise<Record<string, string>> {
+  const env = rabbitMqEnv();
   if (!fs.existsSync(path.join(bin, 'rabbitmq-server'))) {
     throw new Error(
       `rabbitmq: ${bin}/rabbitmq-server not found. Install Debian's package: apt-get install -y rabbitmq-server`,

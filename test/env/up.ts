@@ -2,6 +2,9 @@
 // their addresses to one env file. Safe to run twice. `npm run env:up -- --brokers` starts only
 // the brokers (Kafka, RabbitMQ, ElasticMQ for SQS), which the broker suites need, so `npm test` runs them while the control
 // plane's Go build (minutes on a fresh machine) is still going; a later full env:up adds it.
+// `--containers` runs those brokers as containers instead (test/env/containers/: testcontainers on
+// Docker, podman, or this project's own podman service), with the same addresses in the same file;
+// for now only with --brokers (the control plane has no container backend yet).
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -51,24 +54,51 @@ function previousVars(): Record<string, string> {
   return vars;
 }
 
+const FLAGS = ['--brokers', '--containers'];
+
 async function main(): Promise<void> {
-  const unknown = process.argv.slice(2).filter((a) => a !== '--brokers');
+  const args = process.argv.slice(2);
+  const unknown = args.filter((a) => !FLAGS.includes(a));
   if (unknown.length > 0) {
     console.error(
-      `env:up: unknown argument ${unknown.join(' ')}; the only one is --brokers (Kafka, RabbitMQ and ElasticMQ only)`,
+      `env:up: unknown argument ${unknown.join(' ')}; the arguments are --brokers (Kafka, RabbitMQ and ElasticMQ only) and --containers (those brokers as containers)`,
     );
     process.exit(2);
   }
-  const brokersOnly = process.argv.includes('--brokers');
-  ensureSystemDeps();
+  const brokersOnly = args.includes('--brokers');
+  const containers = args.includes('--containers');
+  if (containers && !brokersOnly) {
+    console.error(
+      'env:up: --containers needs --brokers: the control plane and the real node have no container backend yet (issue 34); `npm run env:up -- --brokers --containers`',
+    );
+    process.exit(2);
+  }
   fs.mkdirSync(runDir, { recursive: true });
   const started = Date.now();
-  const results = await Promise.allSettled([
-    startKafka(),
-    startRabbitMq(),
-    startElasticMq(),
-    ...(brokersOnly ? [] : [startControlPlane(), Promise.resolve().then(ensureKedaCrd)]),
-  ]);
+  let starters: Array<() => Promise<Record<string, string>>>;
+  if (containers) {
+    const { ensureEngine } = await import('./containers/engine');
+    const brokers = await import('./containers/brokers');
+    try {
+      const engine = await ensureEngine();
+      console.log(
+        `env:up: brokers as containers on ${engine === 'podman' ? "this project's podman service" : "the machine's container engine"}`,
+      );
+    } catch (err) {
+      console.error(`env:up: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    }
+    starters = [brokers.startKafkaContainer, brokers.startRabbitMqContainer, brokers.startElasticMqContainer];
+  } else {
+    ensureSystemDeps();
+    starters = [
+      startKafka,
+      startRabbitMq,
+      startElasticMq,
+      ...(brokersOnly ? [] : [startControlPlane, () => Promise.resolve().then(ensureKedaCrd)]),
+    ];
+  }
+  const results = await Promise.allSettled(starters.map((start) => start()));
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failures.length > 0) {
     for (const f of failures)
@@ -93,4 +123,14 @@ async function main(): Promise<void> {
   );
 }
 
-void main();
+// A start whose promise can no longer settle (a request the engine dropped) empties the event loop
+// and Node would exit 0 with nothing written: say so and fail instead.
+let finished = false;
+process.on('beforeExit', () => {
+  if (finished) return;
+  console.error('env:up: a broker start never finished (the engine dropped a request?); nothing was written');
+  process.exit(1);
+});
+void main().then(() => {
+  finished = true;
+});

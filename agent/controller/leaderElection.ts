@@ -32,6 +32,10 @@ export class LeaderElection {
   private readonly timing: ReturnType<typeof electionTiming>;
   /** Monotonic time the last successful acquire or renewal was sent. */
   private renewedAt = 0;
+  /** Set by release(): the renewal loop ends without reporting anything. */
+  private releasing = false;
+  /** The renewal attempt in flight, which release() lets finish before it writes. */
+  private renewal: Promise<unknown> = Promise.resolve();
 
   constructor(
     kc: KubeConfig,
@@ -68,6 +72,7 @@ export class LeaderElection {
     const loop = async () => {
       let lastError = '';
       for (;;) {
+        if (this.releasing) return;
         const started = performance.now();
         const left = this.renewedAt + renewDeadlineMs - started;
         if (left <= 0) {
@@ -76,11 +81,17 @@ export class LeaderElection {
           );
         }
         try {
-          if (!(await this.tryAcquireOrRenew(Math.min(retryMs, left))))
-            return lost('another replica holds the leader Lease');
+          const attempt = this.tryAcquireOrRenew(Math.min(retryMs, left));
+          this.renewal = attempt.catch(() => undefined);
+          const held = await attempt;
+          // Released meanwhile: whatever this attempt met (the release's own write among it)
+          // is no lost Lease.
+          if (this.releasing) return;
+          if (!held) return lost('another replica holds the leader Lease');
           this.renewedAt = started;
           lastError = '';
         } catch (err) {
+          if (this.releasing) return;
           lastError = describeError(err);
           this.log.warn('leader.renew_failed', {
             reason: lastError,
@@ -93,8 +104,14 @@ export class LeaderElection {
     void loop();
   }
 
-  /** On a clean stop: hand the Lease over at once instead of making the next leader wait it out. */
+  /**
+   * On a clean stop: hand the Lease over at once instead of making the next leader wait it out.
+   * The renewal loop ends first and its attempt in flight finishes: a renewal read before this
+   * write and written after it would meet a conflict and report the Lease lost.
+   */
   async release(): Promise<void> {
+    this.releasing = true;
+    await this.renewal;
     const { namespace, name, identity } = this.options;
     const timeout = () => withTimeout(this.timing.retryMs);
     const lease = await this.api.readNamespacedLease({ name, namespace }, timeout());

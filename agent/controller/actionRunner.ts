@@ -89,12 +89,17 @@ export class ActionRunner {
     private readonly seen: Set<string>,
   ) {}
 
-  /** Retries what the last pass left unfinished, if `phase` is still the one it was for. */
-  async resume(phase: string): Promise<void> {
-    if (!this.unfinished) return;
+  /**
+   * Retries what the last pass left unfinished, if `phase` is still the one it was for; true
+   * when it ran anything.
+   */
+  async resume(phase: string): Promise<boolean> {
+    if (!this.unfinished) return false;
     const { phase: was, actions } = this.unfinished;
     this.unfinished = undefined;
-    if (was === phase) await this.execute(actions);
+    if (was !== phase) return false;
+    await this.execute(actions);
+    return true;
   }
 
   /**

@@ -169,7 +169,7 @@ export class Coordinator {
 
   /** One level-triggered pass over this workload, with the QueueSplits as listed at `listedAt`. */
   async pass(all: readonly QueueSplit[], listedAt: number): Promise<void> {
-    const workload = await this.deps.workloads.forPass(this.kind, this.namespace, this.name);
+    let workload = await this.deps.workloads.forPass(this.kind, this.namespace, this.name);
     if (await this.namespaceDeleted(workload, all)) return;
     if (!this.state) {
       const loaded = await this.load(workload);
@@ -184,8 +184,11 @@ export class Coordinator {
     const splits = await this.bind(all);
     const state = this.state!;
     if (workload) await this.resolve(workload);
+    // Recovery and a retried action may write the workload (the redirect's overrides again).
+    let acted = false;
     if (!this.recovered) {
       this.recovered = true;
+      acted = true;
       await this.actions.execute(recover(state).actions);
       // A controller (re)started with other agent settings (an upgrade: a new --agent-image)
       // brings this workload's queue-agent up to date: its Deployment is replaced and the agent
@@ -203,7 +206,11 @@ export class Coordinator {
         if (conflict) this.log.warn('ownership.not_taken', { reason: conflict });
       }
     }
-    await this.actions.resume(state.phase);
+    if (await this.actions.resume(state.phase)) acted = true;
+    // The checks below judge the workload as those writes left it, not as the pass found it: an
+    // override recovery just wrote again is not "changed back by someone else" (the cache has
+    // every write of ours, so this costs no request).
+    if (acted) workload = await this.deps.workloads.forPass(this.kind, this.namespace, this.name);
     await this.readObserved(workload);
     if (this.halted) return this.writeHaltedStatuses(splits);
     // Each source reads the state as it is when its turn comes (the list is built in order).

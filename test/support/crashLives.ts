@@ -8,7 +8,10 @@
 // A phase can end before the process is found (a short phase, or the target still restarting):
 // that kill is not counted, and another split's life tries again for the phases not yet hit.
 import assert from 'node:assert/strict';
+import { AppsV1Api } from '@kubernetes/client-node';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
+import { applyEnv, originalEnvEntries } from '../../core/queueConfig/originalEnv';
+import { isConflict } from '../../agent/kube/client';
 import type { ClusterFixture } from './clusterFixture';
 import { deployShop, waitForShopHandback } from './shop';
 import { PhaseWatch } from './phaseWatch';
@@ -156,6 +159,25 @@ function killer(fx: ClusterFixture) {
     };
   }
 
+  /**
+   * Puts the workload's env back to its original values, as if the controller had been killed
+   * just before it wrote the redirect's overrides (or a GitOps sync undid them while no controller
+   * ran): the successor's recovery must write them again and carry on, not call it a revert.
+   */
+  async function putEnvBack(workload: string): Promise<void> {
+    const apps = kc.makeApiClient(AppsV1Api);
+    for (;;) {
+      const d = await apps.readNamespacedDeployment({ name: workload, namespace });
+      applyEnv(d, originalEnvEntries(d));
+      try {
+        await apps.replaceNamespacedDeployment({ name: workload, namespace, body: d });
+        return;
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+      }
+    }
+  }
+
   async function livePid(target: Target, workload: string): Promise<number | undefined> {
     if (target === 'controller') return (await controllerLeader(kc))?.pid;
     return queueAgentPid(kc, namespace, workload);
@@ -192,6 +214,8 @@ function killer(fx: ClusterFixture) {
         if (pid) {
           process.kill(pid, 'SIGKILL');
           kills.push({ phase, pid, confirmed: watch.shows(phase) });
+          // The kill may land before or after the overrides' write: make it "before", every time.
+          if (target === 'controller' && phase === 'REDIRECTING_APP') await putEnvBack(name);
           return;
         }
         await sleep(100);

@@ -16,7 +16,15 @@ timeout_ms=${QS_TEST_TIMEOUT_MS:-600000}
 # Each file's process appends its wall, wait and CPU times here (test/support/fileTiming.ts); the
 # table after the run shows where the suite's time goes.
 export QS_TIMING_FILE="test-results/timing/$suite.jsonl"
-mkdir -p test-results/timing && rm -f "$QS_TIMING_FILE"
+# QS_GROUP=parallel or serial runs one group only (npm test runs other work beside the serial
+# group, test/run-all.sh); the serial run adds to the parallel run's timings.
+group=${QS_GROUP:-all}
+case "$group" in
+  all | parallel | serial) ;;
+  *) echo "QS_GROUP=$group: expected all, parallel or serial" >&2 && exit 2 ;;
+esac
+mkdir -p test-results/timing
+[ "$group" = serial ] || rm -f "$QS_TIMING_FILE"
 # A file that must have the environment to itself (it installs, upgrades, restarts, kills or
 # uninstalls the controller, or changes cluster-wide objects) says so on a line of its own:
 #   // test-group: serial (why)
@@ -44,10 +52,10 @@ run_files() {
     --test-reporter=spec "$@"
 }
 rc=0
-if [ ${#parallel[@]} -gt 0 ]; then
+if [ ${#parallel[@]} -gt 0 ] && [ "$group" != serial ]; then
   run_files "$@" "${parallel[@]}" || rc=$?
 fi
-if [ ${#serial[@]} -gt 0 ]; then
+if [ ${#serial[@]} -gt 0 ] && [ "$group" != parallel ]; then
   echo "=== $suite: ${#serial[@]} file(s) of the serial group, one at a time"
   run_files "${serial_flags[@]}" --test-concurrency=1 "${serial[@]}" || rc=$?
 fi

@@ -4,32 +4,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-results=$(mktemp)
-# Each suite's whole output is kept; a failed suite's failure details are printed again after the
-# summary, so the end of a CI log (often all a reader gets) says why, not only which.
-logs=test-results/suite-logs
-rm -rf "$logs" test-results/timing && mkdir -p "$logs"
-status=0
-step() {
-  local name=$1
-  shift
-  echo
-  echo "=== $name: $*"
-  local start=$SECONDS out
-  out="$logs/${name//[^a-z0-9]/-}.log"
-  "$@" 2>&1 | tee "$out"
-  local rc=${PIPESTATUS[0]}
-  local pass fail
-  pass=$(grep -E '^ℹ pass [0-9]+' "$out" | awk '{s+=$3} END {print s+0}')
-  fail=$(grep -E '^ℹ fail [0-9]+' "$out" | awk '{s+=$3} END {print s+0}')
-  echo "$name $pass $fail $rc $((SECONDS - start))" >>"$results"
-  if [ "$rc" -ne 0 ]; then
-    echo "=== $name FAILED (exit $rc)"
-    status=1
-  fi
-  return "$rc"
-}
-
 # Which backend runs the brokers of the suites that need only them (smoke, conformance): processes
 # (test/env/*.ts, from apt and Maven Central) or containers (test/env/containers/, README "The
 # brokers in containers"): `npm test -- --containers` or QS_BROKERS=containers, and containers by
@@ -63,6 +37,32 @@ if [ "$brokers" = containers ] && [ "$env_was_up" = 1 ]; then
   exit 2
 fi
 echo "npm test: the smoke and conformance suites' brokers run as $brokers"
+results=$(mktemp)
+# Each suite's whole output is kept; a failed suite's failure details are printed again after the
+# summary, so the end of a CI log (often all a reader gets) says why, not only which.
+logs=test-results/suite-logs
+rm -rf "$logs" test-results/timing && mkdir -p "$logs"
+status=0
+step() {
+  local name=$1
+  shift
+  echo
+  echo "=== $name: $*"
+  local start=$SECONDS out
+  out="$logs/${name//[^a-z0-9]/-}.log"
+  "$@" 2>&1 | tee "$out"
+  local rc=${PIPESTATUS[0]}
+  local pass fail
+  pass=$(grep -E '^ℹ pass [0-9]+' "$out" | awk '{s+=$3} END {print s+0}')
+  fail=$(grep -E '^ℹ fail [0-9]+' "$out" | awk '{s+=$3} END {print s+0}')
+  echo "$name $pass $fail $rc $((SECONDS - start))" >>"$results"
+  if [ "$rc" -ne 0 ]; then
+    echo "=== $name FAILED (exit $rc)"
+    status=1
+  fi
+  return "$rc"
+}
+
 cleanup() {
   if [ "$env_was_up" = 0 ] && [ "${QS_KEEP_ENV:-0}" != 1 ]; then npm run --silent env:down || true; fi
 }

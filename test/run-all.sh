@@ -103,11 +103,14 @@ beside step typecheck npm run --silent typecheck
 # The control plane's Go build is minutes of both cores on a fresh machine (a no-op when cached):
 # it runs in the background at low priority (build.sh nices its compiles) while the suites that
 # need only the brokers run; the full env:up then waits for it (a lock per cache key). helm (for
-# the cluster suite's chart test, which waits for it) builds after it, for the same reason.
-{
-  bash test/env/k8s/build.sh >/dev/null 2>"$logs/k8s-build.log"
-  bash test/env/helm/build.sh >/dev/null 2>"$logs/helm-build.log"
-} &
+# the cluster suite's chart test, which waits for it) builds after it, for the same reason. Only
+# on Linux: elsewhere the control plane cannot run (test/env/processBackend.ts says so at env:up).
+if [ "$(uname -s)" = Linux ]; then
+  {
+    bash test/env/k8s/build.sh >/dev/null 2>"$logs/k8s-build.log"
+    bash test/env/helm/build.sh >/dev/null 2>"$logs/helm-build.log"
+  } &
+fi
 broker_args=(--brokers)
 [ "$brokers" = containers ] && broker_args+=(--containers)
 step env:brokers npm run --silent env:up -- "${broker_args[@]}" || {

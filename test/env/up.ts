@@ -12,7 +12,9 @@ import { startElasticMq } from './elasticmq';
 import { startControlPlane } from './k8s/controlPlane';
 import { startKafka } from './kafka';
 import { ensureKedaCrd } from './keda';
+import { onPath } from './onPath';
 import { envFile, runDir } from './paths';
+import { processBackendRefusal } from './processBackend';
 import { startRabbitMq } from './rabbitmq';
 
 /**
@@ -90,6 +92,11 @@ async function main(): Promise<void> {
     }
     starters = [brokers.startKafkaContainer, brokers.startRabbitMqContainer, brokers.startElasticMqContainer];
   } else {
+    const refusal = processBackendRefusal(process.platform, onPath('dpkg-query'), brokersOnly);
+    if (refusal) {
+      console.error(refusal);
+      process.exit(1);
+    }
     ensureSystemDeps();
     starters = [
       startKafka,

@@ -17,6 +17,7 @@ import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { elasticMqLibs, elasticMqVersion, ensureJars as ensureElasticMqJars } from '../elasticmq';
 import { ensureJars as ensureKafkaJars, kafkaLibs, kafkaVersion } from '../kafka';
+import { onPath } from '../onPath';
 import { cacheDir, runDir } from '../paths';
 import { isAlive, logFileOf, runningPid, startDetached, stop, tail } from '../processes';
 import { rabbitMqVersion } from './images';
@@ -30,10 +31,6 @@ export const podmanSocket = path.join(podmanDir, 'api.sock');
 const podmanRoot = path.join(cacheDir, 'podman', 'storage');
 const podmanRunRoot = process.env.QS_PODMAN_RUNROOT ?? '/run/queuesplit-podman';
 const podmanGlobalArgs = ['--root', podmanRoot, '--runroot', podmanRunRoot, '--storage-driver', 'vfs'];
-
-function onPath(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
-}
 
 /** Which engine: QS_CONTAINER_ENGINE, else an engine the machine has, else our podman where it can run. */
 export function chooseEngine(): EngineKind {

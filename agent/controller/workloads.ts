@@ -40,6 +40,8 @@ export type Workload = V1Deployment | V1StatefulSet;
 export type WorkloadKind = 'Deployment' | 'StatefulSet';
 
 export const FINALIZER = 'queuesplit.dev/handback';
+/** How many read → write attempts setOverrides makes when the workload moves between them. */
+const OVERRIDE_ATTEMPTS = 3;
 
 export class Workloads {
   private readonly apps: AppsV1Api;
@@ -217,7 +219,27 @@ export class Workloads {
     name: string,
     settings: SettingOverride[],
     generation: number,
-  ) {
+  ): Promise<void> {
+    // A 409 here is most often the workload's own controller writing its status between our read
+    // and our write (after the quiesce scale, during a rollout): read again and write again. Each
+    // attempt applies the overrides to the workload as it is then, so nobody's change is undone;
+    // one that keeps moving under us is a conflict the step reports.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.setOverridesOnce(kind, namespace, name, settings, generation);
+      } catch (err) {
+        if (!isConflict(err) || attempt >= OVERRIDE_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  private async setOverridesOnce(
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+    settings: SettingOverride[],
+    generation: number,
+  ): Promise<void> {
     const workload = await this.read(kind, namespace, name);
     if (!workload) throw new Error(`${kind} ${namespace}/${name} is gone`);
     const overrides = envOverrides(settings);

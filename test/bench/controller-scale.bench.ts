@@ -100,7 +100,15 @@ interface Phase {
 interface Row {
   bundle: string;
   activation: Phase & { toActiveMs: ReturnType<typeof ms> };
-  attach: Phase & { splits: number; toAckMs: ReturnType<typeof ms>; toActiveMs: ReturnType<typeof ms> };
+  attach: Phase & {
+    splits: number;
+    toAckMs: ReturnType<typeof ms>;
+    /** The ack's two parts: created → the route in a desired document the stand-in's watch
+     * delivered (controller and API server), then → acked (the stand-in itself). */
+    toDesiredMs: ReturnType<typeof ms>;
+    desiredToAckMs: ReturnType<typeof ms>;
+    toActiveMs: ReturnType<typeof ms>;
+  };
   steady: Phase & { leasesPerSecond: number; perWorkload: number };
   /** Created → acked of splits added one at a time after the steady window. */
   singleToAckMs: ReturnType<typeof ms>;
@@ -278,6 +286,13 @@ async function measure(
     });
     const attached = [...created.keys()].filter((n) => !firstSplits.includes(n));
     const toAck = attached.map((n) => standIn.ackedAt.get(created.get(n)!.routeId)! - created.get(n)!.at);
+    const toDesired = attached.map(
+      (n) => standIn.desiredAt.get(created.get(n)!.routeId)! - created.get(n)!.at,
+    );
+    const desiredToAck = attached.map((n) => {
+      const routeId = created.get(n)!.routeId;
+      return standIn.ackedAt.get(routeId)! - standIn.desiredAt.get(routeId)!;
+    });
     const toActive = attached.map((n) => watch.activeAt.get(n)! - created.get(n)!.at);
     await new Promise((r) => setTimeout(r, 5_000));
     // (3) steady.
@@ -333,6 +348,8 @@ async function measure(
         byKind: byKind(attach.counts, attach.phase.seconds),
         splits: attached.length,
         toAckMs: ms(toAck),
+        toDesiredMs: ms(toDesired),
+        desiredToAckMs: ms(desiredToAck),
         toActiveMs: ms(toActive),
       },
       steady: {
@@ -422,6 +439,9 @@ async function main(): Promise<void> {
       );
     line('activation', r.activation, '', t(r.activation.toActiveMs));
     line('attach', r.attach, t(r.attach.toAckMs), t(r.attach.toActiveMs));
+    console.log(
+      `${name}  attach ack, its parts: created→desired document ${t(r.attach.toDesiredMs)} ms (controller), desired→ack ${t(r.attach.desiredToAckMs)} ms (stand-in)`,
+    );
     line('steady', r.steady, '', '');
     console.log(`${name}  single attach (${SINGLES}, one at a time): created→ack ms ${t(r.singleToAckMs)}`);
     console.log(

@@ -67,6 +67,12 @@ export class AgentStandIn {
   private readonly written = new Map<string, { text: string; queues: Record<string, ObservedQueue> }>();
   /** When each route was first acked at a generation ≥ 1 (epoch ms), by routeId. */
   readonly ackedAt = new Map<string, number>();
+  /**
+   * When each route first reached this process in a desired document (epoch ms), by routeId: the
+   * watch event's arrival, before any tick. created → here is the controller's part of an ack
+   * (and the API server's); here → acked is this stand-in's own (its ticks, its writes).
+   */
+  readonly desiredAt = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
 
@@ -83,6 +89,15 @@ export class AgentStandIn {
       selector,
     );
     this.informer.on('error', () => setTimeout(() => void this.informer.start(), 500));
+    const arrived = (cm: KubernetesObject) => {
+      const text = (cm as V1ConfigMap).data?.[DESIRED_KEY];
+      if (!text) return;
+      const now = Date.now();
+      for (const r of (JSON.parse(text) as DesiredState).routes)
+        if (!this.desiredAt.has(r.routeId)) this.desiredAt.set(r.routeId, now);
+    };
+    this.informer.on('add', arrived);
+    this.informer.on('update', arrived);
   }
 
   async start(): Promise<void> {

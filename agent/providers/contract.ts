@@ -33,11 +33,13 @@ export interface TestMessageSender<P extends Provider> {
   close(): Promise<void>;
 }
 
+/** How a provider's clients trust a private CA the declaration names: `client` — the engine
+ * reads the mounted CA file itself; `process` — only through NODE_EXTRA_CA_CERTS, which holds one
+ * file for the whole queue-agent (agent/controller/tlsMounts.ts). Listed per provider in
+ * ./registry.ts, where the controller reads it without loading a client. */
+export type CaTrust = 'client' | 'process';
+
 export interface AgentProvider<P extends Provider> {
-  /** How its clients trust a private CA the declaration names: `client` — the engine reads the
-   * mounted CA file itself; `process` — only through NODE_EXTRA_CA_CERTS, which holds one file
-   * for the whole queue-agent (agent/controller/tlsMounts.ts). */
-  readonly caTrust: 'client' | 'process';
   /** The engine of one queue; throws EngineConfigError (./podEnv.ts) when the pod env cannot
    * make its connection. */
   engine(activationId: string, plan: QueuePlanOf<P>, logger: Logger, settings: EngineSettings): Engine;

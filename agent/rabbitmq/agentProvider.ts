@@ -16,8 +16,6 @@ import { RabbitEngine } from './engine';
 import { RabbitSessionReader } from './sessionReader';
 
 export const rabbitAgent: AgentProvider<'rabbitmq'> = {
-  // AMQP and the management API (fetch) trust what Node trusts: NODE_EXTRA_CA_CERTS.
-  caTrust: 'process',
   engine(activationId, plan, logger, settings) {
     const { amqpUrl, managementUrl } = rabbitUrls(plan);
     if (!plan.names.lockQueue)

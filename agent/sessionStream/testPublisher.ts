@@ -10,7 +10,7 @@ import type { AgentQueuePlan } from '../../core/agentProtocol';
 import { filterKeys, matches, MessageView, parseFilterKey, type HeaderFilter } from '../../core/filter';
 import type { Provider } from '../../core/providers';
 import type { TestMessage, TestMessageSender } from '../providers/contract';
-import { testMessageSenders, type PlanFor } from '../providers/registry';
+import { testMessageSender, type PlanFor } from '../providers/registry';
 
 export type { TestMessage } from '../providers/contract';
 
@@ -25,8 +25,11 @@ function headerKeys(filter: HeaderFilter): string[] {
   });
 }
 
+/** A sender per provider, made when a test message for it is first sent. */
+type Senders = { [P in Provider]?: TestMessageSender<P> };
+
 export class TestPublisher {
-  private readonly senders = testMessageSenders();
+  private readonly senders: Senders = {};
 
   async publish(plan: AgentQueuePlan, filter: HeaderFilter, message: TestMessage): Promise<PublishOutcome> {
     const body = Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength);
@@ -66,10 +69,13 @@ export class TestPublisher {
   }
 
   private sender<P extends Provider>(provider: P): TestMessageSender<P> {
-    return this.senders[provider];
+    // Key and value types correlate per provider (registry.ts agentProvider says why the cast).
+    const senders = this.senders as { [K in P]?: TestMessageSender<P> };
+    return (senders[provider] ??= testMessageSender(provider));
   }
 
   async close(): Promise<void> {
-    await Promise.all(Object.values(this.senders).map((s) => s.close()));
+    const senders: (TestMessageSender<Provider> | undefined)[] = Object.values(this.senders);
+    await Promise.all(senders.map((s) => s?.close()));
   }
 }

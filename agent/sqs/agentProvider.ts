@@ -20,8 +20,6 @@ const lockSeconds = (settings: Readonly<Record<string, number>>) =>
   settings[SQS_LOCK_TIMEOUT.flag] ?? SQS_LOCK_TIMEOUT.default;
 
 export const sqsAgent: AgentProvider<'sqs'> = {
-  // The SDK's HTTPS client trusts what Node trusts: NODE_EXTRA_CA_CERTS.
-  caTrust: 'process',
   engine(activationId, plan, logger, settings) {
     const connection = sqsConnection(plan);
     if (!plan.names.lockQueue)

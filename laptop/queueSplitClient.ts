@@ -1,7 +1,13 @@
 // The QueueSplit resource of one namespace, with the developer's own credentials: the calls the
 // extension and the sidecar make. Failures come back as the API client threw them; each caller
 // turns them into its own actionable error (a 404 may mean the CRD is not installed).
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import {
+  CustomObjectsApi,
+  PatchStrategy,
+  Watch,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import {
   QUEUE_SPLIT_GROUP,
   QUEUE_SPLIT_PLURAL,
@@ -65,4 +71,20 @@ export class QueueSplitClient {
       ...(uid !== undefined ? { body: { preconditions: { uid } } } : {}),
     });
   }
+}
+
+/** Watches one QueueSplit by name: `onEvent` on each change (and once for the object as it is
+ * when the watch opens), `onEnd` when the watch closes (`err` unset when the server ended it). */
+export function watchQueueSplit(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  handlers: { onEvent: () => void; onEnd: (err: unknown) => void },
+): Promise<AbortController> {
+  return new Watch(kc).watch(
+    `/apis/${QUEUE_SPLIT_GROUP}/${QUEUE_SPLIT_VERSION}/namespaces/${namespace}/${QUEUE_SPLIT_PLURAL}`,
+    { fieldSelector: `metadata.name=${name}` },
+    () => handlers.onEvent(),
+    (err: unknown) => handlers.onEnd(err),
+  );
 }

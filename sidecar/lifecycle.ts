@@ -18,6 +18,7 @@ import { formatFieldError } from '../core/result';
 import { newSessionSecret, secretFits } from '../core/sessionSecret';
 import { productVersion } from '../core/version';
 import { fixedEndpoint, portForwardEndpoint } from './agentPortForward';
+import { SplitChanges } from './splitChanges';
 import { AgentStream } from './agentStream';
 import { resolveConnections, type QueueConnection } from '../laptop/brokerConnection';
 import type { EnvWarning } from '../laptop/providers/contract';
@@ -235,12 +236,14 @@ export class Session {
       lease.start();
 
       let active: QueueSplit;
+      const changes = new SplitChanges(api.kube, split.metadata.name);
       try {
         active = await waitForActive(api, reporter, split, {
           timeoutMs: options.readyTimeoutMs,
           leaseSeconds: options.leaseSeconds,
           pollMs: options.pollMs,
           signal: this.stopController.signal,
+          changes,
         });
       } catch (err) {
         if (isAbort(err)) return await this.detach(api, split, stateFile, stopDelivery);
@@ -250,6 +253,8 @@ export class Session {
           if (options.split === undefined) removeState(stateFile);
         }
         throw err;
+      } finally {
+        changes.stop();
       }
       split = active;
       reporter.emit({
@@ -741,13 +746,13 @@ export class Session {
     });
     const statusBefore = await workloadStatusText(api.kube, split.spec.workload);
     // A fresh signal: the stop signal is already aborted, and this wait is bounded by its own timeout.
-    const result = await detachSplit(
-      api,
-      reporter,
-      split,
-      options.detachTimeoutMs,
-      new AbortController().signal,
-    );
+    const changes = new SplitChanges(api.kube, ref.name);
+    const result = await detachSplit(api, reporter, split, {
+      timeoutMs: options.detachTimeoutMs,
+      signal: new AbortController().signal,
+      changes,
+      pollMs: Math.max(options.pollMs, 1_000),
+    }).finally(() => changes.stop());
     if (result.drained) {
       removeState(stateFile);
       // Drained is about the route; whether the workload is handed back is the controller's

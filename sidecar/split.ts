@@ -17,6 +17,7 @@ import { QUEUE_SPLIT_RESOURCE, QueueSplitClient } from '../laptop/queueSplitClie
 import type { Reporter } from './output';
 import type { ControllerWords, SidecarDeliveryMode, SplitRef, StreamCounts } from '../core/sidecarProtocol';
 import { loadState, saveState, type RouteState } from './state';
+import type { SplitChanges } from './splitChanges';
 
 export function splitRef(split: QueueSplit): SplitRef {
   return {
@@ -194,7 +195,7 @@ export async function acquireSplit(options: AcquireOptions): Promise<Acquired> {
         stage: 'creating',
         message: `Your previous split ${state.splitName} is still draining; waiting for it to finish before creating a new one.`,
       });
-      await waitUntilGone(api, reporter, existing, options.timeoutMs, options.signal, false);
+      await waitUntilGone(api, reporter, existing, { ...options, pollMs: GONE_POLL_MS }, false);
     } else {
       reporter.emit({
         type: 'progress',
@@ -299,6 +300,15 @@ export interface WaitOptions {
   leaseSeconds: number;
   pollMs: number;
   signal: AbortSignal;
+  /** Ends a wait between reads when the split changes (./splitChanges.ts). */
+  changes?: Pick<SplitChanges, 'next'>;
+}
+
+/** Waits `pollMs` between reads, or until `changes` says the split changed. */
+function betweenReads(options: Pick<WaitOptions, 'pollMs' | 'signal' | 'changes'>): Promise<unknown> {
+  return options.changes
+    ? options.changes.next(options.pollMs, options.signal)
+    : sleep(options.pollMs, undefined, { signal: options.signal });
 }
 
 /** Polls until Active with every queue's shadow named; progress on every change, and every 15s. */
@@ -378,7 +388,7 @@ export async function waitForActive(
         `${nextAction ?? `See \`kubectl describe queuesplit ${ref.name} -n ${ref.namespace}\` and the controller logs.`} The split stays until its lease runs out (${options.leaseSeconds}s after the sidecar exits): start again to adopt it, or raise --ready-timeout.`,
       );
     }
-    await sleep(options.pollMs, undefined, { signal: options.signal });
+    await betweenReads(options);
   }
 }
 
@@ -631,17 +641,25 @@ export class RestartWatch {
   }
 }
 
+/** Reads of a split being deleted, when no watch wakes the wait sooner. */
+const GONE_POLL_MS = 1_000;
+
 /** Deletes the split and waits until the controller has drained it and the object is gone. */
 export async function detachSplit(
   api: QueueSplitApi,
   reporter: Reporter,
   split: QueueSplit,
-  timeoutMs: number,
-  signal: AbortSignal,
+  options: { timeoutMs: number; signal: AbortSignal; changes?: WaitOptions['changes']; pollMs?: number },
 ): Promise<DetachResult> {
   const started = Date.now();
   await api.delete(split.metadata.name, split.metadata.uid);
-  const drained = await waitUntilGone(api, reporter, split, timeoutMs, signal, true);
+  const drained = await waitUntilGone(
+    api,
+    reporter,
+    split,
+    { ...options, pollMs: options.pollMs ?? GONE_POLL_MS },
+    true,
+  );
   return { drained, waitedMs: Date.now() - started };
 }
 
@@ -649,10 +667,10 @@ async function waitUntilGone(
   api: QueueSplitApi,
   reporter: Reporter,
   split: QueueSplit,
-  timeoutMs: number,
-  signal: AbortSignal,
+  options: Pick<WaitOptions, 'timeoutMs' | 'pollMs' | 'signal' | 'changes'>,
   report: boolean,
 ): Promise<boolean> {
+  const { timeoutMs } = options;
   const ref = splitRef(split);
   const started = Date.now();
   let lastKey = '';
@@ -679,7 +697,7 @@ async function waitUntilGone(
     }
     if (Date.now() - started > timeoutMs) return false;
     try {
-      await sleep(1_000, undefined, { signal });
+      await betweenReads(options);
     } catch {
       return false;
     }

@@ -58,6 +58,22 @@ export async function startGroupProxy(
           ca,
         },
         (reply) => {
+          if (/[?&]watch=(true|1)\b/.test(req.url ?? '')) {
+            // A watch streams one JSON event per line for as long as it lasts: each line is
+            // rewritten and passed on as it comes (buffered whole, no event would ever arrive).
+            const headers = { ...reply.headers };
+            delete headers['content-length'];
+            res.writeHead(reply.statusCode ?? 502, headers);
+            let partial = '';
+            reply.on('data', (c: Buffer) => {
+              const lines = (partial + c.toString('utf8')).split('\n');
+              partial = lines.pop()!;
+              for (const line of lines) res.write(`${swap(line, privateGroup, realGroup)}\n`);
+            });
+            reply.on('end', () => res.end(partial ? swap(partial, privateGroup, realGroup) : undefined));
+            reply.on('error', () => res.destroy());
+            return;
+          }
           const replyChunks: Buffer[] = [];
           reply.on('data', (c: Buffer) => replyChunks.push(c));
           reply.on('end', () => {

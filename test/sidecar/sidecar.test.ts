@@ -232,6 +232,29 @@ test('SIGTERM: stops consuming, deletes the split, reports the drain until the c
   assert.equal(fs.existsSync(stateFile), false);
 });
 
+test('the split becoming Active, and then gone, reaches the sidecar as it happens, not at its next read (a watch wakes it)', async () => {
+  const session = await rabbitQueue('rwake');
+  // A read a minute apart: only the watch on the split can make these waits end sooner.
+  const sidecar = startSidecar(['--mode', 'env', '--queue', 'invoices', '--poll-interval', '60000']);
+  const split = await activateWhenAsked(fx.admin, sidecar, [
+    { name: 'invoices', phase: 'Active', shadow: { source: session } },
+  ]);
+  await sidecar.waitFor('ready', undefined, 20_000);
+  const name = split.metadata.name;
+  await patchMetadata(fx.admin, fx.namespace, name, { finalizers: ['queuesplit.dev/test-drain'] }); // the controller's hold
+  sidecar.kill('SIGTERM');
+  await pollUntil(
+    'delete requested',
+    () => getSplit(fx.admin, fx.namespace, name),
+    (s) => s?.metadata.deletionTimestamp !== undefined,
+  );
+  await sidecar.waitFor('progress', (p) => p.stage === 'draining' && p.split?.name === name);
+  await patchMetadata(fx.admin, fx.namespace, name, { finalizers: null });
+  const detached = await sidecar.waitFor('detached', undefined, 20_000);
+  assert.equal(detached.drained, true);
+  assert.deepEqual(await sidecar.exited, { code: 0, signal: null });
+});
+
 test('a stop request on stdin (no signal, as on Windows) drains and detaches like SIGTERM, exit 0', async () => {
   const session = await rabbitQueue('rstdin');
   const stateFile = path.join(fx.stateDir, `${uniqueName('stdin')}.json`);

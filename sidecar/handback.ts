@@ -14,6 +14,7 @@ import {
 } from '../core/workloadStatus';
 import { parseWorkloadStatus } from '../core/workloadStatusParse';
 import type { KubeTarget } from '../laptop/kube';
+import { QueueSplitClient } from '../laptop/queueSplitClient';
 import type { Reporter } from './output';
 import type { SplitRef } from '../core/sidecarProtocol';
 
@@ -58,6 +59,17 @@ export async function followHandback(options: {
   const deadline = Date.now() + Math.max(0, options.timeoutMs);
   const where = `${workload.kind.toLowerCase()}/${workload.name}`;
   const describe = `kubectl describe ${where} -n ${kube.namespace}`;
+  // Other routes on the workload, from the QueueSplits themselves: the workload status's route
+  // count may be held back for a while (the controller rewrites a same-phase status at most every
+  // 15 s), so after one route left and ours came it can still say 1 while another goes on.
+  const others = await otherRoutes(kube, workload, split.name);
+  if (others !== undefined && others > 0) {
+    const status = parseWorkloadStatus(await workloadStatusText(kube, workload));
+    return {
+      ...(status ? { status } : {}),
+      message: `QueueSplit ${split.name} is gone: your route drained back to the app; ${where} stays split for ${others} other route(s).`,
+    };
+  }
   // The controller rewrites the status in the pass that released the split; a moment's wait for
   // that keeps a stale "Split (1 route)" — our own route — from being read as someone else's.
   // Not when other routes were split beside ours: the status may then stay as it was (the
@@ -123,4 +135,24 @@ export async function followHandback(options: {
 /** A status read before our delete that counted routes besides ours (it counts ours too). */
 function sharedWithOthers(before: WorkloadSplitStatus | undefined): boolean {
   return (before?.phase === 'Split' || before?.phase === 'Splitting') && before.routes > 1;
+}
+
+/** The QueueSplits on the workload other than ours (deleted ones still drain: they count), or
+ * undefined when they cannot be listed (the workload status then says it). */
+async function otherRoutes(
+  kube: KubeTarget,
+  workload: WorkloadRef,
+  ours: string,
+): Promise<number | undefined> {
+  try {
+    const splits = await new QueueSplitClient(kube.kc, kube.namespace).list();
+    return splits.filter(
+      (s) =>
+        s.metadata.name !== ours &&
+        s.spec.workload.kind === workload.kind &&
+        s.spec.workload.name === workload.name,
+    ).length;
+  } catch {
+    return undefined;
+  }
 }

@@ -895,6 +895,53 @@ test('last words: a route that was not the last one: the status still counting i
   }
 });
 
+/** Another developer's QueueSplit on the suite's workload (the controller's part is not played):
+ * deleted by the returned function. */
+async function otherSplitOnWorkload(): Promise<() => Promise<void>> {
+  const name = `qs-split-other-${uniqueName('o')}`.slice(0, 63);
+  const custom = fx.admin.makeApiClient(CustomObjectsApi);
+  await custom.createNamespacedCustomObject({
+    ...REF,
+    namespace: fx.namespace,
+    body: {
+      apiVersion: `${PRIVATE_GROUP}/v1alpha1`,
+      kind: 'QueueSplit',
+      metadata: { name },
+      spec: {
+        workload: { kind: 'Deployment', name: fx.workload.name },
+        queues: ['invoices'],
+        filter: { 'x-queue-split-user': 'carol' },
+        owner: 'carol',
+        routeId: 'otherroutecarolaa',
+        lease: { renewTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), durationSeconds: 300 },
+      },
+    },
+  });
+  return async () => {
+    await custom
+      .deleteNamespacedCustomObject({ ...REF, namespace: fx.namespace, name })
+      .catch(() => undefined);
+  };
+}
+
+test('last words: another route on the workload is told from the QueueSplits themselves, not from a route count the controller held back (which still says 1: another left and ours came within its rewrite window)', async () => {
+  const removeOther = await otherSplitOnWorkload();
+  try {
+    // The bench's case: carol's route left and bob's came within the controller's rewrite
+    // window, so the workload still says 1 route when bob stops, while alice's goes on.
+    await setWorkloadStatus({ phase: 'Split', routes: 1, message: '1 split route(s).' });
+    const stopped = await stopHeld(['--detach-timeout', '60']);
+    await patchMetadata(fx.admin, fx.namespace, stopped.name, { finalizers: null });
+    const detached = await stopped.sidecar.waitFor('detached', () => true, 60_000);
+    assert.equal(detached.drained, true);
+    assert.match(detached.message, /stays split for 1 other route\(s\)/, detached.message);
+    assert.equal((await stopped.sidecar.exited).code, 0);
+  } finally {
+    await removeOther();
+    await setWorkloadStatus(null);
+  }
+});
+
 test('last words: "your route drained" is not "handed back" — a handback that waits is reported with its reason and safe action', async () => {
   try {
     await setWorkloadStatus({ phase: 'Split', routes: 1, message: '1 split route(s).' });

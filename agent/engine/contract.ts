@@ -266,4 +266,9 @@ export interface ShadowLag {
   readonly app?: number;
   /** Summed over the routes' session shadows (metrics carry no route labels). */
   readonly sessions?: number;
+  /** Messages waiting in the source that the engine has not copied yet, while it copies
+   * (`running`): what the split adds to the application's lag, since the application reads only
+   * its shadow then. A count that keeps growing means the source carries more than one
+   * queue-agent copies. Absent in other phases (the application reads the source itself). */
+  readonly source?: number;
 }

@@ -371,8 +371,12 @@ export class EngineKernel<R extends RemovedRoute, S extends KernelState<R>> impl
     };
   }
 
-  shadowLag(): Promise<ShadowLag> {
-    return this.port.shadowLag();
+  async shadowLag(): Promise<ShadowLag> {
+    const [shadows, source] = await Promise.all([
+      this.port.shadowLag(),
+      this.phase === 'running' ? this.port.sourceBacklog().catch(() => undefined) : undefined,
+    ]);
+    return source === undefined ? shadows : { ...shadows, source };
   }
 
   async close(): Promise<void> {

@@ -137,6 +137,9 @@ export interface BrokerPort<R extends RemovedRoute, S extends KernelState<R>> {
   /** Source messages held unacknowledged while their publish is retried. */
   readonly retrying: number;
   shadowLag(): Promise<ShadowLag>;
+  /** Messages in the source not copied yet (ShadowLag.source); undefined when the broker did
+   * not say. Asked only while `running`. */
+  sourceBacklog(): Promise<number | undefined>;
   /** Releases connections (and with them the fence). */
   close(): Promise<void>;
 }

@@ -43,7 +43,7 @@ import { errorName } from './kafkaErrors';
 import { KafkaLink } from './link';
 import { RouteDrainer } from './routeDrain';
 import { partitionCount } from './shadows';
-import { ShadowWork } from './shadowWork';
+import { ShadowWork, uncommitted } from './shadowWork';
 import { describeOffsets, SourcePump } from './sourcePump';
 
 export class KafkaEngine extends EngineKernel<RemovedRoute, KafkaState> {
@@ -329,6 +329,12 @@ class KafkaBroker implements BrokerPort<RemovedRoute, KafkaState> {
 
   shadowLag(): Promise<ShadowLag> {
     return this.shadows.lag();
+  }
+
+  /** The source's end offsets minus the splitter's committed ones: an upper bound, as for the
+   * shadows (ShadowWork.lag). */
+  sourceBacklog(): Promise<number | undefined> {
+    return uncommitted(this.link.admin, this.config.sourceTopic, this.config.splitterGroup);
   }
 
   async close(): Promise<void> {

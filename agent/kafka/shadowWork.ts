@@ -2,6 +2,7 @@
 // start pinned, growing every shadow with the source, the proofs before the handback and the
 // cleanup, and the deletes. It knows how many partitions the shadows have; nothing here decides
 // phases.
+import type { Admin } from 'kafkajs';
 import type { CleanupReadyResult, ShadowLag } from '../engine/contract';
 import { sumLag } from '../engine/lag';
 import { describeError, type Logger } from '../log';
@@ -145,15 +146,7 @@ export class ShadowWork {
       ]),
     ]);
     return sumLag(
-      async (topic) => {
-        const [ends, committed] = await Promise.all([
-          this.link.admin.fetchTopicOffsets(topic),
-          committedOffsets(this.link.admin, groups.get(topic)!, topic),
-        ]);
-        let gap = 0n;
-        for (const { from, end } of offsetGaps(ends, committed).values()) gap += BigInt(end) - BigInt(from);
-        return Number(gap);
-      },
+      (topic) => uncommitted(this.link.admin, topic, groups.get(topic)!),
       this.config.appShadow,
       [...groups.keys()].slice(1),
     );
@@ -178,4 +171,15 @@ export class ShadowWork {
       },
     ];
   }
+}
+
+/** A topic's end offsets minus a group's committed offsets, summed over its partitions. */
+export async function uncommitted(admin: Admin, topic: string, group: string): Promise<number> {
+  const [ends, committed] = await Promise.all([
+    admin.fetchTopicOffsets(topic),
+    committedOffsets(admin, group, topic),
+  ]);
+  let gap = 0n;
+  for (const { from, end } of offsetGaps(ends, committed).values()) gap += BigInt(end) - BigInt(from);
+  return Number(gap);
 }

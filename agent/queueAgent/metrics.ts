@@ -42,6 +42,12 @@ export class AgentMetrics implements SessionMetrics {
     labelNames: ['queue', 'destination'],
     registers: [this.registry],
   });
+  private readonly sourceBacklog = new Gauge({
+    name: 'queuesplit_source_backlog_messages',
+    help: 'Messages waiting in the source that the queue-agent has not copied yet, while it copies: what the split adds to the application lag. Growing: the source carries more than one queue-agent copies. Kafka: end minus the splitter committed offsets, an upper bound.',
+    labelNames: ['queue'],
+    registers: [this.registry],
+  });
   readonly desiredGeneration = new Gauge({
     name: 'queuesplit_desired_generation',
     help: 'Generation of the desired document the controller wrote.',
@@ -96,6 +102,8 @@ export class AgentMetrics implements SessionMetrics {
       if (value === undefined) this.lag.remove(labels);
       else this.lag.set(labels, value);
     }
+    if (lag.source === undefined) this.sourceBacklog.remove({ queue });
+    else this.sourceBacklog.set({ queue }, lag.source);
   }
 
   observe(queue: string, status: EngineStatus): void {

@@ -425,6 +425,12 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
     return this.pump.retrying;
   }
 
+  /** Ready messages in the source, from the management statistics: the engine's prefetch is
+   * what it holds (unacknowledged), not a backlog. */
+  async sourceBacklog(): Promise<number | undefined> {
+    return (await this.management.getQueue(this.config.sourceQueue))?.messages_ready;
+  }
+
   /** Ready plus unacknowledged messages per shadow, from the management statistics. */
   shadowLag(): Promise<ShadowLag> {
     return sumLag(

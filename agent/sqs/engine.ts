@@ -505,6 +505,12 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
     return this.pump.retrying;
   }
 
+  /** Visible and delayed messages in the source: those in flight are the engine's own. */
+  async sourceBacklog(): Promise<number | undefined> {
+    const counts = await readCounts(this.client, this.sourceUrl);
+    return counts === NO_QUEUE ? undefined : counts.visible + counts.delayed;
+  }
+
   shadowLag(): Promise<ShadowLag> {
     return sumLag(
       async (queue) => {

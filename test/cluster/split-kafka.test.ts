@@ -186,7 +186,10 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
       lagOf(s, 'invoices', 'app') === 0 &&
       // Kafka lag is end minus committed offsets: each partition's last transaction marker stays.
       (lagOf(s, 'orders', 'session') ?? Infinity) <= 3 &&
-      (lagOf(s, 'orders', 'app') ?? Infinity) <= 3,
+      (lagOf(s, 'orders', 'app') ?? Infinity) <= 3 &&
+      // Everything waiting in the sources was copied: the split adds nothing to the app's lag.
+      sampleValue(s, 'queuesplit_source_backlog_messages', { queue: 'invoices' }) === 0 &&
+      (sampleValue(s, 'queuesplit_source_backlog_messages', { queue: 'orders' }) ?? Infinity) <= 3,
     60_000,
   );
   console.log(

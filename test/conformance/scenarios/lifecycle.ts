@@ -74,6 +74,26 @@ export function lifecycleScenarios(h: ProviderHarness): void {
       assert.equal(await h.exists(t.source), true, 'the source is never touched');
     }));
 
+  test('the source backlog (what the split adds to the app’s lag): absent until the engine copies, then what it has not copied, 0 once it has', () =>
+    withSplit(h, async (t, engines) => {
+      const e = engines.track(h.engine(t, { logger: testLogger() }));
+      const input = batch('backlog', 30, () => ({ [USER]: 'bob' }));
+      await h.produce(t, input);
+      await untilDone(() => e.prepare(), 'prepare', 40_000, ['broker-unavailable']);
+      assert.equal((await e.shadowLag()).source, undefined, 'prepared: the app still reads its source');
+      await running(e, 1, []);
+      const app = seenIds(await h.read(t.appShadow, ids(input)));
+      assertDelivery({ inputs: ids(input), destinations: { app } });
+      // The broker's own counts (RabbitMQ's statistics, SQS's approximate ones) trail a little.
+      await waitFor(
+        'the source backlog at 0 once everything waiting was copied',
+        async () => (await e.shadowLag()).source,
+        (n) => n === 0,
+      );
+      done(await e.stop(), 'stop');
+      assert.equal((await e.shadowLag()).source, undefined, 'stopped: the app reads its source again');
+    }));
+
   test('app drain and handback with in-flight (unacked) deliveries', () =>
     withSplit(h, async (t, engines) => {
       const e = engines.track(h.engine(t, { logger: testLogger(), stepTimeoutMs: 6_000 }));

@@ -357,3 +357,12 @@ test('steps run one at a time: a step waits for the one before it', async () => 
   await Promise.all([routes, stop]);
   assert.deepEqual(order, ['routes pending', 'stop done']);
 });
+
+test('the source backlog is reported only while the engine copies (running): before and after, the app reads the source', async () => {
+  for (const phase of ENGINE_PHASES) {
+    const { engine } = await engineIn(phase);
+    const lag = await engine.shadowLag();
+    if (phase === 'running') assert.equal(typeof lag.source, 'number', 'running: the source backlog');
+    else assert.equal(lag.source, undefined, `${phase}: no source backlog`);
+  }
+});

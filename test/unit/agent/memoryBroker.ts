@@ -280,6 +280,10 @@ class MemoryPort implements BrokerPort<RemovedRoute, MemoryState> {
     return 0;
   }
 
+  async sourceBacklog(): Promise<number | undefined> {
+    return this.broker.queues.get(this.broker.source)?.length ?? 0;
+  }
+
   async shadowLag(): Promise<ShadowLag> {
     return { app: this.broker.queues.get(this.appShadow)?.length ?? 0 };
   }

@@ -29,6 +29,17 @@ test('the lag gauge carries queue and destination only, and drops a reading that
   assert.doesNotMatch(text, /destination="session"/);
 });
 
+test('the source backlog is its own gauge, by queue, present only while the engine copies', async () => {
+  const metrics = new AgentMetrics();
+  metrics.observeLag('orders', { app: 0, sessions: 0, source: 12 });
+  let text = await metrics.registry.metrics();
+  assert.match(text, /queuesplit_source_backlog_messages\{queue="orders"\} 12/);
+  assert.doesNotMatch(text, /queuesplit_shadow_lag_messages\{[^}]*destination="source"/);
+  metrics.observeLag('orders', { app: 0, sessions: 0 }); // stopped copying: the app reads the source
+  text = await metrics.registry.metrics();
+  assert.doesNotMatch(text, /queuesplit_source_backlog_messages\{/);
+});
+
 test('shadows are read a few at a time, not all at once (one connection each at 1,000 routes)', async () => {
   let inFlight = 0;
   let most = 0;

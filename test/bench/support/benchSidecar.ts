@@ -22,6 +22,7 @@ export class BenchSidecar {
   private readonly exited: Promise<number | null>;
 
   constructor(args: readonly string[], env: NodeJS.ProcessEnv = process.env) {
+    const logFile = process.env.QS_BENCH_SIDECAR_LOG;
     const script = path.join(repoRoot, 'dist', 'sidecar.js');
     if (!fs.existsSync(script)) throw new Error(`${script} is missing: run \`npm run build\` first`);
     this.child = spawn(process.execPath, [script, ...args], {
@@ -36,6 +37,8 @@ export class BenchSidecar {
     // Human logs: kept for a failure's message only (the sidecar prints nothing secret, §8).
     readline.createInterface({ input: this.child.stderr! }).on('line', (text) => {
       this.stderrTail.push(text);
+      // QS_BENCH_SIDECAR_LOG=<file>: every sidecar's log lines, timestamped, to see where a phase waits.
+      if (logFile) fs.appendFileSync(logFile, `${new Date().toISOString()} ${this.child.pid} ${text}\n`);
       if (this.stderrTail.length > 20) this.stderrTail.shift();
     });
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));

@@ -59,9 +59,10 @@ export async function followHandback(options: {
   const deadline = Date.now() + Math.max(0, options.timeoutMs);
   const where = `${workload.kind.toLowerCase()}/${workload.name}`;
   const describe = `kubectl describe ${where} -n ${kube.namespace}`;
-  // Other routes on the workload, from the QueueSplits themselves: the workload status's route
-  // count may be held back for a while (the controller rewrites a same-phase status at most every
-  // 15 s), so after one route left and ours came it can still say 1 while another goes on.
+  // Other routes on the workload, from the QueueSplits themselves: a controller before
+  // agent/controller/workloadStatus.ts mayHoldBack counted routes held back a same-phase status
+  // with a new route count for up to 15 s, so after one route left and ours came it could still
+  // say 1 while another went on.
   const others = await otherRoutes(kube, workload, split.name);
   if (others !== undefined && others > 0) {
     const status = parseWorkloadStatus(await workloadStatusText(kube, workload));

@@ -114,6 +114,26 @@ function eventOf(status: WorkloadSplitStatus): { reason: string; type: 'Normal' 
 /** A waiting reason's counts change often: rewrite the annotation at most this often within a phase. */
 const REWRITE_MS = 15_000;
 
+/**
+ * Whether a status that differs from the one last written (at `writtenAt`) may wait: only one
+ * that tells the same story (same phase and event reason, and the same number of routes: a route
+ * that came or went is news the sidecar's last words and `kubectl describe` read at once), for
+ * up to REWRITE_MS. HandedBack, the last word, is written in full.
+ */
+export function mayHoldBack(
+  current: WorkloadSplitStatus | undefined,
+  status: WorkloadSplitStatus,
+  writtenAt: number | undefined,
+  now: number,
+): boolean {
+  if (current === undefined || writtenAt === undefined || status.phase === 'HandedBack') return false;
+  const sameStory =
+    current.phase === status.phase &&
+    eventOf(current).reason === eventOf(status).reason &&
+    current.routes === status.routes;
+  return sameStory && now - writtenAt < REWRITE_MS;
+}
+
 /** Publishes a workload's status: the annotation when it says something new, an Event when its reason changes. */
 export class WorkloadStatusPublisher {
   private readonly apps: AppsV1Api;
@@ -147,10 +167,7 @@ export class WorkloadStatusPublisher {
     if (sameWorkloadStatus(current, status)) return true;
     const event = eventOf(status);
     const previous = current !== undefined ? eventOf(current).reason : undefined;
-    const sameStory = current?.phase === status.phase && event.reason === previous;
-    // Held back only while the phase goes on: HandedBack is the last word, written in full.
-    const final = status.phase === 'HandedBack';
-    if (!final && sameStory && this.last !== undefined && Date.now() - this.last.at < REWRITE_MS) return true;
+    if (mayHoldBack(current, status, this.last?.at, Date.now())) return true;
     try {
       const body = {
         metadata: { annotations: { [WORKLOAD_STATUS_ANNOTATION]: serializeWorkloadStatus(status) } },

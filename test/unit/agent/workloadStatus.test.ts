@@ -10,7 +10,7 @@ import {
   serializeWorkloadStatus,
 } from '../../../core/workloadStatus';
 import { parseWorkloadStatus } from '../../../core/workloadStatusParse';
-import { workloadStatusFor } from '../../../agent/controller/workloadStatus';
+import { mayHoldBack, workloadStatusFor } from '../../../agent/controller/workloadStatus';
 
 const base = initialState({
   workload: { kind: 'Deployment', namespace: 'shop', name: 'orders', uid: 'u1' },
@@ -77,4 +77,19 @@ test('the annotation round-trips; anything else parses to nothing; equality igno
   assert.equal(parseWorkloadStatus('{"phase":"Sideways"}'), undefined);
   assert.equal(parseWorkloadStatus('not json'), undefined);
   assert.equal(parseWorkloadStatus(undefined), undefined);
+});
+
+test('a route that came or went is written at once; only the same story within a phase waits', () => {
+  const split = (routes: number, message = `${routes} split route(s).`) =>
+    ({ phase: 'Split', routes, message, updated: now.toISOString() }) as const;
+  const t0 = now.getTime();
+  // Another developer's route left and ours came: the count is news, whatever the clock says.
+  assert.equal(mayHoldBack(split(2), split(1), t0, t0 + 1_000), false, '2 → 1 route');
+  assert.equal(mayHoldBack(split(1), split(2), t0, t0 + 1_000), false, '1 → 2 routes');
+  // The same phase, reason and routes with another message (a waiting count) may wait a while.
+  assert.equal(mayHoldBack(split(2, 'a'), split(2, 'b'), t0, t0 + 1_000), true);
+  assert.equal(mayHoldBack(split(2, 'a'), split(2, 'b'), t0, t0 + 60_000), false, 'not for long');
+  assert.equal(mayHoldBack(undefined, split(1), t0, t0), false, 'nothing written yet');
+  const handedBack = { phase: 'HandedBack', routes: 0, message: 'Handed back.', updated: '' } as const;
+  assert.equal(mayHoldBack(handedBack, handedBack, t0, t0), false, 'the last word is written in full');
 });

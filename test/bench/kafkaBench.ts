@@ -4,6 +4,7 @@
 import { CompressionTypes, Kafka, logLevel, type Admin, type Message } from 'kafkajs';
 import { KafkaEngine } from '../../agent/kafka/engine';
 import { produceWithJava, type JavaCompression } from '../conformance/kafka/foreign';
+import { createTopicWithLeaders } from '../support/kafkaSplit';
 import { loadServices, uniqueName } from '../support/services';
 
 export const partitions = 3;
@@ -27,14 +28,10 @@ async function withAdmin<T>(op: (a: Admin) => Promise<T>): Promise<T> {
   }
 }
 
+/** Creates each topic and waits for its partitions' leaders as the suites do (kafkajs' own wait
+ * gives up on a KRaft broker's UNKNOWN_TOPIC_OR_PARTITION: test/support/kafkaSplit.ts). */
 export async function createTopics(names: string[]): Promise<void> {
-  await withAdmin((a) =>
-    a.createTopics({
-      waitForLeaders: false,
-      topics: names.map((topic) => ({ topic, numPartitions: partitions })),
-    }),
-  );
-  await new Promise((r) => setTimeout(r, 500)); // leaders of a fresh topic
+  for (const topic of names) await createTopicWithLeaders(kafka, { topic, numPartitions: partitions });
 }
 
 /** How a run's source is filled (default: 1 KiB of one repeated byte, uncompressed). */

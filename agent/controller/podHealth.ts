@@ -113,7 +113,9 @@ export function agentTrouble(view: AgentPodView): AgentTrouble | undefined {
         };
       }
       if (s.ready) continue;
-      if (s.restartCount > 0 && !s.state?.running) {
+      // A crash loop is told as one even in the second the container runs again between two
+      // crashes: the last termination says more than the readiness probe it has not passed yet.
+      if (s.restartCount > 0 && (!s.state?.running || s.lastState?.terminated)) {
         return {
           permanent: false,
           cause: `queue-agent pod ${name} keeps crashing (${s.restartCount} restarts${lastExit(s)}${seen}). Read its logs (kubectl -n ${pod.metadata?.namespace} logs ${name} --previous), fix the cause, then retry`,

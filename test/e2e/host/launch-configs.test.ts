@@ -89,6 +89,26 @@ const messagesOf = (file: string) =>
     .map((d) => d.message)
     .sort();
 
+/**
+ * Waits until the file's problems are exactly `expected` (sorted messages) and have stayed so for
+ * a few seconds; returns the problems then, or the last ones seen after a minute (the caller's
+ * assertion shows the difference). A settle on "no change for a while" is not enough: on a
+ * loaded machine the JSON language server can take longer than that to report at all, and the
+ * file's previous problems then looked settled (CI met it).
+ */
+async function problemsBecome(file: string, expected: readonly string[]): Promise<vscode.Diagnostic[]> {
+  const want = JSON.stringify([...expected].sort());
+  let since: number | undefined;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (JSON.stringify(messagesOf(file)) !== want) since = undefined;
+    else if (since === undefined) since = Date.now();
+    else if (Date.now() - since > 3_000) break;
+    await sleep(250);
+  }
+  return [...problemsOf(file)];
+}
+
 /** Waits until the file's problems stop changing for a few seconds; returns them. */
 async function settledProblems(file: string): Promise<vscode.Diagnostic[]> {
   let last = '';
@@ -97,11 +117,14 @@ async function settledProblems(file: string): Promise<vscode.Diagnostic[]> {
   while (Date.now() < deadline) {
     const now = JSON.stringify(messagesOf(file));
     if (now !== last) [last, since] = [now, Date.now()];
-    else if (Date.now() - since > 4_000) break;
+    else if (Date.now() - since > 3_000) break;
     await sleep(250);
   }
   return [...problemsOf(file)];
 }
+
+/** The configurations of DEBUGGERS VS Code has no debugger for: it flags each one's type. */
+const UNKNOWN_TYPES = DEBUGGERS.filter((c) => c.type !== 'node').length;
 
 describe('launch configurations every debugger accepts (real VS Code, real cluster)', function () {
   this.timeout(600_000);
@@ -124,6 +147,14 @@ describe('launch configurations every debugger accepts (real VS Code, real clust
     // What VS Code shows for these configurations without Queue Split: nothing for node.
     await writeLaunch(DEBUGGERS);
     await open(launchFile());
+    // Complete once VS Code flagged the type of every configuration it has no debugger for (then
+    // the language server has validated this text), and unchanged for a few seconds after.
+    await pollUntil(
+      'VS Code flags the debuggers it lacks',
+      async () => messagesOf(launchFile()),
+      (list) => list.filter((m) => /debug type is not recognized/.test(m)).length >= UNKNOWN_TYPES,
+      60_000,
+    );
     const baseline = await settledProblems(launchFile());
     const lines = () => fs.readFileSync(launchFile(), 'utf8').split('\n');
     const nodeLine = (d: vscode.Diagnostic) => d.range.start.line < lines().indexOf('    {', 4);
@@ -155,7 +186,7 @@ describe('launch configurations every debugger accepts (real VS Code, real clust
     await vscode.commands.executeCommand('queueSplit.migrateLaunchConfigs', folder.uri);
     assert.doesNotMatch(fs.readFileSync(launchFile(), 'utf8'), /queueSplit/, 'migrated');
     assert.deepEqual(
-      (await settledProblems(launchFile())).map((d) => d.message).sort(),
+      (await problemsBecome(launchFile(), expected)).map((d) => d.message).sort(),
       expected,
       `after Migrate: exactly the problems without Queue Split\n${describeDiagnostics(problemsOf(launchFile()))}`,
     );
@@ -185,7 +216,7 @@ describe('launch configurations every debugger accepts (real VS Code, real clust
       assert.ok(named, `${String(c.type)}: names its split\n${written}`);
     }
     await open(launchFile());
-    const after = await settledProblems(launchFile());
+    const after = await problemsBecome(launchFile(), expected);
     assert.deepEqual(
       after.map((d) => d.message).sort(),
       expected,
@@ -201,7 +232,7 @@ describe('launch configurations every debugger accepts (real VS Code, real clust
     );
     await open(splitsFile());
     assert.deepEqual(
-      (await settledProblems(splitsFile())).map((d) => d.message),
+      (await problemsBecome(splitsFile(), [])).map((d) => d.message),
       [],
       'queue-split.json validates against its schema',
     );
@@ -232,7 +263,7 @@ describe('launch configurations every debugger accepts (real VS Code, real clust
       ),
     );
     assert.deepEqual(
-      (await settledProblems(splitsFile())).map((d) => d.message),
+      (await problemsBecome(splitsFile(), [])).map((d) => d.message),
       [],
       `every filter form validates against the schema\n${withFilters}`,
     );

@@ -77,3 +77,22 @@ test('a crash loop and a failing readiness probe wait for the start timeout, nam
   assert.match(unready?.cause ?? '', /does not pass its readiness probe.*statuscode: 503/);
   assert.equal(agentTrouble(view([]))?.permanent, false, 'no pod yet, nothing refused: wait');
 });
+
+test('a crash-looping agent seen in the second it runs again is told as crashing, not as unready', () => {
+  // The kubelet restarts a crashing container at once at first: at the start timeout the
+  // container may be running (not ready) between two crashes. CI met exactly that moment.
+  const t = agentTrouble(
+    view([
+      pod({
+        restartCount: 3,
+        state: { running: { startedAt: new Date() } },
+        lastState: { terminated: { exitCode: 1, reason: 'Error' } },
+      }),
+    ]),
+  );
+  assert.equal(t?.permanent, false);
+  assert.match(
+    t?.cause ?? '',
+    /keeps crashing \(3 restarts, last exit code 1 \(Error\)\).*logs qs-agent-x-1 --previous/,
+  );
+});

@@ -115,6 +115,7 @@ export const observedStateSchema = z.object({
       outcome: outcomeSchema,
       health: z.enum(['ok', 'degraded']),
       published: z.record(z.string(), count()),
+      appShadowConsumers: count().optional(),
       checkpoint: z.unknown().optional(),
     }),
   ),

@@ -112,6 +112,10 @@ export interface ObservedQueue {
   outcome: StepOutcome;
   health: 'ok' | 'degraded';
   published: Record<string, number>;
+  /** Consumers on the application shadow, read from the broker on each pass of REDIRECTING_APP
+   * only (absent in every other phase, and where the broker cannot say): with the redirected
+   * pods ready and none restarted, the controller's proof that the app consumes its shadow. */
+  appShadowConsumers?: number;
   /** The engine's latest checkpoint (every done outcome carries one): a restarted agent recovers from it. */
   checkpoint?: unknown;
 }

@@ -223,6 +223,7 @@ export class Coordinator {
         workload,
         this.resolved,
         this.actions.unfinished !== undefined,
+        this.observed,
       )),
       ...(await this.events.operatorEvents(this.state!, workload, this.names, this.resolved)),
       ...this.events.routeTimeouts(this.state!),

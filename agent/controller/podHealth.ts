@@ -31,6 +31,22 @@ export function msUntilStable(pod: V1Pod, nowMs: number, seconds = MIN_STABLE_SE
   return wait;
 }
 
+/**
+ * Ready, every container ready, running and never restarted. With a consumer on each of the
+ * workload's application shadows (the queue-agent's live read), the controller counts such a pod
+ * as rolled out without the rest of the stable window: the window is there for an app that
+ * cannot consume its shadow and crashes within seconds, and this one consumes it.
+ */
+export function readyUnrestarted(pod: V1Pod): boolean {
+  const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+  const statuses = pod.status?.containerStatuses ?? [];
+  return (
+    ready === true &&
+    statuses.length > 0 &&
+    statuses.every((s) => s.ready && s.restartCount === 0 && s.state?.running !== undefined)
+  );
+}
+
 /** Restarts after which a crashing container counts as crash-looping, not as a one-off. */
 export const CRASH_LOOP_RESTARTS = 3;
 

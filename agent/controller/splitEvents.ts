@@ -241,6 +241,7 @@ export class SplitEvents {
     workload: Workload | undefined,
     resolved: readonly ResolvedQueue[],
     unfinished: boolean,
+    observed?: ObservedState,
   ): Promise<SplitEvent[]> {
     this.progress.track(state);
     if (!workload) return [];
@@ -272,7 +273,8 @@ export class SplitEvents {
     if (phase === 'REDIRECTING_APP' || phase === 'RESTORING_APP') {
       const overridden =
         phase === 'REDIRECTING_APP' || state.activeQueues.some((q) => !state.workflow?.queues.includes(q));
-      const rollout = await this.deps.workloads.rolledOut(this.id.kind, workload, overridden);
+      const consumed = phase === 'REDIRECTING_APP' && shadowsConsumed(state, observed);
+      const rollout = await this.deps.workloads.rolledOut(this.id.kind, workload, overridden, consumed);
       this.progress.recheckAt = rollout.stableInMs ? Date.now() + rollout.stableInMs : undefined;
       if (rollout.ok) return [{ type: 'proofReported', phase, proven: true, evidence: rollout.why }];
       if (phase === 'REDIRECTING_APP' && rollout.failed) {
@@ -447,4 +449,15 @@ export function workloadRefusal(
     name: id.name,
     annotations: workload.metadata?.annotations ?? {},
   });
+}
+
+/**
+ * The queue-agent read a consumer on the application shadow of every queue this activation
+ * redirects, in this generation of the desired document (it reads them in REDIRECTING_APP only,
+ * and the app was quiesced before: every consumer there is a redirected pod's).
+ */
+function shadowsConsumed(state: SplitState, observed: ObservedState | undefined): boolean {
+  const queues = state.workflow?.queues ?? [];
+  if (!observed || observed.observedGeneration < state.generation || queues.length === 0) return false;
+  return queues.every((q) => (observed.queues[q]?.appShadowConsumers ?? 0) > 0);
 }

@@ -33,7 +33,7 @@ import type { WorkloadLike } from '../../core/queueConfig/podTemplate';
 import { consumerOverrides } from '../../core/queueConfig/consumerOverrides';
 import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { isConflict, isNotFound } from '../kube/client';
-import { MIN_STABLE_SECONDS, msUntilStable, stuckPod } from './podHealth';
+import { MIN_STABLE_SECONDS, msUntilStable, readyUnrestarted, stuckPod } from './podHealth';
 import type { WorkloadCache } from './workloadCache';
 
 export type Workload = V1Deployment | V1StatefulSet;
@@ -313,6 +313,7 @@ export class Workloads {
     kind: WorkloadKind,
     workload: Workload,
     overridden: boolean,
+    consumed = false,
   ): Promise<{ ok: boolean; why: string; failed?: string; stableInMs?: number }> {
     const want = workload.spec?.replicas ?? 1;
     const status = workload.status;
@@ -329,8 +330,14 @@ export class Workloads {
         (overridden ? wantedGeneration : undefined),
     );
     const stableSeconds = Math.max(MIN_STABLE_SECONDS, workload.spec?.minReadySeconds ?? 0);
+    // `consumed`: every application shadow has a consumer (the queue-agent's live read). Then a
+    // ready pod that never restarted needs no more of the window (podHealth.readyUnrestarted);
+    // a workload's own minReadySeconds is always waited out.
+    const early = consumed && stableSeconds === MIN_STABLE_SECONDS;
     const now = Date.now();
-    const waits = wanted.map((p) => msUntilStable(p, now, stableSeconds));
+    const waits = wanted.map((p) =>
+      early && readyUnrestarted(p) ? 0 : msUntilStable(p, now, stableSeconds),
+    );
     const good = wanted.filter((_, i) => waits[i] === 0);
     // Every wanted pod is ready and only the clock is left: when the last one will count.
     const clockOnly = waits.length === want && waits.every((w) => w !== undefined);
@@ -343,7 +350,9 @@ export class Workloads {
     const ok = good.length === want && pods.length === want && terminating === 0;
     return {
       ok,
-      why: `${good.length}/${want} pods with the wanted env ready for ${stableSeconds}s, ${pods.length - good.length} other, ${terminating} terminating`,
+      why: early
+        ? `${good.length}/${want} pods with the wanted env ready, none restarted, a consumer on every application shadow; ${pods.length - good.length} other, ${terminating} terminating`
+        : `${good.length}/${want} pods with the wanted env ready for ${stableSeconds}s, ${pods.length - good.length} other, ${terminating} terminating`,
       ...(failed && !ok ? { failed } : {}),
       ...(!ok && stableInMs ? { stableInMs } : {}),
     };

@@ -257,6 +257,10 @@ export interface Engine {
   status(): EngineStatus;
   /** Unconsumed messages in the shadows, read from the broker (for metrics; never a proof). */
   shadowLag(): Promise<ShadowLag>;
+  /** Consumers attached to the application shadow now, read live from the broker (the
+   * controller's proof that a redirected app consumes: docs/design.md "Where activation time
+   * goes"); undefined where the broker cannot say. */
+  appShadowConsumers(): Promise<number | undefined>;
   /** Release connections (and with them the fence). Deletes nothing. */
   close(): Promise<void>;
 }

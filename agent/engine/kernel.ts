@@ -379,6 +379,10 @@ export class EngineKernel<R extends RemovedRoute, S extends KernelState<R>> impl
     return source === undefined ? shadows : { ...shadows, source };
   }
 
+  appShadowConsumers(): Promise<number | undefined> {
+    return this.phase === 'closed' ? Promise.resolve(undefined) : this.port.appShadowConsumers();
+  }
+
   async close(): Promise<void> {
     if (this.phase === 'closed') return;
     await this.serial.run(async () => {

@@ -4,7 +4,10 @@
 // In any other phase the call is a controller bug, refused without a change.
 import type { Engine, EnginePhase } from './contract';
 
-export type StepName = Exclude<keyof Engine, 'provider' | 'status' | 'shadowLag' | 'close'>;
+export type StepName = Exclude<
+  keyof Engine,
+  'provider' | 'status' | 'shadowLag' | 'appShadowConsumers' | 'close'
+>;
 
 export interface StepPhases {
   readonly runs: readonly EnginePhase[];

@@ -140,6 +140,9 @@ export interface BrokerPort<R extends RemovedRoute, S extends KernelState<R>> {
   /** Messages in the source not copied yet (ShadowLag.source); undefined when the broker did
    * not say. Asked only while `running`. */
   sourceBacklog(): Promise<number | undefined>;
+  /** Consumers on the application shadow now (Engine.appShadowConsumers); undefined when the
+   * broker cannot say. */
+  appShadowConsumers(): Promise<number | undefined>;
   /** Releases connections (and with them the fence). */
   close(): Promise<void>;
 }

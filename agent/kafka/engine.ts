@@ -39,6 +39,7 @@ import {
 } from './config';
 import { KafkaFence } from './fence';
 import { GroupPins } from './groupPins';
+import { assignedMembers } from './groups';
 import { errorName } from './kafkaErrors';
 import { KafkaLink } from './link';
 import { RouteDrainer } from './routeDrain';
@@ -335,6 +336,12 @@ class KafkaBroker implements BrokerPort<RemovedRoute, KafkaState> {
    * shadows (ShadowWork.lag). */
   sourceBacklog(): Promise<number | undefined> {
     return uncommitted(this.link.admin, this.config.sourceTopic, this.config.splitterGroup);
+  }
+
+  /** Members of the application shadow's group with a share of the shadow assigned: joined and
+   * past the rebalance, so consuming it. */
+  appShadowConsumers(): Promise<number | undefined> {
+    return assignedMembers(this.link.admin, this.config.appShadowGroup, this.config.appShadow);
   }
 
   async close(): Promise<void> {

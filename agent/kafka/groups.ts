@@ -1,6 +1,6 @@
 // Consumer-group reads and writes: who is a member, what is committed, and commits made from
 // outside the group, which the broker refuses while the group has live members.
-import type { Admin } from 'kafkajs';
+import { AssignerProtocol, type Admin } from 'kafkajs';
 import { pollUntil } from '../engine/timing';
 import { isGroupMissing, isLiveGroupRefusal } from './kafkaErrors';
 import type { Offsets, Wire } from './wire';
@@ -25,6 +25,23 @@ export async function describeGroup(admin: Admin, groupId: string): Promise<Grou
       host: m.clientHost.replace(/^\//, ''),
     })),
   };
+}
+
+/** Members of `groupId` with a share of `topic` assigned (the consumer protocol's assignment,
+ * which every client writes the same way); a member whose assignment does not decode is not
+ * counted. */
+export async function assignedMembers(admin: Admin, groupId: string, topic: string): Promise<number> {
+  const { groups } = await admin.describeGroups([groupId]);
+  let count = 0;
+  for (const m of groups[0]?.members ?? []) {
+    try {
+      const decoded = AssignerProtocol.MemberAssignment.decode(m.memberAssignment);
+      if ((decoded?.assignment[topic]?.length ?? 0) > 0) count++;
+    } catch {
+      // Not the consumer protocol (another kind of group member): not a consumer of the topic.
+    }
+  }
+  return count;
 }
 
 /** Client ids and hosts only: enough for a person to find the replica, nothing secret. */

@@ -85,6 +85,7 @@ export class StepRunner {
     }
     await this.drainRoutes(desired);
     for (const plan of desired.queues) this.refresh(plan.name, desired.generation);
+    await this.countConsumers(desired);
     const routes: Record<string, ObservedRoute> = {};
     for (const route of desired.routes) {
       const acked = Math.min(...route.queues.map((q) => this.acked.get(q) ?? -1));
@@ -381,6 +382,26 @@ export class StepRunner {
       published: {},
     });
     this.refresh(plan.name);
+  }
+
+  /**
+   * Consumers on each application shadow, read from the broker while the app is being redirected
+   * (REDIRECTING_APP) and in no other phase, so a steady split's observed document does not change
+   * with them: with the redirected pods ready and none restarted, they are the controller's proof
+   * that the app consumes its shadow (ObservedQueue.appShadowConsumers).
+   */
+  private async countConsumers(desired: DesiredState): Promise<void> {
+    for (const plan of desired.queues) {
+      const prior = this.observed.get(plan.name);
+      if (!prior) continue;
+      const { appShadowConsumers: _, ...rest } = prior;
+      const engine = this.engines.get(plan.name);
+      const count =
+        desired.phase === 'REDIRECTING_APP' && engine
+          ? await engine.appShadowConsumers().catch(() => undefined)
+          : undefined;
+      this.observed.set(plan.name, count === undefined ? rest : { ...rest, appShadowConsumers: count });
+    }
   }
 
   /**

@@ -431,6 +431,14 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
     return (await this.management.getQueue(this.config.sourceQueue))?.messages_ready;
   }
 
+  /** From a passive declare (AMQP, live), not the management statistics, which trail it by
+   * seconds; undefined while the engine has no connection. */
+  async appShadowConsumers(): Promise<number | undefined> {
+    const link = this.connection.current();
+    if (!link) return undefined;
+    return (await link.withChannel('probe', (ch) => ch.checkQueue(this.config.appShadow))).consumerCount;
+  }
+
   /** Ready plus unacknowledged messages per shadow, from the management statistics. */
   shadowLag(): Promise<ShadowLag> {
     return sumLag(

@@ -511,6 +511,11 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
     return counts === NO_QUEUE ? undefined : counts.visible + counts.delayed;
   }
 
+  /** SQS has no consumers to count, only receives: the controller keeps the stable window. */
+  appShadowConsumers(): Promise<number | undefined> {
+    return Promise.resolve(undefined);
+  }
+
   shadowLag(): Promise<ShadowLag> {
     return sumLag(
       async (queue) => {

@@ -15,6 +15,7 @@ import { deployShop, waitForShopHandback } from '../support/shop';
 import { pollUntil } from '../support/poll';
 import { appReceived, consumeQueueIds, ids, publishTo } from '../support/rabbitSplit';
 import { activeSplit, removeSplit } from '../support/splits';
+import { recordShadowConsumers } from '../support/shadowConsumers';
 import { consumeIds, produceIds } from '../support/kafkaSplit';
 import {
   agentLog,
@@ -56,6 +57,7 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   await publishTo(ch, queue, preInvoices);
 
   const started = Date.now();
+  const consumers = recordShadowConsumers(kc, namespace, 'shop');
   const split = await activeSplit(
     kc,
     namespace,
@@ -64,6 +66,15 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   );
   console.log(
     `activation, Kafka + RabbitMQ (request → Active): ${((Date.now() - started) / 1000).toFixed(1)}s`,
+  );
+  // The rollout proof's evidence: while the app was redirected the agent read the consumers on
+  // each application shadow live from the broker (RabbitMQ: the three pods' consumers; Kafka:
+  // group members with a share of the shadow).
+  const seen = await consumers.stop();
+  console.log(`application shadow consumers while redirected: ${JSON.stringify(seen)}`);
+  assert.ok(
+    (seen.orders ?? 0) >= 1 && (seen.invoices ?? 0) >= 1,
+    `consumers on both shadows: ${JSON.stringify(seen)}`,
   );
   const orders = split.status?.queues?.find((q) => q.name === 'orders');
   const invoices = split.status?.queues?.find((q) => q.name === 'invoices');

@@ -81,6 +81,9 @@ export interface ProviderHarness {
   readonly richProperties: Readonly<Record<string, unknown>>;
   /** True when cleanup keeps verified-empty shadows (no loss-proof delete on this broker). */
   readonly cleanupRetainsShadows: boolean;
+  /** True when the broker counts a destination's consumers (Engine.appShadowConsumers); SQS
+   * has only receives. */
+  readonly countsConsumers: boolean;
 
   /** Creates an empty source and names every other resource of one test. */
   topology(): Promise<Topology>;

@@ -187,6 +187,7 @@ export function kafkaHarness(options: KafkaHarnessOptions = {}): KafkaHarness {
     config,
     groupOf: group,
     cleanupRetainsShadows: false,
+    countsConsumers: true,
     richProperties: {
       key: 'order-17',
       partition: 2,

@@ -97,6 +97,7 @@ export function rabbitHarness(type: QueueType): ProviderHarness {
     name: `rabbitmq-${type}`,
     provider: 'rabbitmq',
     cleanupRetainsShadows: false,
+    countsConsumers: true,
     richProperties: {
       contentEncoding: 'identity',
       correlationId: 'corr-7',

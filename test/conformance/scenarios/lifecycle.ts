@@ -94,6 +94,41 @@ export function lifecycleScenarios(h: ProviderHarness): void {
       assert.equal((await e.shadowLag()).source, undefined, 'stopped: the app reads its source again');
     }));
 
+  test('the application shadow’s consumers, read live from the broker: none until the app consumes it, its consumer while it does (SQS cannot say)', () =>
+    withSplit(h, async (t, engines) => {
+      // The controller's evidence that a redirected app consumes (docs/design.md "Where
+      // activation time goes"): a count that said 1 without a consumer would end the rollout
+      // proof over an app that never attached.
+      const e = engines.track(h.engine(t, { logger: testLogger() }));
+      await running(e, 1, []);
+      if (!h.countsConsumers) {
+        assert.equal(await e.appShadowConsumers(), undefined, 'the broker cannot say');
+        return;
+      }
+      assert.equal(await e.appShadowConsumers(), 0, 'nobody consumes the application shadow yet');
+      const input = batch('consumers', 3, () => ({ [USER]: 'bob' }));
+      await h.produce(t, input);
+      const app = await h.consume(t.appShadow, { prefetch: 5, ackFirst: 3 });
+      // Kafka: a member counts once the group has assigned it a share of the shadow.
+      await waitFor(
+        'the app consumer is counted',
+        () => e.appShadowConsumers(),
+        (n) => n === 1,
+      );
+      await waitFor(
+        'and it consumes',
+        async () => app.received.length,
+        (n) => n >= input.length,
+      );
+      await app.kill();
+      await waitFor(
+        'gone once it left',
+        () => e.appShadowConsumers(),
+        (n) => n === 0,
+      );
+      done(await e.stop(), 'stop');
+    }));
+
   test('app drain and handback with in-flight (unacked) deliveries', () =>
     withSplit(h, async (t, engines) => {
       const e = engines.track(h.engine(t, { logger: testLogger(), stepTimeoutMs: 6_000 }));

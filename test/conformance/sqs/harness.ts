@@ -276,6 +276,7 @@ export function sqsHarness(options: SqsHarnessOptions = {}): SqsHarness {
     name: fifo ? 'sqs-fifo' : 'sqs-standard',
     provider: 'sqs',
     cleanupRetainsShadows: false,
+    countsConsumers: false,
     richProperties: {
       AWSTraceHeader: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
       headers: {

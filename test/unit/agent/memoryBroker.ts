@@ -284,6 +284,13 @@ class MemoryPort implements BrokerPort<RemovedRoute, MemoryState> {
     return this.broker.queues.get(this.broker.source)?.length ?? 0;
   }
 
+  /** Consumers a test attached to the application shadow (the memory broker has no consumers). */
+  appConsumers: number | undefined = undefined;
+
+  async appShadowConsumers(): Promise<number | undefined> {
+    return this.appConsumers;
+  }
+
   async shadowLag(): Promise<ShadowLag> {
     return { app: this.broker.queues.get(this.appShadow)?.length ?? 0 };
   }

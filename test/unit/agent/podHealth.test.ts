@@ -6,6 +6,7 @@ import {
   CRASH_LOOP_RESTARTS,
   MIN_STABLE_SECONDS,
   msUntilStable,
+  readyUnrestarted,
   stablyReady,
   stuckPod,
 } from '../../../agent/controller/podHealth';
@@ -102,4 +103,32 @@ test('a ready pod says how long until it has run the stable window; a pod not re
   assert.equal(msUntilStable(pod(true, '2030-01-01T00:00:08Z'), now, 30), 28_000, 'minReadySeconds');
   assert.equal(msUntilStable(pod(false, '2030-01-01T00:00:08Z'), now), undefined, 'not ready');
   assert.equal(msUntilStable({ metadata: { name: 'q' } }, now), undefined, 'no status yet');
+});
+
+test('a ready pod whose containers never restarted can count before the window; a restarted one cannot', () => {
+  // With the agent's live read of a consumer on every shadow, this is the rollout proof's early
+  // end (docs/design.md "Where activation time goes"): the new pods consume, none crashed.
+  const pod = (ready: boolean, restartCount: number, running = true): V1Pod => ({
+    metadata: { name: 'p' },
+    status: {
+      conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+      containerStatuses: [
+        {
+          name: 'app',
+          image: 'x',
+          imageID: '',
+          ready,
+          restartCount,
+          state: running
+            ? { running: { startedAt: new Date() } }
+            : { waiting: { reason: 'CrashLoopBackOff' } },
+        },
+      ],
+    },
+  });
+  assert.ok(readyUnrestarted(pod(true, 0)), 'ready, never restarted');
+  assert.ok(!readyUnrestarted(pod(true, 1)), 'restarted once: it crashed, the window decides');
+  assert.ok(!readyUnrestarted(pod(false, 0)), 'not ready');
+  assert.ok(!readyUnrestarted(pod(true, 0, false)), 'not running');
+  assert.ok(!readyUnrestarted({ metadata: { name: 'q' } }), 'no status yet');
 });

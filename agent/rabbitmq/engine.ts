@@ -507,13 +507,17 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
     }
     this.shadowArgs ??= facts.value.shadows.arguments;
     // Ownership precondition: nobody else consumes the source once the app has quiesced. The
-    // consumer count is a live AMQP fact, not a lagging statistic: a short recheck catches a
-    // cancel or a reconnect in flight, and the pump's own consume is refused by an exclusive one.
+    // consumer count is a live AMQP fact, not a lagging statistic. On a classic source one read
+    // is enough: the pump's consume is exclusive, so a consumer that attaches after the read
+    // (a reconnect in flight) makes the broker refuse it, or be refused (`refused` below, and
+    // conformance "a foreign consumer is refused by the exclusive consume"). A quorum queue
+    // admits a second consumer, so there a short recheck catches a cancel or a reconnect in
+    // flight before the pump starts (the ownership monitor watches after).
     const quiet = await this.work.prove(
       up.link,
       this.config.sourceQueue,
       noConsumers,
-      Math.min(this.timing.quiesceMs, LIVE_FACT_RECHECK_MS),
+      this.sourceType === 'quorum' ? Math.min(this.timing.quiesceMs, LIVE_FACT_RECHECK_MS) : 0,
     );
     if (!quiet.ok) return pending('consumers-attached', `the source still has consumers: ${quiet.reason}`);
     // Idempotent: after a restart, or an exchange removed behind the engine, every destination

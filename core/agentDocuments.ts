@@ -116,6 +116,7 @@ export const observedStateSchema = z.object({
       health: z.enum(['ok', 'degraded']),
       published: z.record(z.string(), count()),
       appShadowConsumers: count().optional(),
+      sourceConsumers: count().optional(),
       checkpoint: z.unknown().optional(),
     }),
   ),

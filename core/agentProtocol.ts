@@ -116,6 +116,9 @@ export interface ObservedQueue {
    * only (absent in every other phase, and where the broker cannot say): with the redirected
    * pods ready and none restarted, the controller's proof that the app consumes its shadow. */
   appShadowConsumers?: number;
+  /** Consumers on the source, read the same way on each pass of RESTORING_APP only (the pump has
+   * stopped: every consumer there is the application's). */
+  sourceConsumers?: number;
   /** The engine's latest checkpoint (every done outcome carries one): a restarted agent recovers from it. */
   checkpoint?: unknown;
 }

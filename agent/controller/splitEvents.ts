@@ -273,7 +273,7 @@ export class SplitEvents {
     if (phase === 'REDIRECTING_APP' || phase === 'RESTORING_APP') {
       const overridden =
         phase === 'REDIRECTING_APP' || state.activeQueues.some((q) => !state.workflow?.queues.includes(q));
-      const consumed = phase === 'REDIRECTING_APP' && shadowsConsumed(state, observed);
+      const consumed = appConsumes(state, observed);
       const rollout = await this.deps.workloads.rolledOut(this.id.kind, workload, overridden, consumed);
       this.progress.recheckAt = rollout.stableInMs ? Date.now() + rollout.stableInMs : undefined;
       if (rollout.ok) return [{ type: 'proofReported', phase, proven: true, evidence: rollout.why }];
@@ -452,12 +452,21 @@ export function workloadRefusal(
 }
 
 /**
- * The queue-agent read a consumer on the application shadow of every queue this activation
- * redirects, in this generation of the desired document (it reads them in REDIRECTING_APP only,
- * and the app was quiesced before: every consumer there is a redirected pod's).
+ * The queue-agent read a consumer of the application on every queue this workflow redirects or
+ * restores, in this generation of the desired document: on the application shadow in
+ * REDIRECTING_APP (the app was quiesced before, so every consumer there is a redirected pod's),
+ * on the source in RESTORING_APP (the pump has stopped: every consumer there is a restored pod's).
+ * The agent reads them in those phases only.
  */
-function shadowsConsumed(state: SplitState, observed: ObservedState | undefined): boolean {
+function appConsumes(state: SplitState, observed: ObservedState | undefined): boolean {
+  const field =
+    state.phase === 'REDIRECTING_APP'
+      ? 'appShadowConsumers'
+      : state.phase === 'RESTORING_APP'
+        ? 'sourceConsumers'
+        : undefined;
   const queues = state.workflow?.queues ?? [];
-  if (!observed || observed.observedGeneration < state.generation || queues.length === 0) return false;
-  return queues.every((q) => (observed.queues[q]?.appShadowConsumers ?? 0) > 0);
+  if (!field || !observed || observed.observedGeneration < state.generation || queues.length === 0)
+    return false;
+  return queues.every((q) => (observed.queues[q]?.[field] ?? 0) > 0);
 }

@@ -257,13 +257,17 @@ export interface Engine {
   status(): EngineStatus;
   /** Unconsumed messages in the shadows, read from the broker (for metrics; never a proof). */
   shadowLag(): Promise<ShadowLag>;
-  /** Consumers attached to the application shadow now, read live from the broker (the
-   * controller's proof that a redirected app consumes: docs/design.md "Where activation time
-   * goes"); undefined where the broker cannot say. */
-  appShadowConsumers(): Promise<number | undefined>;
+  /** The application's consumers on its shadow (while it is redirected) or on its source (once
+   * it is restored, the pump stopped), read live from the broker: the controller's proof that
+   * the app consumes (docs/design.md "Where activation time goes"); undefined where the broker
+   * cannot say. */
+  appConsumers(on: AppQueue): Promise<number | undefined>;
   /** Release connections (and with them the fence). Deletes nothing. */
   close(): Promise<void>;
 }
+
+/** Where the application consumes: its shadow while redirected, its source before and after. */
+export type AppQueue = 'appShadow' | 'source';
 
 /** Unconsumed messages per destination kind; a kind is absent when the broker did not say. */
 export interface ShadowLag {

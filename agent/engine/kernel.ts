@@ -6,6 +6,7 @@
 import { degraded, pending, rejected, wrongPhase } from './outcome';
 import {
   ENGINE_PHASES,
+  type AppQueue,
   type AbortResult,
   type Checkpoint,
   type CleanupReadyResult,
@@ -379,8 +380,8 @@ export class EngineKernel<R extends RemovedRoute, S extends KernelState<R>> impl
     return source === undefined ? shadows : { ...shadows, source };
   }
 
-  appShadowConsumers(): Promise<number | undefined> {
-    return this.phase === 'closed' ? Promise.resolve(undefined) : this.port.appShadowConsumers();
+  appConsumers(on: AppQueue): Promise<number | undefined> {
+    return this.phase === 'closed' ? Promise.resolve(undefined) : this.port.appConsumers(on);
   }
 
   async close(): Promise<void> {

@@ -4,10 +4,7 @@
 // In any other phase the call is a controller bug, refused without a change.
 import type { Engine, EnginePhase } from './contract';
 
-export type StepName = Exclude<
-  keyof Engine,
-  'provider' | 'status' | 'shadowLag' | 'appShadowConsumers' | 'close'
->;
+export type StepName = Exclude<keyof Engine, 'provider' | 'status' | 'shadowLag' | 'appConsumers' | 'close'>;
 
 export interface StepPhases {
   readonly runs: readonly EnginePhase[];

@@ -5,6 +5,7 @@
 import type { MessageView } from '../../core/filter';
 import type { FieldError } from '../../core/result';
 import type {
+  AppQueue,
   AbortResult,
   CleanupReadyResult,
   EngineCondition,
@@ -140,9 +141,9 @@ export interface BrokerPort<R extends RemovedRoute, S extends KernelState<R>> {
   /** Messages in the source not copied yet (ShadowLag.source); undefined when the broker did
    * not say. Asked only while `running`. */
   sourceBacklog(): Promise<number | undefined>;
-  /** Consumers on the application shadow now (Engine.appShadowConsumers); undefined when the
-   * broker cannot say. */
-  appShadowConsumers(): Promise<number | undefined>;
+  /** The application's consumers on `on` now (Engine.appConsumers); undefined when the broker
+   * cannot say. */
+  appConsumers(on: AppQueue): Promise<number | undefined>;
   /** Releases connections (and with them the fence). */
   close(): Promise<void>;
 }

@@ -5,6 +5,7 @@
 // SourcePump (the pump and its seed and frontier), ShadowWork (shadows, proofs, deletes),
 // GroupPins (commits to groups the engine does not consume with) and KafkaFence (the fence).
 import type {
+  AppQueue,
   AbortResult,
   CleanupReadyResult,
   EngineCondition,
@@ -338,10 +339,12 @@ class KafkaBroker implements BrokerPort<RemovedRoute, KafkaState> {
     return uncommitted(this.link.admin, this.config.sourceTopic, this.config.splitterGroup);
   }
 
-  /** Members of the application shadow's group with a share of the shadow assigned: joined and
-   * past the rebalance, so consuming it. */
-  appShadowConsumers(): Promise<number | undefined> {
-    return assignedMembers(this.link.admin, this.config.appShadowGroup, this.config.appShadow);
+  /** Members of the application's group on `on` with a share of it assigned: joined and past
+   * the rebalance, so consuming it. */
+  appConsumers(on: AppQueue): Promise<number | undefined> {
+    return on === 'source'
+      ? assignedMembers(this.link.admin, this.config.appGroup, this.config.sourceTopic)
+      : assignedMembers(this.link.admin, this.config.appShadowGroup, this.config.appShadow);
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,7 @@ import type {
 } from '../../core/agentProtocol';
 import type { WorkloadPhase } from '../../core/state/phases';
 import type {
+  AppQueue,
   Checkpoint,
   Engine,
   HandoffData,
@@ -27,6 +28,14 @@ import { createEngine } from '../providers/registry';
 
 /** Phases in which the pump runs and the route table is kept current. */
 const PUMPING: readonly WorkloadPhase[] = ['STARTING_PUMP', 'REDIRECTING_APP', 'ACTIVE', 'DEGRADED'];
+
+/** Where the application's consumers are counted, by phase (StepRunner.countConsumers). */
+const COUNTED: Partial<
+  Record<WorkloadPhase, { on: AppQueue; field: 'appShadowConsumers' | 'sourceConsumers' }>
+> = {
+  REDIRECTING_APP: { on: 'appShadow', field: 'appShadowConsumers' },
+  RESTORING_APP: { on: 'source', field: 'sourceConsumers' },
+};
 
 /** A failure that persists is logged again at most this often: a DEGRADED split waits for an
  * operator, and the same line once a pass buried everything else in the log. */
@@ -385,22 +394,25 @@ export class StepRunner {
   }
 
   /**
-   * Consumers on each application shadow, read from the broker while the app is being redirected
-   * (REDIRECTING_APP) and in no other phase, so a steady split's observed document does not change
-   * with them: with the redirected pods ready and none restarted, they are the controller's proof
-   * that the app consumes its shadow (ObservedQueue.appShadowConsumers).
+   * The application's consumers, read from the broker while the app is redirected to its shadows
+   * (REDIRECTING_APP) or restored to its sources (RESTORING_APP) and in no other phase, so a
+   * steady split's observed document does not change with them: with the new pods ready and none
+   * restarted, they are the controller's proof that the app consumes (ObservedQueue.appShadowConsumers,
+   * sourceConsumers).
    */
   private async countConsumers(desired: DesiredState): Promise<void> {
+    const counted = COUNTED[desired.phase];
     for (const plan of desired.queues) {
       const prior = this.observed.get(plan.name);
       if (!prior) continue;
-      const { appShadowConsumers: _, ...rest } = prior;
+      const { appShadowConsumers: _shadow, sourceConsumers: _source, ...rest } = prior;
       const engine = this.engines.get(plan.name);
       const count =
-        desired.phase === 'REDIRECTING_APP' && engine
-          ? await engine.appShadowConsumers().catch(() => undefined)
-          : undefined;
-      this.observed.set(plan.name, count === undefined ? rest : { ...rest, appShadowConsumers: count });
+        counted && engine ? await engine.appConsumers(counted.on).catch(() => undefined) : undefined;
+      this.observed.set(
+        plan.name,
+        count === undefined || !counted ? rest : { ...rest, [counted.field]: count },
+      );
     }
   }
 

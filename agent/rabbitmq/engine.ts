@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { amqpHeaders } from '../../core/providers/rabbitmq/message';
 import { MessageView } from '../../core/filter';
 import type {
+  AppQueue,
   AbortResult,
   CleanupReadyResult,
   EngineCondition,
@@ -432,11 +433,13 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
   }
 
   /** From a passive declare (AMQP, live), not the management statistics, which trail it by
-   * seconds; undefined while the engine has no connection. */
-  async appShadowConsumers(): Promise<number | undefined> {
+   * seconds; undefined while the engine has no connection. On the source, asked once the pump
+   * stopped, so every consumer there is the application's. */
+  async appConsumers(on: AppQueue): Promise<number | undefined> {
     const link = this.connection.current();
     if (!link) return undefined;
-    return (await link.withChannel('probe', (ch) => ch.checkQueue(this.config.appShadow))).consumerCount;
+    const queue = on === 'source' ? this.config.sourceQueue : this.config.appShadow;
+    return (await link.withChannel('probe', (ch) => ch.checkQueue(queue))).consumerCount;
   }
 
   /** Ready plus unacknowledged messages per shadow, from the management statistics. */

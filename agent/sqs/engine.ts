@@ -512,7 +512,7 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
   }
 
   /** SQS has no consumers to count, only receives: the controller keeps the stable window. */
-  appShadowConsumers(): Promise<number | undefined> {
+  appConsumers(): Promise<number | undefined> {
     return Promise.resolve(undefined);
   }
 

@@ -15,7 +15,7 @@ import { deployShop, waitForShopHandback } from '../support/shop';
 import { pollUntil } from '../support/poll';
 import { appReceived, consumeQueueIds, ids, publishTo } from '../support/rabbitSplit';
 import { activeSplit, removeSplit } from '../support/splits';
-import { recordShadowConsumers } from '../support/shadowConsumers';
+import { recordAppConsumers } from '../support/appConsumers';
 import { consumeIds, produceIds } from '../support/kafkaSplit';
 import {
   agentLog,
@@ -57,7 +57,7 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   await publishTo(ch, queue, preInvoices);
 
   const started = Date.now();
-  const consumers = recordShadowConsumers(kc, namespace, 'shop');
+  const consumers = await recordAppConsumers(kc, namespace, 'shop');
   const split = await activeSplit(
     kc,
     namespace,
@@ -70,7 +70,7 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
   // The rollout proof's evidence: while the app was redirected the agent read the consumers on
   // each application shadow live from the broker (RabbitMQ: the three pods' consumers; Kafka:
   // group members with a share of the shadow).
-  const seen = await consumers.stop();
+  const seen = (await consumers.stop()).appShadow;
   console.log(`application shadow consumers while redirected: ${JSON.stringify(seen)}`);
   assert.ok(
     (seen.orders ?? 0) >= 1 && (seen.invoices ?? 0) >= 1,
@@ -227,8 +227,16 @@ test('one Kafka topic and one RabbitMQ queue split together: routing, metrics, h
 
   // Stop: both routes drain, the app gets its topic (with its own group) and queue back.
   const stopped = Date.now();
+  const restoring = await recordAppConsumers(kc, namespace, 'shop');
   await removeSplit(kc, namespace, split.metadata.name, 240_000);
   await waitForShopHandback(kc, namespace, 'shop', sources);
+  // The restore's evidence: the agent read the restored app's consumers on both sources.
+  const onSources = (await restoring.stop()).source;
+  console.log(`source consumers while restored: ${JSON.stringify(onSources)}`);
+  assert.ok(
+    (onSources.orders ?? 0) >= 1 && (onSources.invoices ?? 0) >= 1,
+    `consumers on both sources: ${JSON.stringify(onSources)}`,
+  );
   console.log(
     `handback, Kafka + RabbitMQ (delete → app on its sources): ${((Date.now() - stopped) / 1000).toFixed(1)}s`,
   );

@@ -94,25 +94,26 @@ export function lifecycleScenarios(h: ProviderHarness): void {
       assert.equal((await e.shadowLag()).source, undefined, 'stopped: the app reads its source again');
     }));
 
-  test('the application shadow’s consumers, read live from the broker: none until the app consumes it, its consumer while it does (SQS cannot say)', () =>
+  test('the application’s consumers, read live from the broker: none until the app consumes its shadow, then its source once the pump stopped (SQS cannot say)', () =>
     withSplit(h, async (t, engines) => {
-      // The controller's evidence that a redirected app consumes (docs/design.md "Where
-      // activation time goes"): a count that said 1 without a consumer would end the rollout
-      // proof over an app that never attached.
+      // The controller's evidence that a redirected, and later a restored, app consumes
+      // (docs/design.md "Where activation time goes"): a count that said 1 without a consumer
+      // would end the rollout proof over an app that never attached.
       const e = engines.track(h.engine(t, { logger: testLogger() }));
       await running(e, 1, []);
       if (!h.countsConsumers) {
-        assert.equal(await e.appShadowConsumers(), undefined, 'the broker cannot say');
+        assert.equal(await e.appConsumers('appShadow'), undefined, 'the broker cannot say');
+        assert.equal(await e.appConsumers('source'), undefined, 'the broker cannot say');
         return;
       }
-      assert.equal(await e.appShadowConsumers(), 0, 'nobody consumes the application shadow yet');
+      assert.equal(await e.appConsumers('appShadow'), 0, 'nobody consumes the application shadow yet');
       const input = batch('consumers', 3, () => ({ [USER]: 'bob' }));
       await h.produce(t, input);
       const app = await h.consume(t.appShadow, { prefetch: 5, ackFirst: 3 });
       // Kafka: a member counts once the group has assigned it a share of the shadow.
       await waitFor(
         'the app consumer is counted',
-        () => e.appShadowConsumers(),
+        () => e.appConsumers('appShadow'),
         (n) => n === 1,
       );
       await waitFor(
@@ -123,10 +124,20 @@ export function lifecycleScenarios(h: ProviderHarness): void {
       await app.kill();
       await waitFor(
         'gone once it left',
-        () => e.appShadowConsumers(),
+        () => e.appConsumers('appShadow'),
         (n) => n === 0,
       );
+
+      // As in a handback's restore: the pump stopped, so its consumer is gone from the source.
       done(await e.stop(), 'stop');
+      assert.equal(await e.appConsumers('source'), 0, 'the pump stopped: nobody consumes the source');
+      const restored = await h.consume(t.source, { prefetch: 5, ackFirst: 0 });
+      await waitFor(
+        'the restored app is counted on its source',
+        () => e.appConsumers('source'),
+        (n) => n === 1,
+      );
+      await restored.kill();
     }));
 
   test('app drain and handback with in-flight (unacked) deliveries', () =>

@@ -285,10 +285,10 @@ class MemoryPort implements BrokerPort<RemovedRoute, MemoryState> {
   }
 
   /** Consumers a test attached to the application shadow (the memory broker has no consumers). */
-  appConsumers: number | undefined = undefined;
+  consumerCount: number | undefined = undefined;
 
-  async appShadowConsumers(): Promise<number | undefined> {
-    return this.appConsumers;
+  async appConsumers(): Promise<number | undefined> {
+    return this.consumerCount;
   }
 
   async shadowLag(): Promise<ShadowLag> {

@@ -23,14 +23,16 @@ import {
 import type { WorkloadPhase } from '../../../core/state/phases';
 import { DESIRED_DIGESTS_KEY, documentDigest } from '../../../agent/kube/sealDocument';
 import { adminConfig } from '../../../fixtures/env/kube';
+import { QUEUE_AGENT_NODE_OPTIONS } from '../../../agent/controller/agentDeployment';
 import { uniqueName } from '../../support/services';
 import { drop, prefill, services, USER_HEADER, withConnection } from './rabbitBench';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const MiB = 1024 * 1024;
 
-/** The node flags the agent image runs the agent with (deploy/Dockerfile's ENTRYPOINT): none. */
-export const AGENT_NODE_FLAGS: readonly string[] = [];
+/** The node flags a queue-agent runs with: the image's ENTRYPOINT has none, the controller gives
+ * the agent container NODE_OPTIONS (agent/controller/agentDeployment.ts). */
+export const AGENT_NODE_FLAGS: readonly string[] = QUEUE_AGENT_NODE_OPTIONS.split(' ');
 
 /** With QS_BENCH_NODE=<path to a node binary>, the agent runs on that Node instead of this
  * process's: the image's (deploy/Dockerfile's base, Node 24) when this machine runs another, as

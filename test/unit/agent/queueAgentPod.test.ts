@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { V1KeyToPath } from '@kubernetes/client-node';
-import { queueAgentDeployment } from '../../../agent/controller/agentDeployment';
+import { QUEUE_AGENT_NODE_OPTIONS, queueAgentDeployment } from '../../../agent/controller/agentDeployment';
 import { kubernetesObjectNames } from '../../../core/names';
 import type { WorkloadLike } from '../../../core/queueConfig/podTemplate';
 import { resolveWorkload } from '../../../core/queueConfig/resolveWorkload';
@@ -121,6 +121,14 @@ describe('queue-agent pod spec', () => {
       'RabbitMQ connections (AMQP and management) trust the mounted CA',
     );
     assert.ok(container.securityContext?.readOnlyRootFilesystem && container.securityContext.runAsNonRoot);
+  });
+
+  test('runs Node with a 1 MiB young generation (the agent holds little that lives short)', () => {
+    // test/bench/queue-agent-memory.bench.ts at 1,000 routes, Node 24: RSS 256–268 → 207 MiB
+    // ACTIVE, peak 293–308 → 212; the engine's throughput unchanged (README "The bench report").
+    const { container } = podSpec(resolved(TLS_DECLARATION));
+    assert.equal(container.env?.find((e) => e.name === 'NODE_OPTIONS')?.value, QUEUE_AGENT_NODE_OPTIONS);
+    assert.equal(QUEUE_AGENT_NODE_OPTIONS, '--max-semi-space-size=1');
   });
 
   test('copies connection env as references only, never values of Secrets', () => {

@@ -674,10 +674,14 @@ test('two streams can serve one route: a sidecar whose stream another client too
   await fx.channel.assertQueue(queue, { durable: true });
   const target = await httpTarget();
   const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url], agent.agentUrl);
-  const split = await activateWhenAsked(fx.admin, sidecar, [
-    { name: 'invoices', phase: 'Active', shadow: { source: queue } },
-  ]);
-  await agent.server.update(desiredFor(split, { invoices: { shadow: queue } }));
+  // The agent knows the route before the split is Active (CI: a sidecar that saw Active first
+  // was refused route-not-active, reconnected, and the count below said 2).
+  const split = await activateWhenAsked(
+    fx.admin,
+    sidecar,
+    [{ name: 'invoices', phase: 'Active', shadow: { source: queue } }],
+    (pending) => agent.server.update(desiredFor(pending, { invoices: { shadow: queue } })),
+  );
   await sidecar.waitFor('ready');
   const other = await rawClient(agent.url);
   other.hello(split.spec.routeId, sidecarSecret());
@@ -826,10 +830,12 @@ for (const queueType of ['classic', 'quorum'] as const) {
     await fx.channel.waitForConfirms();
     const target = await httpTarget();
     const sidecar = startSidecar(['--queue', 'invoices', '--target', target.url], agent.agentUrl);
-    const split = await activateWhenAsked(fx.admin, sidecar, [
-      { name: 'invoices', phase: 'Active', shadow: { source: queue } },
-    ]);
-    await agent.server.update(desiredFor(split, { invoices: { shadow: queue } }));
+    await activateWhenAsked(
+      fx.admin,
+      sidecar,
+      [{ name: 'invoices', phase: 'Active', shadow: { source: queue } }],
+      (pending) => agent.server.update(desiredFor(pending, { invoices: { shadow: queue } })),
+    );
     await pollUntil(
       'every message reported delivered',
       async () => sidecar.of('delivered').length,

@@ -339,9 +339,14 @@ export async function activateWhenAsked(
   kc: KubeConfig,
   sidecar: SidecarProcess,
   queues: QueueSplitQueueStatus[],
+  /** Runs with the split before it is marked Active: an in-process agent told the route here
+   * knows it before the sidecar can connect, as the controller's order guarantees (it marks a
+   * split Active once the agent acked its route). */
+  beforeActive?: (split: QueueSplit) => Promise<void>,
 ): Promise<QueueSplit> {
   const waiting = await sidecar.waitFor('progress', (m) => m.stage === 'waiting' && m.split !== undefined);
   const { name, namespace } = waiting.split!;
+  if (beforeActive) await beforeActive((await getSplit(kc, namespace, name))!);
   await activate(kc, namespace, name, queues);
   return (await getSplit(kc, namespace, name))!;
 }

@@ -216,7 +216,14 @@ export class ActionRunner {
         });
       }
       case 'scaleWorkload':
-        await this.deps.workloads.scale(kind, namespace, name, action.replicas, action.resourceVersion);
+        await this.deps.workloads.scale(
+          kind,
+          namespace,
+          name,
+          action.replicas,
+          action.resourceVersion,
+          action.from,
+        );
         this.races = 0;
         return;
       case 'applyOverrides':

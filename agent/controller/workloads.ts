@@ -140,34 +140,55 @@ export class Workloads {
   }
 
   /** Scales through the scale subresource; a resourceVersion makes it fail (409) if anyone changed the workload. */
+  /**
+   * `from`: scale only a workload still at that count (the redirect's scale-up from the quiesce's
+   * 0), written with the resourceVersion of that read. A workload someone else scaled since the
+   * phase's last check is left as they set it, for that check to name on the next pass
+   * (splitEvents.ts manualScale): an unconditional write overwrote a person's `kubectl scale`
+   * landing between the check and the scale-up, and the split went Active at our count.
+   */
   async scale(
     kind: WorkloadKind,
     namespace: string,
     name: string,
     replicas: number,
     resourceVersion?: string,
+    from?: number,
   ) {
-    const workload = await this.read(kind, namespace, name);
-    if (workload?.metadata?.deletionTimestamp && kind === 'Deployment') {
-      // A Deployment being deleted is no longer reconciled by its controller: scaling it does
-      // nothing. Stop its pods through its ReplicaSets so the handback can be proven.
-      if (replicas === 0) await this.scaleReplicaSetsToZero(workload);
-      return;
-    }
-    const body = { metadata: { name, namespace, resourceVersion }, spec: { replicas } };
-    try {
-      // The scale subresource answers with its workload's resourceVersion.
-      const scaled =
-        kind === 'Deployment'
-          ? await this.apps.replaceNamespacedDeploymentScale({ name, namespace, body })
-          : await this.apps.replaceNamespacedStatefulSetScale({ name, namespace, body });
-      this.cache?.saw(kind, { metadata: { ...scaled.metadata, namespace, name } });
-    } catch (err) {
-      // A step retried after a restart carries the resourceVersion it first saw; our own
-      // earlier scale (or the workload's status updates) moved it on. If the replicas already
-      // are what we want, the step is done; anything else is a concurrent change.
-      if (!isConflict(err) || (await this.read(kind, namespace, name))?.spec?.replicas !== replicas)
-        throw err;
+    for (let attempt = 0; ; attempt++) {
+      const workload = await this.read(kind, namespace, name);
+      if (workload?.metadata?.deletionTimestamp && kind === 'Deployment') {
+        // A Deployment being deleted is no longer reconciled by its controller: scaling it does
+        // nothing. Stop its pods through its ReplicaSets so the handback can be proven.
+        if (replicas === 0) await this.scaleReplicaSetsToZero(workload);
+        return;
+      }
+      let precondition = resourceVersion;
+      if (from !== undefined) {
+        const now = workload?.spec?.replicas ?? 1;
+        // Done already (a step retried), or scaled by someone else: left as it is.
+        if (now === replicas || now !== from) return;
+        precondition = workload?.metadata?.resourceVersion;
+      }
+      const body = { metadata: { name, namespace, resourceVersion: precondition }, spec: { replicas } };
+      try {
+        // The scale subresource answers with its workload's resourceVersion.
+        const scaled =
+          kind === 'Deployment'
+            ? await this.apps.replaceNamespacedDeploymentScale({ name, namespace, body })
+            : await this.apps.replaceNamespacedStatefulSetScale({ name, namespace, body });
+        this.cache?.saw(kind, { metadata: { ...scaled.metadata, namespace, name } });
+        return;
+      } catch (err) {
+        // With `from`, read again: a status write moved the resourceVersion, or someone scaled.
+        if (isConflict(err) && from !== undefined && attempt < 3) continue;
+        // A step retried after a restart carries the resourceVersion it first saw; our own
+        // earlier scale (or the workload's status updates) moved it on. If the replicas already
+        // are what we want, the step is done; anything else is a concurrent change.
+        if (!isConflict(err) || (await this.read(kind, namespace, name))?.spec?.replicas !== replicas)
+          throw err;
+        return;
+      }
     }
   }
 

@@ -13,7 +13,7 @@ export type SplitAction =
   // activation
   | { type: 'prepareQueues'; queues: string[] }
   | { type: 'observeWorkload' }
-  | { type: 'scaleWorkload'; replicas: number; resourceVersion?: string }
+  | { type: 'scaleWorkload'; replicas: number; resourceVersion?: string; from?: number }
   | { type: 'awaitQuiesce'; queues: string[] }
   | { type: 'startPump'; queues: string[]; generation: number }
   | { type: 'applyOverrides'; queues: string[]; generation: number }

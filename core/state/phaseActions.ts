@@ -36,7 +36,8 @@ export function phaseActions(state: SplitState): SplitAction[] {
     case 'REDIRECTING_APP':
       return [
         { type: 'applyOverrides', queues: overridden(state, all), generation },
-        { type: 'scaleWorkload', replicas: state.preActivationReplicas ?? 0 },
+        // From the quiesce's 0 only: a person's scale meanwhile is named, not overwritten.
+        { type: 'scaleWorkload', replicas: state.preActivationReplicas ?? 0, from: 0 },
         { type: 'awaitRollout', generation, overriddenQueues: overridden(state, all) },
       ];
     case 'ACTIVE':

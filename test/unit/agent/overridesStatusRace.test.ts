@@ -95,3 +95,59 @@ test('a workload that keeps changing under every attempt: the conflict is report
   );
   assert.ok(api.replaces <= 5, `gave up after ${api.replaces} attempts`);
 });
+
+/** The scale subresource with the API server's resourceVersion precondition; `personScalesTo`
+ * is a person's `kubectl scale` landing right after the controller's next read. */
+class ScaleApi extends AppsApi {
+  personScalesTo: number | undefined;
+  override async readNamespacedDeployment(): Promise<V1Deployment> {
+    const copy = await super.readNamespacedDeployment();
+    if (this.personScalesTo !== undefined) {
+      this.deployment.spec!.replicas = this.personScalesTo;
+      this.personScalesTo = undefined;
+      this.deployment.metadata!.resourceVersion = String(
+        Number(this.deployment.metadata!.resourceVersion) + 1,
+      );
+    }
+    return copy;
+  }
+  async replaceNamespacedDeploymentScale(request: {
+    body: { metadata?: { resourceVersion?: string }; spec?: { replicas?: number } };
+  }): Promise<V1Deployment> {
+    const rv = request.body.metadata?.resourceVersion;
+    if (rv !== undefined && rv !== this.deployment.metadata!.resourceVersion)
+      throw Object.assign(new Error('Operation cannot be fulfilled: the object has been modified'), {
+        code: 409,
+      });
+    this.deployment.spec!.replicas = request.body.spec?.replicas;
+    this.deployment.metadata!.resourceVersion = String(Number(this.deployment.metadata!.resourceVersion) + 1);
+    return structuredClone(this.deployment);
+  }
+}
+
+test("a person's scale during the cutover is not overwritten by the redirect's scale-up (CI: the split went Active at the controller's count)", async () => {
+  // Landed before the redirect's read: the workload is no longer at the quiesce's 0.
+  const before = new ScaleApi();
+  before.deployment.spec!.replicas = 3;
+  await workloads(before).scale('Deployment', 'team-a', 'app', 2, undefined, 0);
+  assert.equal(
+    before.deployment.spec!.replicas,
+    3,
+    "left at the person's 3 for the phase's scale check to name",
+  );
+
+  // Landed between the redirect's read and its write: the precondition refuses the write.
+  const between = new ScaleApi();
+  between.deployment.spec!.replicas = 0;
+  between.personScalesTo = 3;
+  await workloads(between).scale('Deployment', 'team-a', 'app', 2, undefined, 0);
+  assert.equal(between.deployment.spec!.replicas, 3);
+
+  // Nobody else: scaled up; and a step retried after it finds it done.
+  const alone = new ScaleApi();
+  alone.deployment.spec!.replicas = 0;
+  await workloads(alone).scale('Deployment', 'team-a', 'app', 2, undefined, 0);
+  assert.equal(alone.deployment.spec!.replicas, 2);
+  await workloads(alone).scale('Deployment', 'team-a', 'app', 2, undefined, 0);
+  assert.equal(alone.deployment.spec!.replicas, 2);
+});

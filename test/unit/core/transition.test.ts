@@ -77,7 +77,7 @@ describe('activation', () => {
     assert.equal(result.state, state);
   });
 
-  test('REDIRECTING_APP overrides env, restores replicas and waits for the rollout', () => {
+  test("REDIRECTING_APP overrides env, restores replicas from the quiesce's 0 only, and waits for the rollout", () => {
     const result = drive(idle(), [
       request('r1', { user: 'alice' }),
       { type: 'stepSucceeded', phase: 'PREPARING', queue: 'orders' },
@@ -87,7 +87,8 @@ describe('activation', () => {
     ]).last;
     assert.deepEqual(result.actions.slice(1), [
       { type: 'applyOverrides', queues: ['orders'], generation: 2 },
-      { type: 'scaleWorkload', replicas: 3 },
+      // `from: 0`: a person's scale meanwhile is left for the phase's check to name (workloads.scale).
+      { type: 'scaleWorkload', replicas: 3, from: 0 },
       { type: 'awaitRollout', generation: 2, overriddenQueues: ['orders'] },
     ]);
   });

@@ -9,43 +9,13 @@ import {
   AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
-  KubernetesObjectApi,
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { forClient } from './clientObject';
+import { applyObjects } from './apply';
 import { CONTROLLER_SELECTOR, controllerManifests, developerBinding, type InstallOptions } from './manifests';
 import { setTimeout as sleep } from 'node:timers/promises';
-
-const code = (err: unknown) => (err as { code?: number }).code;
-
-export async function applyObjects(kc: KubeConfig, objects: readonly KubernetesObject[]): Promise<void> {
-  const api = KubernetesObjectApi.makeApiClient(kc);
-  for (const plain of objects) {
-    const object = forClient(plain);
-    try {
-      await api.create(object);
-      continue;
-    } catch (err) {
-      if (code(err) !== 409) throw err;
-    }
-    // Exists: replaced at the version just read. Someone else writing it between the read and
-    // the replace (another install run, its controller) is a 409 too: read again and retry.
-    for (let attempt = 1; ; attempt++) {
-      const current = await api.read(object as KubernetesObject & { metadata: { name: string } });
-      try {
-        await api.replace({
-          ...object,
-          metadata: { ...object.metadata, resourceVersion: current.metadata?.resourceVersion },
-        });
-        break;
-      } catch (err) {
-        if (code(err) !== 409 || attempt >= 5) throw err;
-      }
-    }
-  }
-}
 
 export async function installCrd(kc: KubeConfig): Promise<void> {
   const crd = parse(

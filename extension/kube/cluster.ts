@@ -2,14 +2,13 @@
 // and QueueSplits, create and delete the user's QueueSplits, list namespaces, apply the install
 // manifests. Loaded lazily (with @kubernetes/client-node) the first time a command needs it.
 import * as l10n from '@vscode/l10n';
-import { forClient } from '../../deploy/clientObject';
+import { applyObjects } from '../../deploy/apply';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
   CoreV1Api,
-  KubernetesObjectApi,
   PatchStrategy,
   setHeaderOptions,
   type KubernetesObject,
@@ -288,39 +287,24 @@ export class ClusterApi {
   }
 
   /**
-   * Creates each object, or replaces it when it exists (server-side validation and RBAC apply).
-   * `dryRun` asks the API server to check everything without persisting anything.
+   * Applies each object server-side (deploy/apply.ts): validation, admission and RBAC are the API
+   * server's; `dryRun` asks it to check everything without persisting anything. `report` gets
+   * "created|updated|unchanged <kind> <name>" per object.
    */
   async apply(
     objects: readonly KubernetesObject[],
     dryRun: boolean,
     report: (line: string) => void,
   ): Promise<void> {
-    const api = KubernetesObjectApi.makeApiClient(this.connection.kc);
-    const dry = dryRun ? 'All' : undefined;
-    for (const plain of objects) {
-      const object = forClient(plain);
-      const what = `${object.kind} ${object.metadata?.name ?? ''}`;
+    for (const object of objects) {
       try {
-        try {
-          await api.create(object, undefined, dry);
-          report(`created ${what}`);
-        } catch (err) {
-          if (httpStatus(err) !== 409) throw err;
-          const current = await api.read(object as KubernetesObject & { metadata: { name: string } });
-          await api.replace(
-            {
-              ...object,
-              metadata: { ...object.metadata, resourceVersion: current.metadata?.resourceVersion },
-            },
-            undefined,
-            dry,
-          );
-          report(`replaced ${what}`);
-        }
+        await applyObjects(this.connection.kc, [object], {
+          dryRun,
+          applied: (o, outcome) => report(`${outcome} ${o.kind ?? ''} ${o.metadata?.name ?? ''}`),
+        });
       } catch (err) {
         throw kubeProblem(err, {
-          verb: 'create',
+          verb: 'patch',
           resource: object.kind ?? 'object',
           name: object.metadata?.name ?? '',
           ...(object.metadata?.namespace !== undefined ? { namespace: object.metadata.namespace } : {}),

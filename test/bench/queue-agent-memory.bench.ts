@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     `queue-agent RSS in MiB, medians of ${runs} runs; Node ${nodeVersion}, flags: ${flags.join(' ') || '(none)'}`,
   );
   console.log(
-    'routes   started   routes ACTIVE   after backlog   peak   V8 heap used (ACTIVE)   runs (ACTIVE)',
+    'routes   started   routes ACTIVE (anon + file)   after backlog   peak   V8 heap used / total (ACTIVE)   runs (ACTIVE)',
   );
   const rows = counts.map((n) => {
     const xs = results.get(n)!;
@@ -42,11 +42,14 @@ async function main(): Promise<void> {
       activeMiB: mid(xs, (m) => m.activeMiB),
       afterBacklogMiB: mid(xs, (m) => m.afterBacklogMiB),
       peakMiB: mid(xs, (m) => m.peakMiB),
+      activeAnonMiB: mid(xs, (m) => m.activeAnonMiB),
+      activeFileMiB: mid(xs, (m) => m.activeFileMiB),
       heapUsedMiB: mid(xs, (m) => m.activeHeap?.usedMiB),
+      heapTotalMiB: mid(xs, (m) => m.activeHeap?.totalMiB),
       runs: xs,
     };
     console.log(
-      `${String(n).padStart(6)}   ${row.startedMiB.toFixed(0).padStart(7)}   ${row.activeMiB.toFixed(0).padStart(13)}   ${row.afterBacklogMiB.toFixed(0).padStart(13)}   ${row.peakMiB.toFixed(0).padStart(4)}   ${row.heapUsedMiB.toFixed(0).padStart(21)}   ${xs.map((m) => m.activeMiB.toFixed(0)).join(' ')}`,
+      `${String(n).padStart(6)}   ${row.startedMiB.toFixed(0).padStart(7)}   ${`${row.activeMiB.toFixed(0)} (${row.activeAnonMiB.toFixed(0)} + ${row.activeFileMiB.toFixed(0)})`.padStart(27)}   ${row.afterBacklogMiB.toFixed(0).padStart(13)}   ${row.peakMiB.toFixed(0).padStart(4)}   ${`${row.heapUsedMiB.toFixed(0)} / ${row.heapTotalMiB.toFixed(0)}`.padStart(29)}   ${xs.map((m) => m.activeMiB.toFixed(0)).join(' ')}`,
     );
     return row;
   });

@@ -15,7 +15,9 @@ import {
   setHeaderOptions,
   VersionApi,
   type KubeConfig,
+  type KubernetesObject,
 } from '@kubernetes/client-node';
+import { applyObjects } from '../../deploy/apply';
 import { runDir } from '../env/paths';
 import { restrictedKubeconfig } from '../env/k8s/kubeconfig';
 import { clusterFixture } from '../support/clusterFixture';
@@ -171,5 +173,46 @@ test('a CRD with a status subresource, and a finalizer that blocks deletion unti
         (e: unknown) => String(code(e)),
       ),
     (s) => s === '404',
+  );
+});
+
+test('applyObjects: installs run at once (parallel test files, two people) all succeed while the deployment controller writes the Deployment', async () => {
+  // Each install writes the same settings; the deployment controller meanwhile records the new
+  // rollout on the object (its revision annotation, its status). None of them may be refused.
+  const deployment = (bundle: string): KubernetesObject =>
+    ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'applied', namespace },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { app: 'applied' } },
+        template: {
+          metadata: { labels: { app: 'applied' }, annotations: { bundle } },
+          spec: { containers: [{ name: 'c', image: 'queuesplit/none:0' }] },
+        },
+      },
+    }) as KubernetesObject;
+  await applyObjects(kc, [deployment('0')]);
+  const apps = kc.makeApiClient(AppsV1Api);
+  for (let round = 1; round <= 5; round++) {
+    await Promise.all(Array.from({ length: 6 }, () => applyObjects(kc, [deployment(String(round))])));
+    const d = await apps.readNamespacedDeployment({ name: 'applied', namespace });
+    assert.equal(d.spec?.template.metadata?.annotations?.bundle, String(round));
+  }
+  // What the install owns follows the manifest: a field it no longer sets is removed; what others
+  // wrote on the object is kept.
+  const outcomes: string[] = [];
+  const labelled = deployment('5');
+  labelled.metadata!.labels = { extra: 'x' };
+  await applyObjects(kc, [labelled], { applied: (_, outcome) => outcomes.push(outcome) });
+  await applyObjects(kc, [deployment('5')], { applied: (_, outcome) => outcomes.push(outcome) });
+  await applyObjects(kc, [deployment('5')], { applied: (_, outcome) => outcomes.push(outcome) });
+  assert.deepEqual(outcomes, ['updated', 'updated', 'unchanged']);
+  const d = await apps.readNamespacedDeployment({ name: 'applied', namespace });
+  assert.equal(d.metadata?.labels?.extra, undefined, 'the label the install no longer sets is gone');
+  assert.ok(
+    d.metadata?.annotations?.['deployment.kubernetes.io/revision'],
+    "the deployment controller's revision is kept",
   );
 });

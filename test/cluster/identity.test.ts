@@ -23,7 +23,7 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import type { QueueSplit } from '../../core/crd/queueSplitSchema';
-import { applyObjects } from '../../deploy/install';
+import { applyObjects } from '../../deploy/apply';
 import { developerBinding } from '../../deploy/manifests';
 import { userKubeconfig } from '../env/k8s/kubeconfig';
 import { runDir } from '../env/paths';

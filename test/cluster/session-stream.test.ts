@@ -23,7 +23,7 @@ import { shopDeclaration, shopDeployment } from '../../fixtures/shop';
 import { QUEUE_CONFIG_ANNOTATION } from '../../core/queueConfig/schema';
 import { newSessionSecret } from '../../core/sessionSecret';
 import { SESSION_PATH, SESSION_SUBPROTOCOL, decodeAgentFrame } from '../../core/sessionStream';
-import { applyObjects } from '../../deploy/install';
+import { applyObjects } from '../../deploy/apply';
 import { developerBinding } from '../../deploy/manifests';
 import { agentPodSelector } from '../../sidecar/agentPortForward';
 import { userKubeconfig } from '../env/k8s/kubeconfig';

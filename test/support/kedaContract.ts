@@ -22,7 +22,7 @@ import {
 } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { isConflict, isNotFound, mergePatch } from '../../agent/kube/client';
-import { applyObjects } from '../../deploy/install';
+import { applyObjects } from '../../deploy/apply';
 import { kedaScaledObjectCrd } from '../env/keda';
 import type { ClusterFixture } from './clusterFixture';
 import { pollUntil } from './poll';

@@ -56,16 +56,21 @@ export interface AgentMemory {
   /** With the routes ACTIVE, from the agent's own /metrics (prom-client's process metrics):
    * the V8 heap in use and total, and memory outside it (buffers): what of the RSS is objects. */
   readonly activeHeap: { usedMiB: number; totalMiB: number; externalMiB: number } | undefined;
+  /** The ACTIVE RSS split: the process's own memory, and the pages of files it maps (the node
+   * binary's code, shared and reclaimable). */
+  readonly activeAnonMiB: number;
+  readonly activeFileMiB: number;
   readonly backlog: number;
   readonly nodeFlags: readonly string[];
   /** The Node version the agent ran on. */
   readonly nodeVersion: string;
 }
 
-function rss(pid: number): { rss: number; peak: number } {
+function rss(pid: number): { rss: number; peak: number; anon: number; file: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rss: (kib('VmRSS') * 1024) / MiB, peak: (kib('VmHWM') * 1024) / MiB };
+  const mib = (key: string) => (kib(key) * 1024) / MiB;
+  return { rss: mib('VmRSS'), peak: mib('VmHWM'), anon: mib('RssAnon'), file: mib('RssFile') };
 }
 
 /** A route id of the shape core/names.ts makes ([a-z2-7]{16,32}). */
@@ -272,6 +277,8 @@ export async function queueAgentMemory(
       afterBacklogMiB: after.rss,
       peakMiB: after.peak,
       activeHeap,
+      activeAnonMiB: active.anon,
+      activeFileMiB: active.file,
       backlog,
       nodeFlags,
       nodeVersion: execFileSync(agentNode, ['--version'], { encoding: 'utf8' }).trim(),

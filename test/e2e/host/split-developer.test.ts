@@ -14,7 +14,7 @@ import * as vscode from 'vscode';
 import type { QueueSplitApi } from '../../../extension/extension';
 import type { RouteNode, TreeNode } from '../../../extension/model/tree';
 import { SESSION_CHANGE_INTERVAL_MS } from '../../../extension/sidecar/splitSessions';
-import { applyObjects } from '../../../deploy/install';
+import { applyObjects } from '../../../deploy/apply';
 import { developerBinding } from '../../../deploy/manifests';
 import { userKubeconfig } from '../../env/k8s/kubeconfig';
 import { runDir } from '../../env/paths';

@@ -77,7 +77,7 @@ describe('debug launches with a queueSplit block (real cluster, env delivery)', 
       },
     );
     assert.ok(applied, 'the command reported what it applied');
-    const kinds = applied.map((line) => line.replace(/^(created|replaced) /, ''));
+    const kinds = applied.map((line) => line.replace(/^(created|updated|unchanged) /, ''));
     const objects = [queueSplitCrd(), ...controllerManifests()] as {
       kind: string;
       metadata: { name: string };

@@ -35,7 +35,7 @@ import type { WorkloadLike } from '../../../core/queueConfig/podTemplate';
 import { resolveWorkload } from '../../../core/queueConfig/resolveWorkload';
 import { QUEUE_CONFIG_ANNOTATION } from '../../../core/queueConfig/schema';
 import { formatFieldError } from '../../../core/result';
-import { applyObjects } from '../../../deploy/install';
+import { applyObjects } from '../../../deploy/apply';
 import { developerBinding } from '../../../deploy/manifests';
 import { userKubeconfig } from '../../env/k8s/kubeconfig';
 import { runDir } from '../../env/paths';

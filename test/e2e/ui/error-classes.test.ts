@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import { parse, stringify } from 'yaml';
-import { applyObjects } from '../../../deploy/install';
+import { applyObjects } from '../../../deploy/apply';
 import { developerBinding } from '../../../deploy/manifests';
 import { userKubeconfig } from '../../env/k8s/kubeconfig';
 import { runDir } from '../../env/paths';

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { applyObjects } from '../../../deploy/install';
+import { applyObjects } from '../../../deploy/apply';
 import { developerBinding } from '../../../deploy/manifests';
 import { userKubeconfig } from '../../env/k8s/kubeconfig';
 import { runDir } from '../../env/paths';

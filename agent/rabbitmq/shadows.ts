@@ -13,7 +13,11 @@
 // 1. no copy can arrive any more: the caller's `NoPublisher` (noPublisher.ts, docs/design.md §5.4);
 // 2. no consumer, by live AMQP (passive declare), not only by statistics: the engine consumes the
 //    shadow itself with a fresh tag (exclusively on classic queues) and waits for a record that
-//    shows that consumer (classic: names its tag; quorum: counts exactly one after none);
+//    shows that consumer (classic: names its tag and counts one; quorum: counts exactly one after
+//    the statistics counted none). On a classic queue the exclusive consume is itself the proof
+//    that nobody else consumes, and the tag names the record as newer than it, so the statistics
+//    need not first show the last consumer gone (they trail its departure by the lag, which the
+//    session's drain and every cleanup used to wait out before the proof began);
 // 3. nothing ready or unacked in that record and in a second one taken at least `sampleGapMs`
 //    later and at least `statisticsLagMs` after the consume, so its counts are newer than the
 //    consume by the bound the engine is configured with; classic: it still names our exclusive
@@ -87,15 +91,18 @@ export async function removeShadow(
   if (noPublisher.shadow !== name)
     throw new Error(`removeShadow: the proof is for ${noPublisher.shadow}, not ${name}`);
   const stats = () => management.getQueue(name);
-  // The statistics must first agree that nobody consumes, so the consumer they show next is ours.
-  const quiet = await pollUntil(
-    timing.deadline,
-    timing.pollIntervalMs,
-    stats,
-    (q) => !q || q.consumers === 0,
-  );
-  if (!quiet.ok) return refused(name, 'the statistics still show a consumer');
-  if (!quiet.value) return { kind: 'deleted' };
+  if (type === 'quorum') {
+    // No exclusive consume and no tag in the record: the statistics must first agree that nobody
+    // consumes, so the one consumer they count next is ours.
+    const quiet = await pollUntil(
+      timing.deadline,
+      timing.pollIntervalMs,
+      stats,
+      (q) => !q || q.consumers === 0,
+    );
+    if (!quiet.ok) return refused(name, 'the statistics still show a consumer');
+    if (!quiet.value) return { kind: 'deleted' };
+  }
   const tag = `queue-split-delete-proof-${randomUUID().slice(0, 8)}`;
   const ch = await link.channel('delete-proof');
   let delivered = false;
@@ -111,8 +118,9 @@ export async function removeShadow(
       throw err;
     }
     const consumedAt = Date.now();
+    // Classic: the record names our exclusive consumer and no longer counts one that left.
     const ours = (q: ManagementQueue) =>
-      type === 'classic' ? q.exclusive_consumer_tag === tag : q.consumers === 1;
+      type === 'classic' ? q.exclusive_consumer_tag === tag && q.consumers === 1 : q.consumers === 1;
     // Its own deadline too: waiting for `quiet` may have used most of the caller's.
     const firstBy = Math.max(timing.deadline, consumedAt + 2 * timing.statisticsLagMs);
     const fresh = await pollUntil(firstBy, timing.pollIntervalMs, stats, (q) => delivered || !q || ours(q));

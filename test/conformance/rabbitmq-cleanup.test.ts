@@ -208,3 +208,55 @@ describe('RabbitMQ cleanup when the statistics counts lag', { concurrency: 1 }, 
       );
     }));
 });
+
+/**
+ * The statistics of a consumer that just left: until a record names the engine's delete-proof
+ * consumer, `shadow` reads as still consumed by the one before (a session's consumer, the app),
+ * as the broker's statistics do for up to their lag after it left.
+ */
+class DepartedConsumerShown extends ManagementClient {
+  constructor(private readonly shadow: string) {
+    super(services.rabbitManagementUrl, services.amqpUrl, '/', 5_000);
+  }
+  override async getQueue(name: string): Promise<ManagementQueue | undefined> {
+    const q = await super.getQueue(name);
+    if (!q || name !== this.shadow || q.exclusive_consumer_tag?.startsWith('queue-split-delete-proof-'))
+      return q;
+    return {
+      ...q,
+      consumers: Math.max(q.consumers ?? 0, 1),
+      exclusive_consumer_tag: 'the-session-that-left',
+    };
+  }
+}
+
+describe('RabbitMQ cleanup right after a consumer left', { concurrency: 1 }, () => {
+  const h = rabbitHarness('classic');
+  after(() => h.close());
+
+  test('a classic shadow is deleted without waiting for the statistics to show the consumer that left gone: the exclusive consume proves nobody consumes', () =>
+    withSplit(h, async (t, engines) => {
+      const management = new DepartedConsumerShown(t.appShadow);
+      const rt = t as typeof t & { lockQueue: string; activationId: string };
+      const e = engines.track(
+        new RabbitEngine(
+          {
+            activationId: rt.activationId,
+            epoch: 1,
+            amqpUrl: services.amqpUrl,
+            managementUrl: services.rabbitManagementUrl,
+            sourceQueue: t.source,
+            appShadow: t.appShadow,
+            lockQueue: rt.lockQueue,
+            timing: testTiming,
+            connectionLabel: `${t.label}-departed`,
+          },
+          { logger: testLogger(), management },
+        ),
+      );
+      await handedBack(h, t, e);
+      const cleaned = done(await e.cleanup(), 'cleanup while the statistics still show the last consumer');
+      assert.deepEqual(cleaned.value.deleted, [t.appShadow]);
+      assert.equal(await h.exists(t.appShadow), false);
+    }));
+});

@@ -2,6 +2,8 @@
 // non-retriable wrappers), so every check walks the `cause` chain. Codes are Kafka's own.
 export const ErrorCode = {
   UNKNOWN_TOPIC_OR_PARTITION: 3,
+  LEADER_NOT_AVAILABLE: 5,
+  NOT_LEADER_FOR_PARTITION: 6,
   UNKNOWN_MEMBER_ID: 25,
   INVALID_PRODUCER_EPOCH: 47,
   TOPIC_ALREADY_EXISTS: 36,
@@ -47,6 +49,15 @@ export function isFenced(err: unknown): boolean {
     has(err, ErrorCode.INVALID_PRODUCER_EPOCH, 'INVALID_PRODUCER_EPOCH') ||
     has(err, ErrorCode.PRODUCER_FENCED, 'PRODUCER_FENCED') ||
     chain(err).some((e) => typeof e.message === 'string' && /\berror code 90\b/.test(e.message))
+  );
+}
+
+/** The broker asked does not lead the partition (yet): a partition just added whose leader has
+ * not taken it, a leader that moved. Fresh metadata names the leader. */
+export function isLeaderMoved(err: unknown): boolean {
+  return (
+    has(err, ErrorCode.NOT_LEADER_FOR_PARTITION, 'NOT_LEADER_FOR_PARTITION') ||
+    has(err, ErrorCode.LEADER_NOT_AVAILABLE, 'LEADER_NOT_AVAILABLE')
   );
 }
 

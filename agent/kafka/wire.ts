@@ -16,6 +16,11 @@ import { batchesOf, dropAborted } from './aborted';
 import { kafkaConfig } from './clients';
 import { CodecError, codecOf, type Codec } from '../../core/providers/kafka/codecs';
 import type { IsolationLevel, KafkaConnection, KafkaTiming } from './config';
+import { isLeaderMoved } from './kafkaErrors';
+import { Backoff, sleep } from '../engine/timing';
+
+/** Reads of one call while the partition's leader is moving (about 1.5 s of backoff in all). */
+const LEADER_MOVE_READS = 4;
 
 const ISOLATION: Readonly<Record<IsolationLevel, number>> = { read_uncommitted: 0, read_committed: 1 };
 
@@ -109,13 +114,25 @@ export class Wire {
     await this.ensureTopic(topic);
     const isolation = options.isolation ?? 'read_committed';
     const maxBytes = options.maxBytesPerPartition ?? 1 << 20;
-    const byLeader = await this.leadersOf(topic, [...positions.keys()]);
-    const reads = await Promise.all(
-      Object.entries(byLeader).map(([nodeId, partitions]) =>
-        this.readIsolating(nodeId, topic, partitions, positions, isolation, maxBytes),
-      ),
-    );
-    return reads.flat();
+    // A leader that moved, or a new partition's leader not elected yet, answers with a
+    // leadership error: as kafkajs' own consumer does, read the metadata again and read again (a
+    // read changes nothing, so it repeats safely); still failing, the caller retries.
+    const backoff = new Backoff(100, 1_000);
+    for (let attempt = 1; ; attempt++) {
+      const byLeader = await this.leadersOf(topic, [...positions.keys()]);
+      try {
+        const reads = await Promise.all(
+          Object.entries(byLeader).map(([nodeId, partitions]) =>
+            this.readIsolating(nodeId, topic, partitions, positions, isolation, maxBytes),
+          ),
+        );
+        return reads.flat();
+      } catch (err) {
+        if (!isLeaderMoved(err) || attempt >= LEADER_MOVE_READS) throw err;
+        await sleep(backoff.next());
+        await this.cluster.refreshMetadata();
+      }
+    }
   }
 
   /** The leader of each partition asked for. kafkajs leaves out, without a word, a partition

@@ -118,6 +118,13 @@ export const observedStateSchema = z.object({
       appShadowConsumers: count().optional(),
       sourceConsumers: count().optional(),
       checkpoint: z.unknown().optional(),
+      lag: z
+        .object({
+          routes: z.record(z.string(), count()),
+          source: count().optional(),
+          behindSince: z.string().optional(),
+        })
+        .optional(),
     }),
   ),
   routes: z.record(

@@ -121,6 +121,20 @@ export interface ObservedQueue {
   sourceConsumers?: number;
   /** The engine's latest checkpoint (every done outcome carries one): a restarted agent recovers from it. */
   checkpoint?: unknown;
+  /** What waits, read from the broker every few seconds (absent until the first reading). */
+  lag?: ObservedLag;
+}
+
+/** The lag a split shows its developer (docs/design.md "The lag a split adds"). */
+export interface ObservedLag {
+  /** Per route id: the unconsumed messages in its session shadow; a route the broker did not
+   * answer for is absent. */
+  routes: Record<string, number>;
+  /** While the engine copies: messages in the source it has not copied yet, what the split adds
+   * to the application's lag (it reads only its shadow then). */
+  source?: number;
+  /** Set while that backlog keeps growing (agent/queueAgent/backlogTrend.ts): since when. */
+  behindSince?: string;
 }
 
 export interface ObservedRoute {

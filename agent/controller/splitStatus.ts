@@ -1,6 +1,6 @@
 // The status a developer sees on their QueueSplit, derived from the workload's state and what
 // the queue-agent observed: phase, per-queue shadows and env overrides (names, never secrets),
-// delivered counts, and a condition that says what blocks and the safe next action.
+// delivered counts and lag, and a condition that says what blocks and the safe next action.
 import { RETRY_ANNOTATION, retryHint } from '../../core/state/operatorRetry';
 import type { ObservedState } from '../../core/agentProtocol';
 import type {
@@ -14,6 +14,7 @@ import type { ResolvedQueue } from '../../core/queueConfig/resolveQueues';
 import { routePhaseForStatus } from '../../core/state/routeStatus';
 import type { SplitState } from '../../core/state/stateDocument';
 import { routeShadow } from './desired';
+import { BEHIND_FLOOR } from '../queueAgent/backlogTrend';
 
 export interface StatusInputs {
   state: SplitState | undefined;
@@ -43,6 +44,8 @@ export function splitStatus(split: QueueSplit, inputs: StatusInputs): QueueSplit
       s.at.kind === 'file' ? [{ path: s.at.path, key: s.at.key, value: s.value }] : [],
     );
     const delivered = observed?.queues[name]?.published[routeId];
+    const lag = observed?.queues[name]?.lag;
+    const sessionLag = lag?.routes[routeId];
     return {
       name,
       phase,
@@ -54,9 +57,15 @@ export function splitStatus(split: QueueSplit, inputs: StatusInputs): QueueSplit
       ...(Object.keys(envOverrides).length > 0 ? { envOverrides } : {}),
       ...(fileOverrides.length > 0 ? { fileOverrides } : {}),
       ...(delivered !== undefined ? { delivered } : {}),
+      ...(sessionLag !== undefined ? { lag: sessionLag } : {}),
+      ...(shownBacklog(lag?.source) !== undefined ? { sourceBacklog: shownBacklog(lag?.source) } : {}),
     };
   });
   const delivered = queues.reduce((sum, q) => sum + (q.delivered ?? 0), 0);
+  // A sum over a reading the agent could not make would understate it.
+  const lag = queues.every((q) => q.lag !== undefined)
+    ? queues.reduce((sum, q) => sum + (q.lag ?? 0), 0)
+    : undefined;
   const condition = inputs.halted
     ? haltedCondition(inputs.halted)
     : conditionFor(phase, state, verdict, inputs.blocking, route?.lastError);
@@ -65,8 +74,9 @@ export function splitStatus(split: QueueSplit, inputs: StatusInputs): QueueSplit
     observedGeneration: split.metadata.generation ?? 0,
     queues,
     delivered,
+    ...(lag !== undefined ? { lag } : {}),
     ...(condition.nextAction ? { nextAction: condition.nextAction } : {}),
-    conditions: [condition.condition, ...restartCondition(observed)],
+    conditions: [condition.condition, ...restartCondition(observed), ...behindCondition(observed, queues)],
   };
 }
 
@@ -100,6 +110,49 @@ function restartCondition(observed: ObservedState | undefined): QueueSplitCondit
         `The queue-agent restarted (${restarts.count}x, last at ${restarts.lastAt}) and resumed from its checkpoints. ` +
         'Messages in flight at a restart may be delivered again (at most one pump chunk per crash, see README); a drain in progress resumes where it was.',
       lastTransitionTime: restarts.lastAt,
+    },
+  ];
+}
+
+/**
+ * The source backlog as every split of the workload shows it: from about a chunk on (less is a
+ * chunk in flight, not lag) and to two significant digits, since it moves at every reading of a
+ * busy source and each change rewrites every split's status (the metric has the exact figure).
+ */
+export function shownBacklog(backlog: number | undefined): number | undefined {
+  if (backlog === undefined || backlog < BEHIND_FLOOR) return undefined;
+  const step = 10 ** (Math.floor(Math.log10(backlog)) - 1);
+  return Math.floor(backlog / step) * step;
+}
+
+/** While the source of a queue this split routes keeps outgrowing what the queue-agent copies
+ * (agent/queueAgent/backlogTrend.ts): the application falls further behind while splits last.
+ * Informs; the split stays Ready. */
+function behindCondition(
+  observed: ObservedState | undefined,
+  queues: readonly { name: string; sourceBacklog?: number }[],
+): QueueSplitCondition[] {
+  const behind = queues.flatMap((q) => {
+    const since = observed?.queues[q.name]?.lag?.behindSince;
+    return since ? [{ name: q.name, since, backlog: q.sourceBacklog }] : [];
+  });
+  if (behind.length === 0) return [];
+  const since = behind.map((b) => b.since).sort()[0]!;
+  return [
+    {
+      type: 'FallingBehind',
+      status: 'True',
+      reason: 'SourceBacklogGrowing',
+      message:
+        behind
+          .map(
+            (b) =>
+              `${b.name}: ${b.backlog !== undefined ? `about ${b.backlog}` : 'more and more'} messages wait in the source`,
+          )
+          .join('; ') +
+        `, and more at every reading since ${since}: the source carries more than the queue-agent copies, so the application reads them late for as long as the workload is split (nothing is lost). ` +
+        'Stop the splits you no longer use: once the last one stops, the application reads its source directly again.',
+      lastTransitionTime: since.replace(/\.\d{3}Z$/, 'Z'),
     },
   ];
 }

@@ -274,6 +274,9 @@ export interface ShadowLag {
   readonly app?: number;
   /** Summed over the routes' session shadows (metrics carry no route labels). */
   readonly sessions?: number;
+  /** Per route id: the unconsumed messages in its session shadow, for the route's QueueSplit
+   * status; a route the broker did not answer for is absent. */
+  readonly routes?: Readonly<Record<string, number>>;
   /** Messages waiting in the source that the engine has not copied yet, while it copies
    * (`running`): what the split adds to the application's lag, since the application reads only
    * its shadow then. A count that keeps growing means the source carries more than one

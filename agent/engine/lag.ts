@@ -1,5 +1,6 @@
-// Shadow lag for metrics: per-shadow readings summed per destination kind. A shadow the broker
-// could not be asked about makes its kind unknown (absent), never zero.
+// Shadow lag for metrics and the QueueSplit status: per-shadow readings, per route and summed per
+// destination kind. A shadow the broker could not be asked about makes its kind's sum (and its
+// route's reading) unknown (absent), never zero.
 import type { ShadowLag } from './contract';
 
 /** Readings in flight at once. One request per shadow all at once opened one HTTP connection
@@ -12,9 +13,9 @@ export const LAG_READ_CONCURRENCY = 4;
 export async function sumLag(
   read: (shadow: string) => Promise<number | undefined>,
   app: string,
-  sessions: readonly string[],
+  sessions: readonly { readonly routeId: string; readonly shadow: string }[],
 ): Promise<ShadowLag> {
-  const shadows = [app, ...sessions];
+  const shadows = [app, ...sessions.map((s) => s.shadow)];
   const readings: (number | undefined)[] = new Array(shadows.length);
   let next = 0;
   const worker = async () => {
@@ -26,8 +27,12 @@ export async function sumLag(
   const total = sessionLags.every((n) => n !== undefined)
     ? sessionLags.reduce<number>((sum, n) => sum + (n ?? 0), 0)
     : undefined;
+  const routes = Object.fromEntries(
+    sessions.flatMap((s, i) => (sessionLags[i] !== undefined ? [[s.routeId, sessionLags[i]]] : [])),
+  );
   return {
     ...(appLag !== undefined ? { app: appLag } : {}),
     ...(total !== undefined ? { sessions: total } : {}),
+    routes,
   };
 }

@@ -138,17 +138,15 @@ export class ShadowWork {
   /** End minus committed offsets per shadow and its consumer group: an upper bound, since
    * transaction markers take offsets too (proofs count records instead; see backlog.ts). */
   lag(): Promise<ShadowLag> {
+    const routes = this.view.table.routes as readonly KafkaRoute[];
     const groups = new Map<string, string>([
       [this.config.appShadow, this.config.appShadowGroup],
-      ...(this.view.table.routes as readonly KafkaRoute[]).map((r): [string, string] => [
-        r.shadow,
-        r.sessionGroup,
-      ]),
+      ...routes.map((r): [string, string] => [r.shadow, r.sessionGroup]),
     ]);
     return sumLag(
       (topic) => uncommitted(this.link.admin, topic, groups.get(topic)!),
       this.config.appShadow,
-      [...groups.keys()].slice(1),
+      routes.map((r) => ({ routeId: r.routeId, shadow: r.shadow })),
     );
   }
 

@@ -8,6 +8,7 @@ import {
   DESIRED_KEY,
   OBSERVED_API_VERSION,
   OBSERVED_KEY,
+  type ObservedLag,
   type ObservedState,
 } from '../../core/agentProtocol';
 import { formatFieldError } from '../../core/result';
@@ -20,8 +21,9 @@ import { brokerReaders, SessionServer } from '../sessionStream/sessionServer';
 import { StepRunner } from './stepRunner';
 import { DesiredSeal } from './desiredSeal';
 import { DesiredWatch } from './desiredWatch';
+import { BacklogTrend } from './backlogTrend';
 
-/** How often the shadow lag gauges are read from the brokers. */
+/** How often the shadow lag (the gauges, and the observed document's lag) is read from the brokers. */
 const LAG_PROBE_MS = 5_000;
 
 export interface QueueAgentOptions {
@@ -110,6 +112,10 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
   };
   let lagProbe: Promise<void> | undefined;
   let lagProbedAt = 0;
+  // The latest lag per queue, written with the next observed document; a reading that did not
+  // change leaves the document unchanged (a steady split writes nothing).
+  const lags = new Map<string, ObservedLag>();
+  const trends = new Map<string, BacklogTrend>();
   while (!stopping) {
     lastPass = Date.now();
     try {
@@ -156,7 +162,18 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
           lagProbedAt = Date.now();
           lagProbe = runner
             .shadowLags()
-            .then((lags) => lags.forEach(({ queue, lag }) => metrics.observeLag(queue, lag)))
+            .then((readings) => {
+              for (const { queue, lag } of readings) {
+                metrics.observeLag(queue, lag);
+                const trend = trends.get(queue) ?? trends.set(queue, new BacklogTrend()).get(queue)!;
+                const behindSince = trend.observe(Date.now(), lag.source);
+                lags.set(queue, {
+                  routes: { ...lag.routes },
+                  ...(lag.source !== undefined ? { source: lag.source } : {}),
+                  ...(behindSince ? { behindSince: behindSince.toISOString() } : {}),
+                });
+              }
+            })
             .catch(() => undefined)
             .finally(() => {
               lagProbe = undefined;
@@ -172,7 +189,12 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
           apiVersion: OBSERVED_API_VERSION,
           activationId: desired.activationId,
           observedGeneration: desired.generation,
-          queues: result.queues,
+          queues: Object.fromEntries(
+            Object.entries(result.queues).map(([queue, q]) => {
+              const lag = lags.get(queue);
+              return [queue, lag ? { ...q, lag } : q];
+            }),
+          ),
           routes: result.routes,
           ...(restarts ? { restarts } : {}),
         };

@@ -452,7 +452,7 @@ class RabbitBroker implements BrokerPort<RemovedRoute, RabbitState> {
           : q.messages_ready + (q.messages_unacknowledged ?? 0);
       },
       this.config.appShadow,
-      this.view.table.routes.map((r) => r.shadow),
+      this.view.table.routes.map((r) => ({ routeId: r.routeId, shadow: r.shadow })),
     );
   }
 

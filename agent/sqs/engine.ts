@@ -523,7 +523,7 @@ class SqsBroker implements BrokerPort<RemovedRoute, SqsState> {
         return counts === NO_QUEUE ? undefined : counts.visible + counts.inFlight + counts.delayed;
       },
       this.config.appShadow,
-      this.view.table.routes.map((r) => r.shadow),
+      this.view.table.routes.map((r) => ({ routeId: r.routeId, shadow: r.shadow })),
     );
   }
 

@@ -192,6 +192,11 @@ export const queueStatusSchema = z.object({
     ),
   delivered: count().optional().describe('Messages routed to this split on this queue.'),
   lag: count().optional().describe('Messages in the session shadow not yet consumed.'),
+  sourceBacklog: count()
+    .optional()
+    .describe(
+      "While the queue-agent copies: messages waiting in the source it has not copied yet, shared by every split of the workload, from 1,000 on (less is a chunk in flight) to two significant digits. What splitting adds to the application's lag.",
+    ),
 });
 
 export const queueSplitStatusSchema = z

@@ -99,6 +99,8 @@ export interface RouteRow {
   deliversTo?: string;
   routed?: number;
   lag?: number;
+  /** Waiting in the source for the queue-agent to copy: the application's lag from the split. */
+  sourceBacklog?: number;
   handed?: number;
   failed?: number;
   rejected?: number;
@@ -331,6 +333,7 @@ function routeRows(input: DetailsInput): RouteRow[] {
       ...(ready !== undefined ? { deliversTo: ready.deliversTo } : {}),
       ...(status?.delivered !== undefined ? { routed: status.delivered } : {}),
       ...(status?.lag !== undefined ? { lag: status.lag } : {}),
+      ...(status?.sourceBacklog !== undefined ? { sourceBacklog: status.sourceBacklog } : {}),
       ...(session !== undefined && session.mode !== 'env'
         ? {
             handed: session.delivered[queue] ?? 0,
@@ -635,6 +638,9 @@ function routesBlock(rows: readonly RouteRow[]): string {
       const stats: [string, number | undefined][] = [
         [l10n.t('Routed'), r.routed ?? 0],
         ...(r.lag !== undefined ? ([[l10n.t('Lag'), r.lag]] as [string, number][]) : []),
+        ...(r.sourceBacklog !== undefined
+          ? ([[l10n.t("Waiting in the source (the app's lag)"), r.sourceBacklog]] as [string, number][])
+          : []),
         ...(r.handed !== undefined
           ? ([
               [l10n.t('Handed to you'), r.handed],

@@ -138,6 +138,16 @@ test('detach with unconsumed session messages moves them to the app; lease expir
     (n) => n >= 6,
     30_000,
   );
+  // What eve sees: her 6 messages not yet consumed (the status' lag, read every few seconds),
+  // and no source backlog (the agent keeps up: the split adds nothing to the app's lag).
+  const eveStatus = await pollUntil(
+    'eve status shows her 6 unconsumed messages',
+    async () => (await getSplit(kc, namespace, eve.metadata.name))?.status,
+    (status) => status?.lag === 6,
+    30_000,
+  );
+  assert.equal(eveStatus?.queues?.[0]?.lag, 6);
+  assert.equal(eveStatus?.queues?.[0]?.sourceBacklog, undefined);
   await removeSplit(kc, namespace, eve.metadata.name);
   await waitForAppReceived('the app processed eve residue', eveIds, 60_000, source);
 

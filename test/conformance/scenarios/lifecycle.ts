@@ -19,6 +19,14 @@ export function lifecycleScenarios(h: ProviderHarness): void {
       const forAlice = batch('alice', 20, () => ({ [USER]: 'alice' }));
       const forBob = batch('bob', 5, () => ({ [USER]: 'bob' }));
       await h.produce(t, [...forAlice, ...forBob]);
+      // The route's own reading, for its QueueSplit status (the broker's counts trail a little;
+      // Kafka's is an upper bound: transaction markers take offsets too).
+      await waitFor(
+        "alice's session lag counts her copies, waiting unconsumed",
+        async () => (await e.shadowLag()).routes,
+        (routes) => (routes?.alice ?? 0) >= forAlice.length,
+      );
+      assert.deepEqual(Object.keys((await e.shadowLag()).routes ?? {}), ['alice'], 'routes only');
       const session = await h.consume(alice.shadow, { prefetch: 4, ackFirst: 6 });
       await waitFor(
         'session holds 4 unacked after acking 6',

@@ -1,20 +1,27 @@
-// Shadow lag for the metrics: summed per destination kind, unknown (absent) rather than zero when
-// the broker does not answer, and exported without route labels.
+// Shadow lag for the metrics and the status: per route and summed per destination kind, unknown
+// (absent) rather than zero when the broker does not answer, and exported without route labels.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LAG_READ_CONCURRENCY, sumLag } from '../../../agent/engine/lag';
 import { AgentMetrics } from '../../../agent/queueAgent/metrics';
 
-test('session lag is the sum over the routes; a shadow the broker cannot report makes its kind unknown', async () => {
+const shadowsOf = (...names: string[]) => names.map((shadow) => ({ routeId: `r-${shadow}`, shadow }));
+
+test('session lag is per route and the sum over the routes; a shadow the broker cannot report makes its kind unknown', async () => {
   const depth: Record<string, number> = { app: 4, s1: 2, s2: 5 };
   const read = async (shadow: string) => {
     if (shadow === 'broken') throw new Error('management API down');
     return depth[shadow];
   };
-  assert.deepEqual(await sumLag(read, 'app', ['s1', 's2']), { app: 4, sessions: 7 });
-  assert.deepEqual(await sumLag(read, 'app', []), { app: 4, sessions: 0 });
-  assert.deepEqual(await sumLag(read, 'app', ['s1', 'broken']), { app: 4 });
-  assert.deepEqual(await sumLag(read, 'broken', ['s1', 'missing']), {});
+  assert.deepEqual(await sumLag(read, 'app', shadowsOf('s1', 's2')), {
+    app: 4,
+    sessions: 7,
+    routes: { 'r-s1': 2, 'r-s2': 5 },
+  });
+  assert.deepEqual(await sumLag(read, 'app', []), { app: 4, sessions: 0, routes: {} });
+  // The route the broker answered for keeps its reading; the sum is unknown.
+  assert.deepEqual(await sumLag(read, 'app', shadowsOf('s1', 'broken')), { app: 4, routes: { 'r-s1': 2 } });
+  assert.deepEqual(await sumLag(read, 'broken', shadowsOf('s1', 'missing')), { routes: { 'r-s1': 2 } });
 });
 
 test('the lag gauge carries queue and destination only, and drops a reading that became unknown', async () => {
@@ -49,7 +56,8 @@ test('shadows are read a few at a time, not all at once (one connection each at 
     inFlight--;
     return 1;
   };
-  const sessions = Array.from({ length: 1000 }, (_, k) => `s${k}`);
-  assert.deepEqual(await sumLag(read, 'app', sessions), { app: 1, sessions: 1000 });
+  const sessions = shadowsOf(...Array.from({ length: 1000 }, (_, k) => `s${k}`));
+  const lag = await sumLag(read, 'app', sessions);
+  assert.deepEqual([lag.app, lag.sessions, Object.keys(lag.routes ?? {}).length], [1, 1000, 1000]);
   assert.equal(most, LAG_READ_CONCURRENCY);
 });

@@ -65,7 +65,7 @@ describe('split details view model', () => {
   test('my Active split: phase, routes with counts, the next action is a test message, Stop offered', () => {
     const s = split({
       phase: 'Active',
-      queueStatus: [{ name: 'orders', phase: 'Active', delivered: 7, lag: 1 }],
+      queueStatus: [{ name: 'orders', phase: 'Active', delivered: 7, lag: 1, sourceBacklog: 40 }],
       delivered: 7,
       lag: 1,
       conditions: [
@@ -114,6 +114,7 @@ describe('split details view model', () => {
         deliversTo: 'http://127.0.0.1:8080/',
         routed: 7,
         lag: 1,
+        sourceBacklog: 40,
         handed: 5,
         failed: 2,
         rejected: 1,
@@ -128,6 +129,11 @@ describe('split details view model', () => {
         'Failed attempts: 2',
         'Rejected: 1',
       ],
+    );
+    assert.match(
+      text(renderDetailsBody(model)),
+      /Waiting in the source \(the app's lag\) 40/,
+      "what the split adds to the app's lag is shown beside the route",
     );
     const filter = model.facts.find((f) => f.label === 'Filter');
     assert.equal(filter?.value, 'x-queue-split-user=alice', 'my own filter, with its value');

@@ -14,7 +14,13 @@ export interface SplitOptions {
   /** spec.match (anyOf clauses) instead of spec.filter. */
   match?: AnyOfFilter;
   phase?: QueueSplitPhase;
-  queueStatus?: { name: string; phase?: QueueSplitPhase; delivered?: number; lag?: number }[];
+  queueStatus?: {
+    name: string;
+    phase?: QueueSplitPhase;
+    delivered?: number;
+    lag?: number;
+    sourceBacklog?: number;
+  }[];
   delivered?: number;
   lag?: number;
   deleting?: boolean;

@@ -77,10 +77,16 @@ export function progressLine(split: QueueSplit): string {
   return line;
 }
 
-/** Counts as "delivered N · lag M" for descriptions; empty when the controller reported none. */
-export function countsText(delivered: number | undefined, lag: number | undefined): string {
+/** Counts as "delivered N · lag M · app lag K" for descriptions; empty when the controller
+ * reported none. `sourceBacklog`: what the split adds to the app's lag (reported from 1,000 on). */
+export function countsText(
+  delivered: number | undefined,
+  lag: number | undefined,
+  sourceBacklog?: number,
+): string {
   const parts: string[] = [];
   if (delivered !== undefined) parts.push(l10n.t('{0} delivered', delivered));
   if (lag !== undefined && lag > 0) parts.push(l10n.t('lag {0}', lag));
+  if (sourceBacklog !== undefined) parts.push(l10n.t('app lag {0}', sourceBacklog));
   return parts.join(' · ');
 }

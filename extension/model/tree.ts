@@ -285,11 +285,15 @@ function escapeMarkdown(text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
 }
 
-export function routeQueueCounts(split: QueueSplit, queue: string): { delivered?: number; lag?: number } {
+export function routeQueueCounts(
+  split: QueueSplit,
+  queue: string,
+): { delivered?: number; lag?: number; sourceBacklog?: number } {
   const status = split.status?.queues?.find((q) => q.name === queue);
   return {
     ...(status?.delivered !== undefined ? { delivered: status.delivered } : {}),
     ...(status?.lag !== undefined ? { lag: status.lag } : {}),
+    ...(status?.sourceBacklog !== undefined ? { sourceBacklog: status.sourceBacklog } : {}),
   };
 }
 
@@ -467,9 +471,12 @@ function routeLook(node: RouteNode): NodeLook {
   const { split, queue, mine, session, lingerLeftMs } = node;
   const phase = queuePhase(split, queue);
   const look = phaseLook(phase);
-  const { delivered, lag } = routeQueueCounts(split, queue);
+  const { delivered, lag, sourceBacklog } = routeQueueCounts(split, queue);
   const filter = filterForDisplay(specFilter(split.spec), mine);
-  const counts = countsText(delivered, lag);
+  const counts = countsText(delivered, lag, sourceBacklog);
+  // The source outgrows the queue-agent (docs/design.md "The lag a split adds"): said in the
+  // tooltip, since the split itself works and the safe action is the developer's to take.
+  const behind = split.status?.conditions?.find((c) => c.type === 'FallingBehind' && c.status === 'True');
   const linger = lingerLeftMs !== undefined ? lingerText(lingerLeftMs) : '';
   // A message of this queue keeps failing: said first, since everything behind it waits.
   const blocked = mine ? blockedOn(session, queue) : [];
@@ -491,6 +498,7 @@ function routeLook(node: RouteNode): NodeLook {
       ),
     ),
     ...(nextAction !== undefined ? [`**${l10n.t('Next')}** ${escapeMarkdown(nextAction)}`] : []),
+    ...(behind !== undefined ? [`**${l10n.t('Falling behind')}** ${escapeMarkdown(behind.message)}`] : []),
     `**${l10n.t('Filter')}** ${escapeMarkdown(filter)}${isEmptyFilter(specFilter(split.spec)) ? ` ${l10n.t('(exclusive)')}` : ''}`,
     `**${l10n.t('Routed here')}** ${delivered ?? 0}${lag !== undefined ? ` · **${l10n.t('lag')}** ${lag}` : ''}`,
     ...(split.spec.delivery !== undefined ? [`**${l10n.t('Delivery')}** ${split.spec.delivery.mode}`] : []),

@@ -204,6 +204,30 @@ describe('route looks', () => {
     assert.equal(lookOf(snap, payments!).icon.id, 'warning');
   });
 
+  test('what the split adds to the app’s lag is in the description; a source falling behind is in the tooltip', () => {
+    const behind = 'orders: about 48000 messages wait in the source, and more at every reading';
+    const snap = snapshot({
+      workloads: [workload('orders-app', ['orders'])],
+      splits: [
+        split({
+          phase: 'Active',
+          queueStatus: [{ name: 'orders', phase: 'Active', delivered: 12, lag: 0, sourceBacklog: 48_000 }],
+          conditions: [
+            { type: 'Ready', status: 'True', reason: 'RouteActive', message: 'Matching messages reach you.' },
+            { type: 'FallingBehind', status: 'True', reason: 'SourceBacklogGrowing', message: behind },
+          ],
+        }),
+      ],
+    });
+    const look = lookOf(snap, routes(snap)[0]!);
+    assert.equal(look.description, 'Active · x-queue-split-user=alice · 12 delivered · app lag 48000');
+    assert.match(
+      String(look.tooltip),
+      /\*\*Falling behind\*\* orders: about 48000 messages wait in the source/,
+    );
+    assert.equal(look.icon.id, 'pass-filled', 'the split itself works');
+  });
+
   test('a deleted split reads Draining, with the blocking reason in the tooltip', () => {
     const snap = snapshot({
       workloads: [workload()],

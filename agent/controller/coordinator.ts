@@ -34,7 +34,7 @@ import { StateSeals } from './stateSeal';
 import { StateStore } from './stateStore';
 import { ENDED_PHASES, type Verdict } from './verdicts';
 import { FINALIZER, Workloads, type Workload, type WorkloadKind } from './workloads';
-import { WorkloadStatusPublisher, workloadStatusFor } from './workloadStatus';
+import { WorkloadStatusPublisher, behindQueues, workloadStatusFor } from './workloadStatus';
 
 /** How long a split waits for KEDA to confirm its pause, and how often it looks. */
 const KEDA_PAUSE_TIMEOUT_MS = 60_000;
@@ -246,6 +246,7 @@ export class Coordinator {
           state: this.state,
           ...(this.progress.blocking ? { blocking: this.progress.blocking } : {}),
           stepTimeoutMs: this.settings.stepTimeoutMs,
+          behind: behindQueues(this.observed),
         }),
       );
     }

@@ -5,6 +5,7 @@
 import * as os from 'node:os';
 import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { retryHint } from '../../core/state/operatorRetry';
+import type { ObservedState } from '../../core/agentProtocol';
 import type { SplitState } from '../../core/state/stateDocument';
 import {
   WORKLOAD_STATUS_ANNOTATION,
@@ -17,6 +18,7 @@ import { parseWorkloadStatus } from '../../core/workloadStatusParse';
 import { describeError, type Logger } from '../log';
 import { isNotFound, mergePatch } from '../kube/client';
 import type { Workload, WorkloadKind } from './workloads';
+import { shownBacklog } from './splitStatus';
 
 const PHASE_OF: Record<SplitState['phase'], WorkloadSplitPhase> = {
   IDLE: 'Splitting',
@@ -42,7 +44,21 @@ export interface WorkloadStatusInputs {
   blocking?: string;
   stepTimeoutMs: number;
   cleanupConfigMap?: string;
+  /** Queues whose source outgrows the queue-agent (the observed document's `behindSince`,
+   * docs/design.md "The lag a split adds"), with their backlog where known. */
+  behind?: readonly { queue: string; backlog?: number }[];
   now?: Date;
+}
+
+/** The queues the queue-agent says fall behind (WorkloadStatusInputs.behind). */
+export function behindQueues(
+  observed: ObservedState | undefined,
+): NonNullable<WorkloadStatusInputs['behind']> {
+  return Object.entries(observed?.queues ?? {}).flatMap(([queue, q]) => {
+    if (!q.lag?.behindSince) return [];
+    const backlog = shownBacklog(q.lag.source) ?? q.lag.source;
+    return [{ queue, ...(backlog !== undefined ? { backlog } : {}) }];
+  });
 }
 
 /** What the workload's status says now. Pure. */
@@ -72,11 +88,26 @@ export function workloadStatusFor(inputs: WorkloadStatusInputs): WorkloadSplitSt
   switch (phase) {
     case 'Splitting':
       return { ...base, message: `Setting up the split (step ${step}).${waiting}` };
-    case 'Split':
+    case 'Split': {
+      const behind = inputs.behind ?? [];
+      if (behind.length === 0)
+        return {
+          ...base,
+          message: `${routes} split route(s); the app consumes its application shadow meanwhile.`,
+        };
+      const which = behind
+        .map(
+          (b) =>
+            `${b.queue} (${b.backlog !== undefined ? `about ${b.backlog}` : 'more and more'} messages waiting)`,
+        )
+        .join(', ');
       return {
         ...base,
-        message: `${routes} split route(s); the app consumes its application shadow meanwhile.`,
+        message: `${routes} split route(s); falling behind: the source of ${which} carries more than the queue-agent copies, so the app reads late while the workload is split. Nothing is lost.`,
+        nextAction:
+          'Stop the splits no longer used: once the last one stops, the app reads its sources directly again.',
       };
+    }
     case 'RollingBack':
       return {
         ...base,
@@ -108,6 +139,8 @@ function eventOf(status: WorkloadSplitStatus): { reason: string; type: 'Normal' 
   if (status.phase === 'RollingBack') return { reason: 'SplitRollingBack', type: 'Warning' };
   if (status.phase === 'HandingBack' && status.message.includes(' Waiting: '))
     return { reason: 'HandbackWaiting', type: 'Warning' };
+  if (status.phase === 'Split' && status.message.includes('; falling behind: '))
+    return { reason: 'SplitFallingBehind', type: 'Warning' };
   return { reason: status.phase, type: 'Normal' };
 }
 

@@ -10,7 +10,8 @@ import {
   serializeWorkloadStatus,
 } from '../../../core/workloadStatus';
 import { parseWorkloadStatus } from '../../../core/workloadStatusParse';
-import { mayHoldBack, workloadStatusFor } from '../../../agent/controller/workloadStatus';
+import { OBSERVED_API_VERSION, type ObservedState } from '../../../core/agentProtocol';
+import { behindQueues, mayHoldBack, workloadStatusFor } from '../../../agent/controller/workloadStatus';
 
 const base = initialState({
   workload: { kind: 'Deployment', namespace: 'shop', name: 'orders', uid: 'u1' },
@@ -92,4 +93,42 @@ test('a route that came or went is written at once; only the same story within a
   assert.equal(mayHoldBack(undefined, split(1), t0, t0), false, 'nothing written yet');
   const handedBack = { phase: 'HandedBack', routes: 0, message: 'Handed back.', updated: '' } as const;
   assert.equal(mayHoldBack(handedBack, handedBack, t0, t0), false, 'the last word is written in full');
+});
+
+test('a split whose source outgrows the queue-agent says so on the workload, with a Warning event reason and the safe action', () => {
+  const observed: ObservedState = {
+    apiVersion: OBSERVED_API_VERSION,
+    activationId: 'i1/u1',
+    observedGeneration: 3,
+    updatedAt: '2026-12-07T21:00:00Z',
+    routes: {},
+    queues: {
+      orders: {
+        step: 'ACTIVE' as const,
+        generation: 3,
+        outcome: { kind: 'done' as const, evidence: 'ok' },
+        health: 'ok' as const,
+        published: {},
+        lag: { routes: {}, source: 48_213, behindSince: '2026-12-07T20:58:00.000Z' },
+      },
+      invoices: {
+        step: 'ACTIVE' as const,
+        generation: 3,
+        outcome: { kind: 'done' as const, evidence: 'ok' },
+        health: 'ok' as const,
+        published: {},
+        lag: { routes: {}, source: 12 },
+      },
+    },
+  };
+  const behind = behindQueues(observed);
+  assert.deepEqual(behind, [{ queue: 'orders', backlog: 48_000 }]);
+  const status = workloadStatusFor({ state: at('ACTIVE'), stepTimeoutMs: 1, behind, now });
+  assert.equal(status.phase, 'Split');
+  assert.match(status.message, /falling behind: the source of orders \(about 48000 messages waiting\)/);
+  assert.match(status.nextAction ?? '', /Stop the splits no longer used/);
+  const steady = workloadStatusFor({ state: at('ACTIVE'), stepTimeoutMs: 1, behind: [], now });
+  assert.doesNotMatch(steady.message, /behind/);
+  // A new story: written at once (not held back like a count), and told as its own event.
+  assert.equal(mayHoldBack(steady, status, now.getTime(), now.getTime() + 1000), false);
 });

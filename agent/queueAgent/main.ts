@@ -191,8 +191,10 @@ export async function runQueueAgent(options: QueueAgentOptions): Promise<void> {
           observedGeneration: desired.generation,
           queues: Object.fromEntries(
             Object.entries(result.queues).map(([queue, q]) => {
+              // Only this agent's own readings: a predecessor's (in the seed) may be stale.
+              const { lag: _seeded, ...rest } = q;
               const lag = lags.get(queue);
-              return [queue, lag ? { ...q, lag } : q];
+              return [queue, lag ? { ...rest, lag } : rest];
             }),
           ),
           routes: result.routes,

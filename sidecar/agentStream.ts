@@ -26,6 +26,7 @@
 //      good: no resume, which would take the route back and start a replace loop.
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
+import { ANSWER_DELAY_MS, AnswerBatch, type Answers } from './answerBatch';
 import type { MessageLane } from '../core/providers/contract';
 import { fromWireMessage, messageLane, type ShadowMessage } from '../core/shadowMessage';
 import {
@@ -80,8 +81,8 @@ interface Connection {
   close(): void;
   /** Acked or rejected, awaiting `settled`. */
   unsettled: Map<number, Unsettled>;
-  acks: number[];
-  rejects: number[];
+  /** Answers not yet sent (./answerBatch.ts). */
+  answers: AnswerBatch;
   /** What the agent's welcome announced it takes (SESSION_FEATURES). */
   features: ReadonlySet<string>;
   draining: boolean;
@@ -168,7 +169,7 @@ export class AgentStream {
     await Promise.all(this.lanes.values());
     const conn = this.current;
     if (conn && conn.ws.readyState === WebSocket.OPEN) {
-      this.flushAcks(conn);
+      conn.answers.flush();
       conn.ws.send(encodeFrame({ type: 'bye' }));
       await Promise.race([
         new Promise<void>((resolve) => conn.ws.once('close', () => resolve())),
@@ -201,12 +202,17 @@ export class AgentStream {
     const conn: Connection = {
       ws,
       close: () => {
+        conn.answers.cancel();
         ws.terminate();
         opened.close();
       },
       unsettled: new Map(),
-      acks: [],
-      rejects: [],
+      answers: new AnswerBatch({
+        delayMs: ANSWER_DELAY_MS,
+        // A quarter of the window: the agent's credits never wait on a batch.
+        maxTags: Math.max(1, Math.floor((this.options.window ?? DEFAULT_SESSION_WINDOW) / 4)),
+        send: (answers) => this.sendAnswers(ws, answers),
+      }),
       features: new Set(),
       draining: false,
       parkedLanes: new Set(),
@@ -416,8 +422,7 @@ export class AgentStream {
       return;
     }
     conn.unsettled.set(tag, { message, delivery, handler });
-    (delivery.settle === 'reject' ? conn.rejects : conn.acks).push(tag);
-    if (conn.acks.length + conn.rejects.length === 1) setImmediate(() => this.flushAcks(conn));
+    conn.answers.add(delivery.settle === 'reject' ? 'reject' : 'ack', tag);
   }
 
   /**
@@ -466,14 +471,11 @@ export class AgentStream {
     conn.unsettled.clear();
   }
 
-  private flushAcks(conn: Connection): void {
-    if (conn.ws.readyState !== WebSocket.OPEN) return;
-    const acks = conn.acks;
-    const rejects = conn.rejects;
-    conn.acks = [];
-    conn.rejects = [];
-    if (acks.length > 0) conn.ws.send(encodeFrame({ type: 'ack', tags: acks }));
-    if (rejects.length > 0) conn.ws.send(encodeFrame({ type: 'reject', tags: rejects }));
+  private sendAnswers(ws: WebSocket, { acks, rejects }: Answers): void {
+    // A stream that dropped meanwhile is never answered: its messages come again (invariant 1).
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (acks.length > 0) ws.send(encodeFrame({ type: 'ack', tags: acks }));
+    if (rejects.length > 0) ws.send(encodeFrame({ type: 'reject', tags: rejects }));
   }
 
   /** After a drop: reconnect with backoff until the sidecar stops or the route drains. */

@@ -36,6 +36,12 @@ export class StreamClosed extends Error {
  * on it (settle it as the app's own reject would: core/sessionStream.ts). */
 export type ClientAnswer = 'ack' | 'reject';
 
+/** What corkTurn needs of the stream's socket. */
+export interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
 export interface Sent {
   tag: number;
   /** Resolves with the client's answer; rejects when the stream closes first. */
@@ -56,6 +62,7 @@ export class RouteStream {
   private readonly pending = new Map<number, Pending>();
   private toSettle: number[] = [];
   private settleScheduled = false;
+  private corked = false;
   private closedReason: string | undefined;
   private finished = false;
   private resolveClosed: () => void = () => undefined;
@@ -78,6 +85,8 @@ export class RouteStream {
     /** Of the client's unsettled refs, those an earlier stream left unproven (invariant 4). */
     awaiting: readonly MessageRef[] = [],
     private readonly maxUnackedBytes = SESSION_BOUNDS.maxUnackedBytes,
+    /** The stream's socket, to send a turn's frames in one write (corkTurn). */
+    private readonly socket?: Corkable,
   ) {
     this.credits = window;
     for (const ref of awaiting) this.awaiting.set(refKey(ref), ref);
@@ -193,7 +202,28 @@ export class RouteStream {
 
   private sendBytes(bytes: Uint8Array): void {
     if (this.finished) return;
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(bytes);
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    this.corkTurn();
+    this.ws.send(bytes);
+  }
+
+  /**
+   * The frames one turn of the event loop sends leave in one write: an ack batch frees credits
+   * for several messages at once, and a broker read hands over several. Each write crosses the
+   * port-forward as a chunk (the kubelet's and the API server's relays, the sidecar's loopback
+   * hop), so a turn's frames cost the path one crossing instead of one each (docs/design.md
+   * "The developer's path under load"). Released before the next turn's I/O: no frame waits
+   * for another.
+   */
+  private corkTurn(): void {
+    const socket = this.socket;
+    if (this.corked || socket === undefined) return;
+    this.corked = true;
+    socket.cork();
+    setImmediate(() => {
+      this.corked = false;
+      socket.uncork();
+    });
   }
 
   /**

@@ -91,6 +91,8 @@ export class SessionServer {
   private readonly memories = new Map<string, SettledMemory>();
   /** Per route, the client of its latest authenticated hello: the one to serve (invariant 1). */
   private readonly claims = new Map<string, WebSocket>();
+  /** Each stream's socket, so a route stream can send a turn's frames in one write. */
+  private readonly sockets = new WeakMap<WebSocket, Duplex>();
   private readonly publisher = new TestPublisher();
   private closing = false;
   /** Session connections now, and those whose hello has not been authenticated (invariant 4). */
@@ -149,6 +151,7 @@ export class SessionServer {
       });
       this.wss.handleUpgrade(req, socket, head, (ws) => {
         this.onAuthenticated.set(ws, authenticate);
+        this.sockets.set(ws, socket);
         this.accept(ws);
       });
       // After ws attached its own listener (synchronously, above), so no chunk is missed by it.
@@ -263,7 +266,15 @@ export class SessionServer {
     const asked = hello.unsettled ?? [];
     // What an earlier stream left unproven waits for this one's readers to prove it (routeStream.ts).
     const unproven = memory.unproven(asked);
-    const stream = new RouteStream(ws, hello.routeId, window, memory, unproven);
+    const stream = new RouteStream(
+      ws,
+      hello.routeId,
+      window,
+      memory,
+      unproven,
+      SESSION_BOUNDS.maxUnackedBytes,
+      this.sockets.get(ws),
+    );
     const open: OpenStream = { ws, stream, readers: [] };
     this.open.set(hello.routeId, open);
     ws.on('message', (data: RawData, isBinary: boolean) => this.onFrame(open, served, data, isBinary));

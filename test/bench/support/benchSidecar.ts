@@ -25,7 +25,11 @@ export class BenchSidecar {
     const logFile = process.env.QS_BENCH_SIDECAR_LOG;
     const script = path.join(repoRoot, 'dist', 'sidecar.js');
     if (!fs.existsSync(script)) throw new Error(`${script} is missing: run \`npm run build\` first`);
-    this.child = spawn(process.execPath, [script, ...args], {
+    // QS_BENCH_SIDECAR_PROFILE=<dir>: each sidecar writes a V8 CPU profile there on exit (to see
+    // where the developer's path spends its time; NODE_OPTIONS refuses --cpu-prof).
+    const profileDir = process.env.QS_BENCH_SIDECAR_PROFILE;
+    const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+    this.child = spawn(process.execPath, [...nodeArgs, script, ...args], {
       cwd: repoRoot,
       env,
       stdio: ['pipe', 'pipe', 'pipe'],

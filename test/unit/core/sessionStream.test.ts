@@ -238,6 +238,26 @@ describe('RouteStream', () => {
     );
   });
 
+  test('the frames of one turn leave in one write: the socket is corked at the first and uncorked before the next turn, once per turn', async () => {
+    const { ws, sent } = fakeSocket();
+    const events: string[] = [];
+    const socket = {
+      cork: () => events.push('cork'),
+      uncork: () => events.push(`uncork after ${sent.length}`),
+    };
+    const stream = new RouteStream(ws, 'r', 8, new SettledMemory(), [], undefined, socket);
+    const a = await stream.send('q', msg('a'));
+    await stream.send('q', msg('b'));
+    stream.onAck([a.tag]);
+    await stream.send('q', msg('c'));
+    assert.deepEqual(events, ['cork'], 'one cork for the turn, not one per frame');
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(events, ['cork', 'uncork after 3'], 'released before the next turn');
+    await stream.send('q', msg('d'));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(events, ['cork', 'uncork after 3', 'cork', 'uncork after 4'], 'each turn corks anew');
+  });
+
   test('stop: what was sent and not acked never resolves as acked, waiting sends fail, settlements still go out until finish', async () => {
     const { ws, sent } = fakeSocket();
     const memory = new SettledMemory();

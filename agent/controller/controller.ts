@@ -1,9 +1,11 @@
-// The controller's main loop: every tick groups the QueueSplits by workload and runs the
-// coordinator of each workload that is due, several side by side (also of workloads whose splits
-// are all gone but whose state is not finished: a handback in progress). QueueSplits, state
-// documents, the queue-agents' observed documents and the workloads are read from list-and-watch
-// caches (agent/kube/informers.ts, workloadCache.ts), and a change to one of them makes its
-// workload due at once. A workload that is moving (anything but a steady ACTIVE) is due every tick; a steady one
+// The controller's main loop: every tick groups the QueueSplits by workload and starts the
+// coordinator of each workload that is due and not being passed, the longest waiting first, up to
+// PASS_CONCURRENCY side by side; a pass that ends ticks the loop, which fills its slot
+// (passQueue.ts). Workloads whose splits are all gone but whose state is not finished (a handback
+// in progress) are passed too. QueueSplits, state documents, the queue-agents' observed
+// documents and the workloads are read from list-and-watch caches (agent/kube/informers.ts,
+// workloadCache.ts), and a change to one of them makes its workload due at once. A workload that
+// is moving (anything but a steady ACTIVE) is due again --resync-ms after its pass; a steady one
 // at its next lease expiry, or after QUIET_RESYNC_MS at the latest (level-triggered: a missed
 // event costs at most that long). Nothing is acted on until the QueueSplit and state caches have
 // listed once: an empty cache is "not known yet", never "no splits" (docs/design.md §6, "Caches").
@@ -33,6 +35,7 @@ import { OwnershipLeases } from './ownershipLeases';
 import { SplitObjects, classifySplits, type ClassifiedSplits } from './splitObjects';
 import { VersionMemo } from './versionMemo';
 import { invalidSplitStatus, sameStatus } from './splitStatus';
+import { PassQueue } from './passQueue';
 import { WorkloadCache } from './workloadCache';
 import { Workloads, type WorkloadKind } from './workloads';
 
@@ -48,7 +51,7 @@ export interface ControllerSettings extends CoordinatorSettings {
 
 /** A steady workload is passed at least this often, whatever the caches say. */
 export const QUIET_RESYNC_MS = 30_000;
-/** How many workloads are passed at once. */
+/** How many workloads are passed side by side. */
 const PASS_CONCURRENCY = 16;
 const STATE_SELECTOR = 'queuesplit.dev/state=true';
 const AGENT_SELECTOR = 'queuesplit.dev/component=queue-agent';
@@ -87,8 +90,15 @@ export class Controller {
     return workloadKey(w.namespace, w.kind, w.name);
   });
   private stopped = false;
-  /** When the loop last began a pass: the liveness probe fails once it stops turning. */
-  lastPassAt = Date.now();
+  /** The workloads being passed (agent/controller/passQueue.ts); an ended pass pokes the loop. */
+  private readonly passes = new PassQueue(PASS_CONCURRENCY, () => this.poke());
+  /** When the loop last looked for due workloads. */
+  private lastTickAt = Date.now();
+
+  /** The liveness probe fails once this is too old: the loop stopped turning, or a pass hangs. */
+  get lastPassAt(): number {
+    return Math.min(this.lastTickAt, this.passes.oldestStart() ?? Infinity);
+  }
 
   constructor(
     private readonly kc: KubeConfig,
@@ -208,17 +218,24 @@ export class Controller {
     ]);
     while (!this.stopped) {
       const started = Date.now();
-      this.lastPassAt = started;
+      this.lastTickAt = started;
       this.poked = false;
       try {
-        await this.pass();
+        // With every slot taken nothing could start: the end of a pass ticks again (a burst of
+        // watch events would otherwise group every QueueSplit once per event).
+        if (this.passes.free > 0) await this.tick();
       } catch (err) {
         this.log.error('controller.pass_failed', { reason: describeError(err) });
       }
-      const wait = Math.max(0, this.settings.resyncMs - (Date.now() - started));
+      const now = Date.now();
+      const wait = Math.min(
+        Math.max(0, this.settings.resyncMs - (now - started)),
+        this.due.soonestInMs(now) ?? Infinity,
+      );
       if (!this.poked)
         await Promise.race([sleep(wait), new Promise<void>((resolve) => (this.wake = resolve))]);
     }
+    await this.passes.idle();
     await Promise.all([
       this.splitCache.stop(),
       this.stateCache.stop(),
@@ -271,8 +288,10 @@ export class Controller {
     return true;
   }
 
-  private async pass(): Promise<void> {
-    // The caches are read now: a change from here on is one this pass may not have seen.
+  /** Starts a pass of each due workload not being passed, the longest waiting first, while a
+   * slot is free; a pass that ends pokes the loop, which fills its slot. */
+  private async tick(): Promise<void> {
+    // The caches are read now: a change from here on is one these passes may not have seen.
     const passStarted = Date.now();
     if (this.waitForCaches()) return;
     const apiMissing = this.splitCache.apiMissing;
@@ -305,19 +324,15 @@ export class Controller {
     for (const key of this.coordinators.keys()) if (!groups.has(key)) groups.set(key, []);
 
     const now = Date.now();
-    const due = [...groups].filter(([key]) => this.due.isDue(key, now));
+    const due = [...groups]
+      .filter(([key]) => !this.passes.has(key) && this.due.isDue(key, now))
+      .sort(([a], [b]) => this.due.dueSince(a) - this.due.dueSince(b));
     // Workloads are independent (each coordinator owns its own documents; the API server arbitrates
     // what they share, such as ownership Leases), so due workloads are passed side by side: one
     // pass waits mostly on the API server, and in turn 200 workloads made a new split wait for
     // every other workload's pass before its own.
-    let next = 0;
-    const worker = async () => {
-      while (next < due.length) {
-        const [key, splits] = due[next++]!;
-        await this.passWorkload(key, splits, passStarted);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(PASS_CONCURRENCY, due.length) }, worker));
+    for (const [key, splits] of due.slice(0, this.passes.free))
+      this.passes.start(key, () => this.passWorkload(key, splits, passStarted));
   }
 
   private async passWorkload(key: string, splits: QueueSplit[], passStarted: number): Promise<void> {
@@ -341,7 +356,11 @@ export class Controller {
       this.due.forget(key);
       this.workloadCache.forget(coordinator.kind, coordinator.namespace, coordinator.name);
     } else {
-      this.due.passed(key, passStarted, failed ? 0 : coordinator.nextPassInMs(QUIET_RESYNC_MS));
+      // "At once" is at the next resync unless something of it changes: a pass that ends fills its
+      // slot at once, so a moving workload would otherwise be passed back to back, each pass
+      // reading its pods and workload from the API (a failed pass likewise).
+      const next = failed ? 0 : coordinator.nextPassInMs(QUIET_RESYNC_MS);
+      this.due.passed(key, passStarted, Math.max(next, this.settings.resyncMs));
       this.recheckWhenDue(key, coordinator.recheckInMs());
     }
   }

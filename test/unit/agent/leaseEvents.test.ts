@@ -36,8 +36,8 @@ function route(leaseExpiresAt: number): RouteState {
 }
 
 test('a lease renewed after the split list was taken is not expired by a pass that runs after the listed expiry', () => {
-  // The list is taken at the start of a round; with 200 workloads passed 16 at a time, this
-  // workload's pass comes seconds later. The listed copy's lease had not run out when the list
+  // The list is taken when the loop ticks; with 200 workloads due and 16 passed side by side,
+  // this workload's pass may come seconds later. The listed copy's lease had not run out when the list
   // was taken; the sidecar has renewed it since (the next list shows it), but the pass itself
   // runs after the listed expiry.
   const listedAt = Date.now() - 5_000;
